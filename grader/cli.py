@@ -1,0 +1,61 @@
+"""Command line: ``python -m grader {release,check}``. Parses arguments and calls the stages."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from grader.errors import GraderError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m grader", description="Release and grade the course's notebooks.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    release = commands.add_parser("release", help="build notebooks/ from solutions/")
+    release.add_argument("--source", type=Path, default=ROOT / "solutions",
+                         help="folder of solution notebooks (default: solutions/)")
+    release.add_argument("--dest", type=Path, default=ROOT / "notebooks",
+                         help="folder for the student notebooks (default: notebooks/)")
+
+    check = commands.add_parser("check", help="grade notebooks and report")
+    check.add_argument("paths", nargs="*", type=Path,
+                       help="notebooks or folders to grade (default: notebooks/)")
+    check.add_argument("--json", type=Path, metavar="FILE",
+                       help="write a Gradescope results.json to FILE")
+    check.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML to FILE")
+    check.add_argument("--skip-execution", action="store_true",
+                       help="run the hidden tests only, not the notebook top to bottom")
+    check.add_argument("--exercise", action="append", metavar="NAME",
+                       help="grade only this exercise (repeatable)")
+    check.add_argument("--cell-timeout", type=float, default=120.0, metavar="SECONDS",
+                       help="time limit for one notebook cell (default: 120)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 graded, 2 the grader could not run)."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "release":
+            from grader import release
+
+            written = release.main(source=args.source, dest=args.dest)
+            print(f"released {len(written)} notebook(s) into {args.dest}")
+        else:
+            from grader import grade
+
+            grade.main(paths=args.paths or [ROOT / "notebooks"], json_path=args.json,
+                       junit_path=args.junit, skip_execution=args.skip_execution,
+                       exercises=set(args.exercise) if args.exercise else None,
+                       cell_timeout=args.cell_timeout)
+    except GraderError as exc:
+        print(f"grader: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""The data format that crosses the boundary between the grader and the learner's code.
+
+A message is one ``.npz`` archive (read back with ``allow_pickle=False``): every array is an
+entry of its own, and a JSON header (entry ``__header__``, bytes) describes the structure that
+holds them. Nothing in a message can execute code when it is read, so the grader may decode
+whatever the sandboxed learner code sends.
+
+Supported values: ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, lists, tuples,
+dicts with string keys, numpy arrays of numeric or bool dtype, torch tensors of those dtypes
+(``bfloat16`` included: it travels as its 16-bit pattern), and references to callables
+(:class:`StudentRef`, :class:`FixtureRef`), which only the sandbox resolves.
+"""
+from __future__ import annotations
+
+import io
+import json
+import struct
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Callable
+
+import numpy as np
+
+MAX_MESSAGE_BYTES = 1 << 30
+"""Largest message either side accepts (1 GiB)."""
+
+
+class CodecError(ValueError):
+    """A value cannot be encoded, or a message is malformed."""
+
+
+@dataclass(frozen=True)
+class StudentRef:
+    """The learner's function ``name``, with keyword arguments bound, passed as an argument."""
+
+    name: str
+    kwargs: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FixtureRef:
+    """A trusted helper ``grader.fixtures.<module>.<function>`` with keyword arguments bound."""
+
+    name: str
+    kwargs: dict = field(default_factory=dict)
+
+
+def _torch():
+    import torch  # imported lazily: the codec is also used where torch is not needed
+
+    return torch
+
+
+def _is_tensor(value: Any) -> bool:
+    torch = _torch_if_loaded()
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def _torch_if_loaded():
+    import sys
+
+    return sys.modules.get("torch")
+
+
+class _Encoder:
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def _array(self, array: np.ndarray, kind: str, dtype: str) -> dict:
+        key = f"a{len(self.arrays)}"
+        self.arrays[key] = array
+        return {"array": key, "kind": kind, "dtype": dtype}
+
+    def encode(self, value: Any) -> Any:
+        if value is None or isinstance(value, (bool, str)):
+            return {"py": value}
+        if isinstance(value, int):
+            return {"py": int(value)}
+        if isinstance(value, float):
+            return {"float": repr(float(value))}
+        if isinstance(value, complex):
+            return {"complex": [repr(value.real), repr(value.imag)]}
+        if isinstance(value, np.generic):
+            return self.encode(value.item())
+        if isinstance(value, (list, tuple)):
+            kind = "tuple" if isinstance(value, tuple) else "list"
+            return {kind: [self.encode(v) for v in value]}
+        if isinstance(value, dict):
+            if not all(isinstance(k, str) for k in value):
+                raise CodecError("dict keys must be strings")
+            return {"dict": {k: self.encode(v) for k, v in value.items()}}
+        if isinstance(value, (StudentRef, FixtureRef)):
+            kind = "student" if isinstance(value, StudentRef) else "fixture"
+            return {"callable": kind, "name": value.name, "kwargs": self.encode(value.kwargs)}
+        if _is_tensor(value):
+            return self._tensor(value)
+        if isinstance(value, np.ndarray):
+            array = np.array(value, copy=True, subok=False)
+            if array.dtype.hasobject or array.dtype.kind not in "biufc":
+                raise CodecError(f"numpy arrays of dtype {array.dtype} cannot be sent")
+            return self._array(array, "numpy", array.dtype.str)
+        raise CodecError(f"values of type {type(value).__name__} cannot be sent")
+
+    def _tensor(self, value: Any) -> dict:
+        torch = _torch()
+        tensor = torch.Tensor.as_subclass(value, torch.Tensor).detach().cpu().contiguous()
+        if tensor.is_sparse or tensor.layout != torch.strided:
+            raise CodecError("only dense tensors can be sent")
+        dtype = str(tensor.dtype).removeprefix("torch.")
+        if tensor.dtype == torch.bfloat16:
+            return self._array(tensor.view(torch.int16).numpy().copy(), "torch", dtype)
+        if tensor.dtype not in _TORCH_DTYPES():
+            raise CodecError(f"tensors of dtype {tensor.dtype} cannot be sent")
+        return self._array(tensor.numpy().copy(), "torch", dtype)
+
+
+def _TORCH_DTYPES():
+    torch = _torch()
+    return {torch.float16, torch.float32, torch.float64, torch.complex64, torch.complex128,
+            torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool,
+            torch.bfloat16}
+
+
+def encode(value: Any) -> bytes:
+    """Serialise ``value`` into one message. Raises :class:`CodecError` for unsupported values."""
+    encoder = _Encoder()
+    header = json.dumps(encoder.encode(value)).encode()
+    buffer = io.BytesIO()
+    np.savez(buffer, __header__=np.frombuffer(header, dtype=np.uint8), **encoder.arrays)
+    return buffer.getvalue()
+
+
+def decode(message: bytes, resolve: Callable[[str, str, dict], Any] | None = None) -> Any:
+    """Read a message written by :func:`encode`, never unpickling anything.
+
+    ``resolve(kind, name, kwargs)`` turns callable references into functions; without it they
+    come back as :class:`StudentRef` / :class:`FixtureRef` records.
+    """
+    try:
+        archive = np.load(io.BytesIO(message), allow_pickle=False)
+        arrays = {key: archive[key] for key in archive.files}
+        header = json.loads(bytes(arrays.pop("__header__")).decode())
+    except Exception as exc:  # any malformed input is the sender's fault
+        raise CodecError(f"malformed message: {exc}") from None
+    return _decode(header, arrays, resolve)
+
+
+def _decode(node: Any, arrays: dict, resolve) -> Any:
+    if not isinstance(node, dict) or len(node) < 1:
+        raise CodecError("malformed message: bad node")
+    if "py" in node:
+        return node["py"]
+    if "float" in node:
+        return float(node["float"])
+    if "complex" in node:
+        return complex(float(node["complex"][0]), float(node["complex"][1]))
+    if "list" in node:
+        return [_decode(v, arrays, resolve) for v in node["list"]]
+    if "tuple" in node:
+        return tuple(_decode(v, arrays, resolve) for v in node["tuple"])
+    if "dict" in node:
+        return {str(k): _decode(v, arrays, resolve) for k, v in node["dict"].items()}
+    if "callable" in node:
+        kwargs = _decode(node["kwargs"], arrays, resolve)
+        if resolve is not None:
+            return resolve(node["callable"], node["name"], kwargs)
+        ref = StudentRef if node["callable"] == "student" else FixtureRef
+        return ref(node["name"], kwargs)
+    if "array" in node:
+        array = arrays.get(node["array"])
+        if array is None:
+            raise CodecError("malformed message: missing array")
+        if node["kind"] == "numpy":
+            return array
+        torch = _torch()
+        if node["dtype"] == "bfloat16":
+            return torch.from_numpy(array.astype(np.int16)).view(torch.bfloat16)
+        return torch.from_numpy(array)
+    raise CodecError("malformed message: unknown node")
+
+
+def write_frame(stream: BinaryIO, payload: bytes) -> None:
+    """Write one length-prefixed frame and flush."""
+    stream.write(struct.pack(">Q", len(payload)))
+    stream.write(payload)
+    stream.flush()
+
+
+def frame_length(prefix: bytes) -> int:
+    """The payload length announced by an 8-byte frame prefix."""
+    (length,) = struct.unpack(">Q", prefix)
+    if length > MAX_MESSAGE_BYTES:
+        raise CodecError(f"message of {length} bytes is over the {MAX_MESSAGE_BYTES}-byte limit")
+    return length

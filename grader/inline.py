@@ -1,0 +1,50 @@
+"""``check(name)``: a learner runs an exercise's public checks from inside the notebook."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from grader import _child, codec
+from grader.judge import known_suites, run_suite
+from grader.results import PASSED
+from grader.sandbox import error_from_reply
+
+
+def _in_process(namespace: dict):
+    """A call into ``namespace`` through the same messages the sandbox uses (no process)."""
+
+    def call(name: str, args: tuple, kwargs: dict, timeout: float) -> Any:
+        request = codec.encode({"op": "call", "name": name, "args": list(args), "kwargs": kwargs})
+        reply = codec.decode(_child.dispatch(namespace, request))
+        if "ok" in reply:
+            return reply["ok"]
+        raise error_from_reply(name, reply["error"])
+
+    return lambda exercise: (call, [])
+
+
+def check(name: str, namespace: dict | None = None) -> bool:
+    """Run the public checks of exercise ``name`` on the function defined in the notebook.
+
+    Prints one line per check and a summary, and returns True when every public check passed.
+    Public checks are a subset of what the grader runs: passing them is not full marks.
+    ``namespace`` defaults to the caller's globals (the notebook's).
+    """
+    if namespace is None:
+        namespace = sys._getframe(1).f_globals
+    results = []
+    for suite in known_suites():
+        results += run_suite(suite, _in_process(namespace), exercises={name}, public_only=True)
+    if not results:
+        print(f"{name}: no public checks found; check the spelling of the exercise's name")
+        return False
+    passed = sum(r.status == PASSED for r in results)
+    for result in results:
+        mark = "ok  " if result.status == PASSED else "FAIL"
+        print(f"  {mark} {result.description or result.name}")
+        if result.status != PASSED:
+            print(f"       {result.output}")
+    verdict = "passed" if passed == len(results) else "failed"
+    print(f"{name}: {passed}/{len(results)} public checks {verdict}. "
+          "The grader also runs hidden tests.")
+    return passed == len(results)

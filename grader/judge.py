@@ -1,0 +1,337 @@
+"""Judging: the ``student`` proxy, the comparison helpers, and the pytest plugin that runs a suite.
+
+Hidden tests are pytest modules in ``grader/suites/`` (one per notebook, ``test_<notebook>.py``).
+They run in the grader's own process. The learner's functions are reached only through the
+``student`` fixture, a :class:`StudentProxy` whose calls go to a sandboxed child process (or, for
+the inline ``check()``, straight into the notebook's namespace through the same message format).
+Every comparison happens here, on data decoded from messages, with the grader's own numpy and
+torch: nothing the learner's code does to its own process can change a verdict.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+import pytest
+
+from grader import codec
+from grader.errors import GraderError
+from grader.results import FAILED, GRADER_ERROR, PASSED, TestResult
+from grader.sandbox import ExerciseMissing, StudentError, StudentRaised
+
+SUITES_DIR = Path(__file__).resolve().parent / "suites"
+OUTPUT_CHARS = 1200
+"""Feedback shown per test is cut to this many characters."""
+
+Call = Callable[[str, tuple, dict, float], Any]
+"""How a proxy reaches the learner's code: ``call(name, args, kwargs, timeout) -> value``."""
+
+
+# -- the student proxy --------------------------------------------------------------------------
+class StudentProxy:
+    """The one seam between a hidden test and the learner's code.
+
+    ``student.NAME(*args, **kwargs)`` calls the learner's function ``NAME`` and returns its
+    result as data (a torch tensor, a numpy array, a number, a string, a tuple...). Failures
+    raise a :class:`grader.sandbox.StudentError` that the plugin turns into a status.
+    """
+
+    def __init__(self, call: Call, *, load_errors: Iterable[str] = ()) -> None:
+        self._call = call
+        self._load_errors = list(load_errors)
+        self.timeout = 30.0
+        """Seconds a single call may take before the sandbox is killed."""
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return self._call(name, args, kwargs, self.timeout)
+            except ExerciseMissing as exc:
+                hint = "; ".join(self._load_errors)
+                message = f"{exc}: is the cell that defines it still in the notebook?"
+                if hint:
+                    message += f" (cells that failed to load: {hint})"
+                raise ExerciseMissing(message) from None
+
+        call.__name__ = name
+        return call
+
+    def ref(self, name: str, **kwargs: Any) -> codec.StudentRef:
+        """The learner's function ``name`` (keyword arguments bound), to pass as an argument."""
+        return codec.StudentRef(name, kwargs)
+
+    def fixture(self, name: str, **kwargs: Any) -> codec.FixtureRef:
+        """A trusted helper ``grader.fixtures.<name>`` (arguments bound), to pass as an argument."""
+        return codec.FixtureRef(name, kwargs)
+
+
+# -- comparison helpers -------------------------------------------------------------------------
+def fail(message: str) -> None:
+    """Fail the current test with ``message`` as the learner's feedback."""
+    raise AssertionError(message)
+
+
+def expect_true(condition: bool, message: str) -> None:
+    """Fail with ``message`` unless ``condition`` holds."""
+    if not condition:
+        fail(message)
+
+
+def _is_torch(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
+
+
+def as_array(value: Any, what: str = "output") -> np.ndarray:
+    """``value`` (tensor, array, number, nested list) as a numpy array; fails on anything else."""
+    if value is None:
+        fail(f"{what} is None: did the function forget to `return`?")
+    if _is_torch(value):
+        import torch
+
+        if value.dtype == torch.bfloat16:
+            value = value.float()
+        return value.detach().numpy()
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, (bool, int, float, complex, list, tuple)):
+        try:
+            array = np.asarray(value)
+        except (ValueError, TypeError):
+            array = None
+        if array is not None and array.dtype.kind in "biufc":
+            return array
+    fail(f"{what} should be a tensor or a number, not {type(value).__name__}")
+    raise AssertionError  # unreachable: fail() raises
+
+
+def _shape(value: Any) -> tuple:
+    return tuple(value.shape) if hasattr(value, "shape") else ()
+
+
+def expect_shape(actual: Any, shape: tuple, what: str = "output") -> None:
+    """Fail unless ``actual`` has exactly ``shape``."""
+    got = tuple(as_array(actual, what).shape)
+    if got != tuple(shape):
+        fail(f"{what} has shape {got}, expected {tuple(shape)}")
+
+
+def expect_dtype(actual: Any, dtype: Any, what: str = "output") -> None:
+    """Fail unless ``actual`` is a tensor (for a torch dtype) or array of exactly ``dtype``."""
+    import torch
+
+    if isinstance(dtype, torch.dtype):
+        if not isinstance(actual, torch.Tensor):
+            fail(f"{what} should be a torch tensor of dtype {dtype}, not {type(actual).__name__}")
+        if actual.dtype != dtype:
+            fail(f"{what} has dtype {actual.dtype}, expected {dtype}")
+        return
+    got = as_array(actual, what).dtype
+    if got != np.dtype(dtype):
+        fail(f"{what} has dtype {got}, expected {np.dtype(dtype)}")
+
+
+def _matching_mistakes(actual: np.ndarray, mistakes: dict | None, rtol: float, atol: float,
+                       equal: bool) -> list[str]:
+    found = []
+    for description, wrong in (mistakes or {}).items():
+        wrong = np.asarray(as_array(wrong, "reference"), dtype=np.result_type(float, actual.dtype)
+                           if actual.dtype.kind != "b" else bool)
+        if wrong.shape != actual.shape:
+            continue
+        same = (np.array_equal(actual, wrong) if equal
+                else np.allclose(actual, wrong, rtol=rtol, atol=atol, equal_nan=True))
+        if same:
+            found.append(description)
+    return found
+
+
+def _mistake_suffix(names: list[str]) -> str:
+    return f"; this is what you get with: {names[0]}" if names else ""
+
+
+def expect_close(actual: Any, expected: Any, *, rtol: float = 1e-5, atol: float = 1e-6,
+                 what: str = "output", mistakes: dict | None = None) -> None:
+    """Fail unless ``actual`` matches ``expected`` elementwise within ``atol + rtol*|expected|``.
+
+    ``mistakes`` maps a description of a plausible wrong answer to what it would return; if
+    ``actual`` matches one of them (same tolerance), the feedback names it.
+    """
+    got = as_array(actual, what)
+    want = np.asarray(as_array(expected, "reference"))
+    if got.shape != want.shape:
+        names = [d for d, w in (mistakes or {}).items() if _shape(as_array(w)) == got.shape]
+        fail(f"{what} has shape {tuple(got.shape)}, expected {tuple(want.shape)}"
+             + _mistake_suffix(names))
+    got64 = got.astype(np.complex128 if got.dtype.kind == "c" or want.dtype.kind == "c"
+                       else np.float64)
+    want64 = want.astype(got64.dtype)
+    if not np.all(np.isfinite(got64)) and np.all(np.isfinite(want64)):
+        index = tuple(int(i) for i in np.argwhere(~np.isfinite(got64))[0])
+        fail(f"{what} contains {got64[index]} at index {index} where a finite value was expected"
+             + _mistake_suffix(_matching_mistakes(got64, mistakes, rtol, atol, False)))
+    if np.allclose(got64, want64, rtol=rtol, atol=atol, equal_nan=True):
+        return
+    error = np.abs(got64 - want64)
+    error = np.where(np.isnan(error), np.inf, error)
+    index = np.unravel_index(int(np.argmax(error)), error.shape) if error.ndim else ()
+    index = tuple(int(i) for i in index)
+    fail(f"{what} differs from the reference: max abs error {float(np.max(error)):.3g} at index "
+         f"{index} (got {_fmt(got64[index])}, expected {_fmt(want64[index])}; "
+         f"tolerance atol={atol:g}, rtol={rtol:g})"
+         + _mistake_suffix(_matching_mistakes(got64, mistakes, rtol, atol, False)))
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, (complex, np.complexfloating)):
+        return f"{complex(value):.6g}"
+    return f"{float(value):.6g}"
+
+
+def expect_equal(actual: Any, expected: Any, *, what: str = "output",
+                 mistakes: dict | None = None) -> None:
+    """Fail unless ``actual`` equals ``expected`` exactly (arrays elementwise, same shape)."""
+    if isinstance(expected, str) or isinstance(actual, str):
+        if actual != expected:
+            fail(f"{what} is {actual!r}, expected {expected!r}")
+        return
+    got = as_array(actual, what)
+    want = np.asarray(as_array(expected, "reference"))
+    if got.shape != want.shape:
+        fail(f"{what} has shape {tuple(got.shape)}, expected {tuple(want.shape)}")
+    if np.array_equal(got, want):
+        return
+    index = tuple(int(i) for i in np.argwhere(got != want)[0]) if got.ndim else ()
+    fail(f"{what} differs from the reference at index {index} (got {got[index]!r}, expected "
+         f"{want[index]!r})" + _mistake_suffix(_matching_mistakes(got, mistakes, 0, 0, True)))
+
+
+def expect_raises(exception: type[BaseException] | str, function: Callable[..., Any],
+                  *args: Any, what: str | None = None, **kwargs: Any) -> str:
+    """Call ``function`` (a ``student.NAME``) and fail unless it raises ``exception``.
+
+    Returns the exception's message so a test can check it says something useful.
+    """
+    name = exception if isinstance(exception, str) else exception.__name__
+    call = what or f"{getattr(function, '__name__', 'the function')}(...)"
+    try:
+        function(*args, **kwargs)
+    except StudentRaised as exc:
+        if name in exc.mro:
+            return str(exc)
+        fail(f"{call} should raise {name}, but raised {exc.exc_type}: {exc}")
+    fail(f"{call} should raise {name}, but returned normally")
+    return ""  # unreachable
+
+
+# -- running a suite ----------------------------------------------------------------------------
+def suite_path(suite: str) -> Path:
+    """The hidden-test module of a suite, e.g. ``grader/suites/test_01_permutation_invariance.py``."""
+    return SUITES_DIR / f"test_{suite}.py"
+
+
+def known_suites() -> list[str]:
+    """Every suite that has a hidden-test module."""
+    return sorted(p.stem.removeprefix("test_") for p in SUITES_DIR.glob("test_*.py"))
+
+
+def _exercise_marker(item: pytest.Item):
+    marker = item.get_closest_marker("exercise")
+    if marker is None or not marker.args:
+        raise GraderError(f"{item.nodeid}: every hidden test needs @pytest.mark.exercise(name, ...)")
+    return marker.args[0], float(marker.kwargs.get("points", 1)), bool(marker.kwargs.get("public", False))
+
+
+def _bounded(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= OUTPUT_CHARS else text[: OUTPUT_CHARS - 15] + " ... (cut)"
+
+
+class JudgePlugin:
+    """Runs one suite's tests against one learner and records a :class:`TestResult` per test."""
+
+    def __init__(self, connect: Callable[[str], tuple[Call, list[str]]], *,
+                 exercises: set[str] | None = None, public_only: bool = False) -> None:
+        self._connect = connect
+        self._exercises = exercises
+        self._public_only = public_only
+        self.results: list[TestResult] = []
+        self.collection_errors: list[str] = []
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collection_errors.append(f"{report.nodeid}: {report.longreprtext[-800:]}")
+
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
+        keep, drop = [], []
+        for item in items:
+            name, _, public = _exercise_marker(item)
+            wanted = (self._exercises is None or name in self._exercises) and (
+                public or not self._public_only)
+            (keep if wanted else drop).append(item)
+        items[:] = keep
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+
+    @pytest.fixture
+    def student(self, request: pytest.FixtureRequest) -> StudentProxy:
+        name, _, _ = _exercise_marker(request.node)
+        call, load_errors = self._connect(name)
+        return StudentProxy(call, load_errors=load_errors)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        report = yield
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            self.results.append(self._result(item, call))
+        return report
+
+    def _result(self, item: pytest.Item, call: pytest.CallInfo) -> TestResult:
+        exercise, points, public = _exercise_marker(item)
+        doc = (getattr(item, "obj", None).__doc__ or "").strip().splitlines()
+        result = TestResult(exercise=exercise, name=item.name, description=doc[0] if doc else "",
+                            max_score=points, status=PASSED, public=public)
+        excinfo = call.excinfo
+        if excinfo is None:
+            return result
+        exc = excinfo.value
+        if isinstance(exc, StudentError):
+            result.status, result.output = exc.status, _bounded(str(exc))
+        elif isinstance(exc, AssertionError):
+            result.status, result.output = FAILED, _bounded(str(exc) or "assertion failed")
+        elif excinfo.errisinstance(pytest.skip.Exception):
+            result.status, result.output = PASSED, ""
+        else:
+            result.status = GRADER_ERROR
+            result.output = _bounded(f"the hidden test itself failed ({type(exc).__name__}: {exc}); "
+                                     "this is not your fault: please report it")
+        return result
+
+
+def run_suite(suite: str, connect: Callable[[str], tuple[Call, list[str]]], *,
+              exercises: set[str] | None = None, public_only: bool = False) -> list[TestResult]:
+    """Run the hidden tests of ``suite``; ``connect(exercise)`` gives the call into the learner."""
+    path = suite_path(suite)
+    if not path.is_file():
+        raise GraderError(f"no hidden tests named {path.name} in {SUITES_DIR}")
+    plugin = JudgePlugin(connect, exercises=exercises, public_only=public_only)
+    args = [str(path), "-s", "-p", "no:cacheprovider", "-p", "no:terminal",
+            "-p", "no:legacypath", "--import-mode=importlib", "-c", str(SUITES_DIR / "pytest.ini"),
+            "--rootdir", str(SUITES_DIR), "-W", "ignore::DeprecationWarning"]
+    code = pytest.main(args, plugins=[plugin])
+    if plugin.collection_errors or code in (pytest.ExitCode.INTERNAL_ERROR,
+                                            pytest.ExitCode.USAGE_ERROR):
+        detail = plugin.collection_errors[0] if plugin.collection_errors else f"pytest exit {code}"
+        raise GraderError(f"the hidden tests {path.name} could not run: {detail.splitlines()[-1]}")
+    return plugin.results
+
+
+__all__ = [
+    "StudentProxy", "fail", "expect_true", "expect_shape", "expect_dtype", "expect_close",
+    "expect_equal", "expect_raises", "as_array", "run_suite", "known_suites", "suite_path",
+]

@@ -1,0 +1,85 @@
+"""Reading notebooks and finding the cells the grader cares about (through nbformat)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import nbformat
+
+from grader.errors import GraderError
+
+SETUP_TAG = "setup"
+EXERCISE_TAG = "exercise"
+INSTRUCTOR_TAG = "instructor"
+
+
+def read_notebook(path: Path) -> nbformat.NotebookNode:
+    """Read and validate a notebook (nbformat 4). Raises GraderError naming the file."""
+    try:
+        notebook = nbformat.read(str(path), as_version=4)
+        nbformat.validate(notebook)
+    except FileNotFoundError:
+        raise GraderError(f"{path}: no such notebook; check the path") from None
+    except Exception as exc:  # nbformat raises several types for corrupt files
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise GraderError(f"{path}: not a valid Jupyter notebook ({first_line}); "
+                          "restore it from a checkpoint or re-download it") from None
+    return notebook
+
+
+def tags(cell) -> list[str]:
+    """The cell's tags (an empty list when it has none)."""
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def code_cells(notebook) -> list[tuple[int, object]]:
+    """``(index, cell)`` for every code cell; the index counts all cells from 0."""
+    return [(i, c) for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
+
+
+def to_python(source: str) -> str:
+    """Cell source as plain Python: IPython magics become calls (``get_ipython()...``)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(source)
+
+
+def top_level_names(source: str) -> set[str]:
+    """Names of the functions and classes a cell defines at top level (empty if unparsable)."""
+    try:
+        tree = ast.parse(to_python(source))
+    except SyntaxError:
+        return set()
+    return {node.name for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+
+def _definitions_only(source: str) -> str:
+    """Only the imports, functions and classes of a cell: what an untagged exercise cell offers."""
+    tree = ast.parse(to_python(source))
+    keep = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return ast.unparse(ast.Module(body=[n for n in tree.body if isinstance(n, keep)],
+                                  type_ignores=[]))
+
+
+def sandbox_cells(notebook, exercises: set[str]) -> list[tuple[str, str]]:
+    """The ``(label, source)`` cells to load in the sandbox, in notebook order.
+
+    Cells tagged ``setup`` or ``exercise`` are loaded whole. A cell that lost its tags but
+    defines one of ``exercises`` at top level contributes its imports and definitions only, so
+    a learner who re-created an exercise cell is still graded without re-running experiments.
+    """
+    cells = []
+    for index, cell in code_cells(notebook):
+        label = f"cell {index}"
+        cell_tags = tags(cell)
+        if SETUP_TAG in cell_tags or EXERCISE_TAG in cell_tags:
+            cells.append((label, to_python(cell.source)))
+        elif top_level_names(cell.source) & exercises:
+            cells.append((label, _definitions_only(cell.source)))
+    return cells
+
+
+def suite_name(notebook, path: Path) -> str:
+    """Which suite grades this notebook: its ``grader.suite`` metadata, else the file's stem."""
+    return str(notebook.metadata.get("grader", {}).get("suite") or path.stem)

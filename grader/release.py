@@ -1,0 +1,113 @@
+"""Release: build the student notebooks (``notebooks/``) from the solutions (``solutions/``).
+
+For each solution notebook, in order:
+
+1. drop cells tagged ``instructor`` and the lines between ``### BEGIN HIDDEN TESTS`` and
+   ``### END HIDDEN TESTS``;
+2. replace each ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region by a stub that raises
+   ``NotImplementedError`` at the region's indentation (signature and docstring stay);
+3. clear the outputs of every code cell from the first exercise cell on (they depend on the
+   learner's code), keeping those of the cells before it;
+4. record the suite that grades it in the notebook's metadata, so a renamed submission is
+   still graded by the right hidden tests.
+
+Releasing twice gives the same bytes.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+
+from grader.errors import GraderError
+from grader.notebook import EXERCISE_TAG, INSTRUCTOR_TAG, read_notebook, tags, top_level_names
+
+BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
+BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+STUB = 'raise NotImplementedError("{name}: replace this line with your implementation")'
+
+
+def _strip_regions(lines: list[str], begin: str, end: str, where: str,
+                   replacement=None) -> list[str]:
+    """Remove each begin/end region; ``replacement(indent)`` gives the lines to put instead."""
+    out: list[str] = []
+    inside_since = None
+    for number, line in enumerate(lines, start=1):
+        marker = line.strip()
+        if marker == begin:
+            if inside_since is not None:
+                raise GraderError(f"{where}, line {number}: '{begin}' inside another region "
+                                  f"opened on line {inside_since}; close it with '{end}' first")
+            inside_since = number
+            if replacement is not None:
+                out.extend(replacement(line[: len(line) - len(line.lstrip())]))
+        elif marker == end:
+            if inside_since is None:
+                raise GraderError(f"{where}, line {number}: '{end}' without '{begin}'")
+            inside_since = None
+        elif inside_since is None:
+            out.append(line)
+    if inside_since is not None:
+        raise GraderError(f"{where}, line {inside_since}: '{begin}' without '{end}'")
+    return out
+
+
+def release_notebook(notebook, where: str, suite: str):
+    """Return the student version of a solution notebook (a new NotebookNode)."""
+    student = nbformat.from_dict(notebook)
+    student.cells = [c for c in student.cells if INSTRUCTOR_TAG not in tags(c)]
+    first_exercise = next((i for i, c in enumerate(student.cells)
+                           if c.cell_type == "code" and EXERCISE_TAG in tags(c)), None)
+    for index, cell in enumerate(student.cells):
+        if cell.cell_type != "code":
+            continue
+        cell_where = f"{where}, cell {index}"
+        lines = _strip_regions(cell.source.split("\n"), BEGIN_HIDDEN, END_HIDDEN, cell_where)
+        if EXERCISE_TAG in tags(cell):
+            names = sorted(top_level_names(cell.source)) or ["exercise"]
+            if not any(line.strip() == BEGIN_SOLUTION for line in lines):
+                raise GraderError(f"{cell_where}: an exercise cell needs a '{BEGIN_SOLUTION}' region")
+            stub = STUB.format(name=names[0])
+            lines = _strip_regions(lines, BEGIN_SOLUTION, END_SOLUTION, cell_where,
+                                   replacement=lambda indent: [indent + stub])
+        elif any(line.strip() == BEGIN_SOLUTION for line in lines):
+            raise GraderError(f"{cell_where}: a solution region in a cell not tagged 'exercise'; "
+                              "tag the cell or remove the region")
+        cell.source = "\n".join(lines)
+        if first_exercise is not None and index >= first_exercise:
+            cell.outputs = []
+            cell.execution_count = None
+    student.metadata.setdefault("grader", {})["suite"] = suite
+    return student
+
+
+def release(*, source: Path, dest: Path) -> list[Path]:
+    """Write the student version of every ``source/*.ipynb`` into ``dest``; returns the paths.
+
+    Student notebooks in ``dest`` without a solution are removed, so the two folders stay in step.
+    """
+    if not source.is_dir():
+        raise GraderError(f"{source}: no such folder of solution notebooks")
+    solutions = sorted(source.glob("*.ipynb"))
+    if not solutions:
+        raise GraderError(f"{source}: no solution notebooks (*.ipynb) to release")
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in solutions:
+        student = release_notebook(read_notebook(path), str(path), path.stem)
+        target = dest / path.name
+        text = nbformat.writes(student) + "\n"
+        if not target.is_file() or target.read_text() != text:
+            target.write_text(text)
+        written.append(target)
+    for stale in sorted(dest.glob("*.ipynb")):
+        if stale not in written:
+            stale.unlink()
+    return written
+
+
+def main(*, source: Path, dest: Path) -> list[Path]:
+    """Entry point of ``python -m grader release``."""
+    return release(source=source, dest=dest)
+
+

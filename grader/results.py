@@ -1,0 +1,106 @@
+"""Plain result records. The reporters render them; nothing else formats output."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PASSED = "passed"
+FAILED = "failed"  # the learner's answer is wrong
+ERROR = "error"  # the learner's code raised
+NOT_IMPLEMENTED = "not implemented"
+TIMED_OUT = "timed out"
+CRASHED = "crashed"  # the sandbox process died (os._exit, a signal, a resource limit)
+MISSING = "missing"  # no function of that name in the notebook
+GRADER_ERROR = "grader error"  # a bug in a hidden test: never the learner's fault
+
+
+@dataclass
+class TestResult:
+    """The outcome of one hidden test (or public check) on one exercise."""
+
+    exercise: str
+    """Contract name of the exercise, e.g. ``"apply_rope"``."""
+    name: str
+    """The test's function name (with parameters, if parametrized)."""
+    description: str
+    """What the test checks: the first line of its docstring."""
+    max_score: float
+    """Points the test is worth."""
+    status: str
+    """One of the status constants of this module."""
+    output: str = ""
+    """Feedback for the learner: why it failed, bounded in size. Empty when passed."""
+    public: bool = False
+    """Whether the learner can run this check inline with ``check(exercise)``."""
+
+    @property
+    def score(self) -> float:
+        """Points earned: all of ``max_score`` when passed, else nothing."""
+        return self.max_score if self.status == PASSED else 0.0
+
+
+@dataclass
+class CellFailure:
+    """One notebook cell that did not execute cleanly."""
+
+    cell: str
+    """nbval's name for the cell, e.g. ``"Cell 7"`` (counting code cells from 0)."""
+    message: str
+    """The first lines of the error, bounded in size."""
+
+
+@dataclass
+class ExecutionResult:
+    """The outcome of running a notebook top to bottom with nbval (lax mode)."""
+
+    cells: int = 0
+    """Code cells that nbval ran or tried to run."""
+    passed: int = 0
+    """Cells that executed without an error."""
+    failures: list[CellFailure] = field(default_factory=list)
+    """The cells that failed, in order."""
+    error: str | None = None
+    """Why execution itself could not finish (kernel died, overall time-out), if it did not."""
+    seconds: float = 0.0
+    """Wall-clock time of the run."""
+
+    @property
+    def ok(self) -> bool:
+        """Every cell executed and the run finished."""
+        return self.error is None and not self.failures and self.passed == self.cells
+
+
+@dataclass
+class NotebookReport:
+    """Everything the grader found out about one notebook."""
+
+    path: str
+    """The notebook as given on the command line."""
+    suite: str | None = None
+    """The hidden-test suite used, e.g. ``"01_permutation_invariance"``."""
+    error: str | None = None
+    """Why this notebook could not be graded at all (corrupt file, no suite), if so."""
+    execution: ExecutionResult | None = None
+    """nbval's run, unless execution was skipped."""
+    tests: list[TestResult] = field(default_factory=list)
+    """Every hidden test and public check, in suite order."""
+    load_errors: list[str] = field(default_factory=list)
+    """Exercise or setup cells that raised while being loaded into the sandbox."""
+    seconds: float = 0.0
+    """Wall-clock time spent grading this notebook."""
+
+    @property
+    def score(self) -> float:
+        """Points earned over all tests."""
+        return sum(t.score for t in self.tests)
+
+    @property
+    def max_score(self) -> float:
+        """Points available over all tests."""
+        return sum(t.max_score for t in self.tests)
+
+    def exercises(self) -> dict[str, list[TestResult]]:
+        """Tests grouped by exercise, in the order the exercises first appear."""
+        groups: dict[str, list[TestResult]] = {}
+        for test in self.tests:
+            groups.setdefault(test.exercise, []).append(test)
+        return groups

@@ -1,0 +1,22 @@
+"""Catalogues of plausible wrong answers, one module per notebook (same name as the notebook).
+
+Each module defines ``WRONG_ANSWERS``, a list of :class:`WrongAnswer`. ``tests/test_catalogue.py``
+grades every entry and asserts that the hidden tests reject it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class WrongAnswer:
+    """One plausible mistake in one exercise."""
+
+    exercise: str
+    """The exercise's contract name, e.g. ``"scaled_dot_product_attention"``."""
+    mistake: str
+    """What is wrong, in a few words (used as the test id)."""
+    source: str
+    """Python source that replaces the exercise cell of the solution notebook."""
+    feedback: str | None = None
+    """A substring that the grader's feedback must contain (it names the mistake), if any."""
