@@ -75,9 +75,10 @@ def _cell_error(text: str) -> str:
     """The learner-facing part of nbval's failure text: the exception line, if there is one."""
     text = _ANSI.sub("", text)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    hidden = [line for line in lines if "replied 'error'" in line]
     for line in reversed(lines):
         if ("Error" in line or "Exception" in line or "Timeout" in line) and not line.startswith(("File ", "---")):
-            return line
+            return " ".join(hidden + [line])
     return lines[-1] if lines else ""
 
 

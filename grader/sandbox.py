@@ -40,6 +40,8 @@ class Limits:
     """Largest file the child may write (RLIMIT_FSIZE)."""
     start_timeout: float = 60.0
     """Seconds allowed to start the child and load the notebook's cells."""
+    call_timeout: float | None = None
+    """If set, caps every call's time limit (the suites' own limits apply otherwise)."""
 
 
 class StudentError(Exception):
@@ -177,6 +179,8 @@ class Sandbox:
     def call(self, name: str, args: tuple, kwargs: dict, *, timeout: float) -> Any:
         """Call the learner's function ``name``; return its decoded result or raise StudentError."""
         self._ensure_started()
+        if self.limits.call_timeout is not None:
+            timeout = min(timeout, self.limits.call_timeout)
         reply = self._request({"op": "call", "name": name, "args": list(args), "kwargs": kwargs},
                               timeout, what=f"calling {name}")
         if "ok" in reply:

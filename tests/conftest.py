@@ -1,0 +1,85 @@
+"""Shared helpers for the project's tests: solutions in-process, notebooks built inline."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from grader.notebook import EXERCISE_TAG, read_notebook, sandbox_cells, tags, top_level_names
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = ROOT / "solutions"
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def solution_notebooks() -> list[Path]:
+    """Every solution notebook, in course order."""
+    return sorted(SOLUTIONS.glob("*.ipynb"))
+
+
+def load_solution(name: str) -> SimpleNamespace:
+    """The solution's setup and exercise cells, executed in this (trusted) process."""
+    notebook = read_notebook(SOLUTIONS / f"{name}.ipynb")
+    namespace: dict = {"__name__": f"solution_{name}"}
+    for label, source in sandbox_cells(notebook, set()):
+        exec(compile(source, f"<{name} {label}>", "exec"), namespace)
+    return SimpleNamespace(**{k: v for k, v in namespace.items() if not k.startswith("__")})
+
+
+@pytest.fixture(scope="session")
+def solution():
+    """``solution("04_rotary_embeddings")``: the solution's exercise functions, in-process."""
+    cache: dict[str, SimpleNamespace] = {}
+
+    def get(name: str) -> SimpleNamespace:
+        if name not in cache:
+            cache[name] = load_solution(name)
+        return cache[name]
+
+    return get
+
+
+def exercise_cell_index(notebook, exercise: str) -> int:
+    """Index of the exercise cell that defines ``exercise``."""
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "code" and EXERCISE_TAG in tags(cell) and \
+                exercise in top_level_names(cell.source):
+            return index
+    raise LookupError(f"no exercise cell defines {exercise}")
+
+
+def variant(tmp_path: Path, suite: str, replace: dict[str, str] | None = None,
+            drop: tuple[str, ...] = (), extra_setup: str = "", name: str | None = None) -> Path:
+    """A copy of a solution notebook with exercise cells replaced or dropped; returns its path."""
+    notebook = copy.deepcopy(read_notebook(SOLUTIONS / f"{suite}.ipynb"))
+    for exercise, source in (replace or {}).items():
+        notebook.cells[exercise_cell_index(notebook, exercise)].source = source
+    for exercise in drop:
+        del notebook.cells[exercise_cell_index(notebook, exercise)]
+    if extra_setup:
+        for cell in notebook.cells:
+            if cell.cell_type == "code" and "setup" in tags(cell):
+                cell.source += "\n" + extra_setup
+                break
+    path = tmp_path / f"{name or suite}.ipynb"
+    nbformat.write(notebook, str(path))
+    return path
+
+
+def inline_notebook(path: Path, cells: list[tuple[str, str, list[str]]]) -> Path:
+    """Write a notebook built from ``(kind, source, tags)`` triples ('code' or 'markdown')."""
+    built = []
+    for kind, source, cell_tags in cells:
+        cell = new_code_cell(source) if kind == "code" else new_markdown_cell(source)
+        if cell_tags:
+            cell.metadata["tags"] = list(cell_tags)
+        built.append(cell)
+    notebook = new_notebook(cells=built)
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    nbformat.write(notebook, str(path))
+    return path

@@ -1,0 +1,91 @@
+"""Release: notebooks/ is in step with solutions/, stubs replace solutions, errors name the cell."""
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from grader.errors import GraderError
+from grader.notebook import EXERCISE_TAG, tags
+from grader.release import BEGIN_SOLUTION, END_SOLUTION, release
+from tests.conftest import NOTEBOOKS, SOLUTIONS, inline_notebook
+
+
+def test_notebooks_are_in_step_with_solutions(tmp_path):
+    """Fails when someone edits solutions/ without running `python -m grader release`."""
+    written = release(source=SOLUTIONS, dest=tmp_path)
+    assert sorted(p.name for p in written) == sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+    for path in written:
+        assert path.read_text() == (NOTEBOOKS / path.name).read_text(), \
+            f"{path.name} is out of date: run `python -m grader release` and commit notebooks/"
+
+
+def test_release_is_idempotent(tmp_path):
+    first = {p.name: p.read_text() for p in release(source=SOLUTIONS, dest=tmp_path / "a")}
+    second = {p.name: p.read_text() for p in release(source=SOLUTIONS, dest=tmp_path / "a")}
+    assert first == second
+
+
+def _exercise(body: str) -> str:
+    return (
+        "import math\n\ndef f(x):\n    \"\"\"Doc.\"\"\"\n    " + BEGIN_SOLUTION + "\n" + body +
+        "\n    " + END_SOLUTION + "\n")
+
+
+def test_stub_keeps_signature_and_docstring_and_drops_hidden_material(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    inline_notebook(source / "99_demo.ipynb", [
+        ("markdown", "# Demo", []),
+        ("code", "import torch\nprint('setup output kept')", ["setup"]),
+        ("code", _exercise("    return x + 1"), ["exercise"]),
+        ("code", "print(f(1))\n### BEGIN HIDDEN TESTS\nassert f(1) == 2\n### END HIDDEN TESTS", []),
+        ("code", "secret = 42", ["instructor"]),
+    ])
+    notebook = nbformat.read(str(source / "99_demo.ipynb"), 4)
+    notebook.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="kept\n")]
+    notebook.cells[1].execution_count = 1
+    notebook.cells[3].outputs = [nbformat.v4.new_output("stream", name="stdout", text="2\n")]
+    notebook.cells[3].execution_count = 2
+    nbformat.write(notebook, str(source / "99_demo.ipynb"))
+
+    release(source=source, dest=tmp_path / "out")
+    student = nbformat.read(str(tmp_path / "out" / "99_demo.ipynb"), 4)
+    sources = [c.source for c in student.cells]
+    assert len(student.cells) == 4, "the instructor cell must be removed"
+    assert 'def f(x):\n    """Doc."""\n    raise NotImplementedError(' in sources[2]
+    assert "return x + 1" not in sources[2] and BEGIN_SOLUTION not in sources[2]
+    assert "assert f(1) == 2" not in sources[3] and sources[3].strip() == "print(f(1))"
+    assert student.cells[1].outputs, "outputs before the first exercise are kept"
+    assert not student.cells[3].outputs and student.cells[3].execution_count is None
+    assert student.metadata["grader"]["suite"] == "99_demo"
+    assert EXERCISE_TAG in tags(student.cells[2])
+
+
+@pytest.mark.parametrize("body, message", [
+    ("    " + BEGIN_SOLUTION + "\n    return 1", "without '### END SOLUTION'"),
+    ("    " + BEGIN_SOLUTION + "\n    return 1\n    " + END_SOLUTION + "\n    " + END_SOLUTION,
+     "without '### BEGIN SOLUTION'"),
+])
+def test_unbalanced_regions_name_the_notebook_and_cell(tmp_path, body, message):
+    inline_notebook(tmp_path / "98_bad.ipynb", [
+        ("markdown", "# Bad", []),
+        ("code", "def g():\n" + body, ["exercise"]),
+    ])
+    with pytest.raises(GraderError, match=r"98_bad\.ipynb, cell 1, line \d+: .*" + message.replace("(", r"\(")):
+        release(source=tmp_path, dest=tmp_path / "out")
+
+
+def test_exercise_cell_without_region_is_an_error(tmp_path):
+    inline_notebook(tmp_path / "97_bad.ipynb", [("code", "def g():\n    return 1", ["exercise"])])
+    with pytest.raises(GraderError, match="97_bad.ipynb, cell 0: an exercise cell needs"):
+        release(source=tmp_path, dest=tmp_path / "out")
+
+
+def test_every_exercise_cell_of_the_released_notebooks_raises_not_implemented():
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        notebook = nbformat.read(str(path), 4)
+        exercise_cells = [c for c in notebook.cells if EXERCISE_TAG in tags(c)]
+        assert exercise_cells, path.name
+        for cell in exercise_cells:
+            assert "raise NotImplementedError(" in cell.source, (path.name, cell.source[:80])
+            assert BEGIN_SOLUTION not in cell.source

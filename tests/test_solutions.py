@@ -1,0 +1,46 @@
+"""The solutions get full marks, the released stubs get zero, and stored outputs reproduce."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from grader.grade import grade_notebook
+from grader.results import NOT_IMPLEMENTED, PASSED
+from tests.conftest import NOTEBOOKS, ROOT, solution_notebooks
+
+SOLUTIONS = [pytest.param(p, id=p.stem) for p in solution_notebooks()]
+
+
+@pytest.mark.parametrize("path", SOLUTIONS)
+def test_solution_gets_full_marks(path):
+    report = grade_notebook(path, skip_execution=True)
+    assert report.error is None
+    assert report.max_score > 0
+    failing = [(t.exercise, t.name, t.status, t.output) for t in report.tests if t.status != PASSED]
+    assert not failing
+    assert not report.load_errors
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", SOLUTIONS)
+def test_released_stub_gets_zero(path):
+    report = grade_notebook(NOTEBOOKS / path.name)
+    assert report.error is None
+    assert report.execution is not None and report.execution.error is None
+    assert report.score == 0 and report.max_score > 0
+    assert {t.status for t in report.tests} == {NOT_IMPLEMENTED}, \
+        [(t.name, t.status, t.output) for t in report.tests if t.status != NOT_IMPLEMENTED]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", SOLUTIONS)
+def test_solution_outputs_reproduce_under_strict_nbval(path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-p", "no:cacheprovider",
+         "-p", "no:xdist", "-q", "--nbval-cell-timeout=600", str(path.relative_to(ROOT))],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-4000:]
