@@ -13,7 +13,7 @@ def _pyproject_pins() -> dict[str, str]:
                                               for r in extra]
     pins = {}
     for requirement in requirements:
-        name, _, version = requirement.partition("==")
+        name, _, version = requirement.partition("==")  # version keeps its marker, if any
         assert version, f"{requirement} is not pinned with =="
         pins[name.lower()] = version
     return pins
@@ -22,16 +22,14 @@ def _pyproject_pins() -> dict[str, str]:
 def _environment_pins() -> dict[str, str]:
     pins = {}
     for line in (ROOT / "environment.yml").read_text().splitlines():
-        match = re.match(r"^\s*-\s*([A-Za-z0-9_.\-]+)\s*==?\s*([0-9][^\s#]*)", line)
+        match = re.match(r"^\s*-\s*([A-Za-z0-9_.\-]+)==(.+?)\s*$", line)
         if match:
             pins[match.group(1).lower()] = match.group(2)
     return pins
 
 
 def test_environment_yml_mirrors_pyproject():
-    env = _environment_pins()
-    env.pop("python", None)
-    assert env == _pyproject_pins()
+    assert _environment_pins() == _pyproject_pins()
 
 
 def test_environment_yml_python_matches_requires_python():
