@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -19,16 +18,10 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 from grader.results import CellFailure, ExecutionResult
-from grader.sandbox import GRADER_ROOT, Limits, _limit
+from grader.sandbox import GRADER_ROOT, Limits, apply_limits
 
 ASSETS_DIR = GRADER_ROOT / "assets"
 MESSAGE_CHARS = 600
-
-
-def _preexec(limits: Limits) -> None:
-    _limit(resource.RLIMIT_AS, limits.memory_bytes)
-    _limit(resource.RLIMIT_FSIZE, limits.file_bytes)
-    _limit(resource.RLIMIT_CORE, 0)
 
 
 def _scratch_copy(notebook: Path, scratch: Path) -> Path:
@@ -105,7 +98,7 @@ def execute(notebook: Path, *, cell_timeout: float = 120.0, timeout: float = 900
             process = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                        start_new_session=True,
-                                       preexec_fn=lambda: _preexec(limits))
+                                       preexec_fn=lambda: apply_limits(limits, cpu=False))
             output, _ = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, 9)

@@ -92,6 +92,15 @@ def _limit(kind: int, value: int) -> None:
     resource.setrlimit(kind, (value, hard if hard != resource.RLIM_INFINITY else value))
 
 
+def apply_limits(limits: Limits, *, cpu: bool = True) -> None:
+    """Apply ``limits`` to the current process (run in a child between fork and exec)."""
+    _limit(resource.RLIMIT_AS, limits.memory_bytes)
+    if cpu:
+        _limit(resource.RLIMIT_CPU, limits.cpu_seconds)
+    _limit(resource.RLIMIT_FSIZE, limits.file_bytes)
+    _limit(resource.RLIMIT_CORE, 0)
+
+
 class Sandbox:
     """One child process holding the learner's cells; restarted on demand after a failure."""
 
@@ -108,12 +117,6 @@ class Sandbox:
         self.defined: list[str] = []
 
     # -- life cycle -------------------------------------------------------------------------
-    def _preexec(self) -> None:
-        _limit(resource.RLIMIT_AS, self.limits.memory_bytes)
-        _limit(resource.RLIMIT_CPU, self.limits.cpu_seconds)
-        _limit(resource.RLIMIT_FSIZE, self.limits.file_bytes)
-        _limit(resource.RLIMIT_CORE, 0)
-
     def _spawn(self) -> None:
         parent_read, child_write = os.pipe()
         child_read, parent_write = os.pipe()
@@ -130,7 +133,7 @@ class Sandbox:
                 [sys.executable, "-m", "grader._child", str(child_read), str(child_write)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 cwd=self.workdir, env=env, pass_fds=(child_read, child_write),
-                start_new_session=True, preexec_fn=self._preexec,
+                start_new_session=True, preexec_fn=lambda: apply_limits(self.limits),
             )
         finally:
             log.close()
