@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.abc
+import linecache
 import os
 import sys
 import traceback
@@ -63,8 +64,11 @@ def load_cells(namespace: dict, cells: list) -> dict:
     """Execute ``[label, source]`` cells in ``namespace``; a failing cell is recorded, not fatal."""
     errors = []
     for label, source in cells:
+        filename = f"<{label}>"
+        # Registered like IPython does, so inspect.getsource works (Triton's @jit needs it).
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         try:
-            exec(compile(source, f"<{label}>", "exec"), namespace)
+            exec(compile(source, filename, "exec"), namespace)
         except BaseException as exc:  # noqa: BLE001 - SystemExit and friends are the learner's
             errors.append([label, f"{type(exc).__name__}: {exc}"[:TRACEBACK_CHARS]])
     defined = sorted(k for k, v in namespace.items() if callable(v) and not k.startswith("_"))

@@ -5,7 +5,7 @@ import sys
 from typing import Any
 
 from grader import _child, codec
-from grader.judge import known_suites, run_suite
+from grader.judge import known_suites, run_suite, suite_path
 from grader.results import PASSED
 from grader.sandbox import error_from_reply
 
@@ -23,6 +23,11 @@ def _in_process(namespace: dict):
     return lambda exercise: (call, [])
 
 
+def suites_for(exercise: str) -> list[str]:
+    """The suites whose source names ``exercise`` (so check() collects only those)."""
+    return [s for s in known_suites() if f'"{exercise}"' in suite_path(s).read_text()]
+
+
 def check(name: str, namespace: dict | None = None) -> bool:
     """Run the public checks of exercise ``name`` on the function defined in the notebook.
 
@@ -33,7 +38,7 @@ def check(name: str, namespace: dict | None = None) -> bool:
     if namespace is None:
         namespace = sys._getframe(1).f_globals
     results = []
-    for suite in known_suites():
+    for suite in suites_for(name):
         results += run_suite(suite, _in_process(namespace), exercises={name}, public_only=True)
     if not results:
         print(f"{name}: no public checks found; check the spelling of the exercise's name")

@@ -15,6 +15,7 @@ Releasing twice gives the same bytes.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -27,9 +28,21 @@ BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 STUB = 'raise NotImplementedError("{name}: replace this line with your implementation")'
 
 
+_DEF = re.compile(r"^(\s*)(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
+
+
+def _enclosing_name(lines: list[str], indent: str, default: str) -> str:
+    """Name of the innermost def/class above a region indented by ``indent``."""
+    for line in reversed(lines):
+        match = _DEF.match(line)
+        if match and len(match.group(1)) < len(indent):
+            return match.group(2)
+    return default
+
+
 def _strip_regions(lines: list[str], begin: str, end: str, where: str,
                    replacement=None) -> list[str]:
-    """Remove each begin/end region; ``replacement(indent)`` gives the lines to put instead."""
+    """Remove each begin/end region; ``replacement(indent, lines_so_far)`` gives its stand-in."""
     out: list[str] = []
     inside_since = None
     for number, line in enumerate(lines, start=1):
@@ -40,7 +53,7 @@ def _strip_regions(lines: list[str], begin: str, end: str, where: str,
                                   f"opened on line {inside_since}; close it with '{end}' first")
             inside_since = number
             if replacement is not None:
-                out.extend(replacement(line[: len(line) - len(line.lstrip())]))
+                out.extend(replacement(line[: len(line) - len(line.lstrip())], out))
         elif marker == end:
             if inside_since is None:
                 raise GraderError(f"{where}, line {number}: '{end}' without '{begin}'")
@@ -64,12 +77,14 @@ def release_notebook(notebook, where: str, suite: str):
         cell_where = f"{where}, cell {index}"
         lines = _strip_regions(cell.source.split("\n"), BEGIN_HIDDEN, END_HIDDEN, cell_where)
         if EXERCISE_TAG in tags(cell):
-            names = sorted(top_level_names(cell.source)) or ["exercise"]
+            public = sorted(n for n in top_level_names(cell.source) if not n.startswith("_"))
+            default = public[0] if public else "exercise"
             if not any(line.strip() == BEGIN_SOLUTION for line in lines):
                 raise GraderError(f"{cell_where}: an exercise cell needs a '{BEGIN_SOLUTION}' region")
-            stub = STUB.format(name=names[0])
-            lines = _strip_regions(lines, BEGIN_SOLUTION, END_SOLUTION, cell_where,
-                                   replacement=lambda indent: [indent + stub])
+            lines = _strip_regions(
+                lines, BEGIN_SOLUTION, END_SOLUTION, cell_where,
+                replacement=lambda indent, before: [
+                    indent + STUB.format(name=_enclosing_name(before, indent, default))])
         elif any(line.strip() == BEGIN_SOLUTION for line in lines):
             raise GraderError(f"{cell_where}: a solution region in a cell not tagged 'exercise'; "
                               "tag the cell or remove the region")

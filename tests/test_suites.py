@@ -41,8 +41,8 @@ def test_suite_follows_the_contract(suite):
     exercises = set()
     for cell in notebook.cells:
         if cell.cell_type == "code" and EXERCISE_TAG in tags(cell):
-            names = top_level_names(cell.source)
-            assert len([n for n in names if not n.startswith("_")]) == 1, cell.source[:120]
+            names = {n for n in top_level_names(cell.source) if not n.startswith("_")}
+            assert len(names) == 1, cell.source[:120]
             exercises |= names
     assert tests
     for test in tests:

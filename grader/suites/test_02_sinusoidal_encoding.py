@@ -1,0 +1,317 @@
+"""Hidden tests and public checks for notebook 02, sinusoidal positional encodings.
+
+Every reference is computed here in float64 from the formulas of Vaswani et al. (2017, section
+3.5), never with the learner's code. The ``_pe`` switches reproduce catalogued mistakes so that
+the feedback can name them.
+"""
+import math
+
+import pytest
+import torch
+
+from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape
+
+BASE = 10000.0
+
+
+def _pe(num_positions, d_model, base=BASE, *, swap=False, half_split=False, exponent="2i/d",
+        first_position=0):
+    """Reference encoding in float64, with switches that reproduce catalogued mistakes."""
+    pos = torch.arange(first_position, first_position + num_positions, dtype=torch.float64)[:, None]
+    i = torch.arange(d_model // 2, dtype=torch.float64)
+    power = {"2i/d": 2 * i / d_model, "i/d": i / d_model,
+             "2i/(d-2)": 2 * i / max(d_model - 2, 1)}[exponent]
+    angles = pos / base ** power                                  # (P, d/2)
+    first, second = torch.sin(angles), torch.cos(angles)
+    if swap:
+        first, second = second, first
+    if half_split:
+        return torch.cat([first, second], dim=1)
+    return torch.stack([first, second], dim=-1).flatten(1)        # interleaved (P, d)
+
+
+def _pe_mistakes(num_positions, d_model, base=BASE):
+    return {
+        "sin and cos swapped (even columns should hold the sine)": _pe(num_positions, d_model, base, swap=True),
+        "half-split layout (all sines, then all cosines) instead of interleaved pairs":
+            _pe(num_positions, d_model, base, half_split=True),
+        "exponent i/d_model instead of 2i/d_model (i counts pairs)":
+            _pe(num_positions, d_model, base, exponent="i/d"),
+        "exponent 2i/(d_model - 2) instead of 2i/d_model": _pe(num_positions, d_model, base, exponent="2i/(d-2)"),
+        "positions starting at 1 instead of 0": _pe(num_positions, d_model, base, first_position=1),
+    }
+
+
+# Values lie in [-1, 1]; a float32 result of a float64 computation is within 6e-8 of the
+# reference. 1e-6 also accepts angles computed in float32 at these small positions (error
+# ~ pos * 6e-8 < 1e-6 for pos < 16); the large-position test below is the one that is strict.
+ATOL = 1e-6
+
+
+# -- sinusoidal_encoding ------------------------------------------------------------------------
+@pytest.mark.exercise("sinusoidal_encoding", points=2, public=True)
+def test_encoding_matches_the_formula(student):
+    """sinusoidal_encoding(10, 8) matches PE[pos, 2i] = sin(pos / 10000^(2i/8)), PE[pos, 2i+1] = cos(...)."""
+    got = student.sinusoidal_encoding(10, 8)
+    expect_shape(got, (10, 8), what="sinusoidal_encoding(10, 8)")
+    expect_close(got, _pe(10, 8), atol=ATOL, rtol=0, what="sinusoidal_encoding(10, 8)",
+                 mistakes=_pe_mistakes(10, 8))
+
+
+@pytest.mark.exercise("sinusoidal_encoding", points=1, public=True)
+def test_encoding_is_float32(student):
+    """The table is a float32 tensor."""
+    expect_dtype(student.sinusoidal_encoding(4, 6), torch.float32, what="sinusoidal_encoding(4, 6)")
+
+
+@pytest.mark.exercise("sinusoidal_encoding", points=2)
+def test_encoding_wide_table(student):
+    """A (16, 64) table matches the formula in every column (interleaved, positions from 0)."""
+    got = student.sinusoidal_encoding(16, 64)
+    expect_close(got, _pe(16, 64), atol=ATOL, rtol=0, what="sinusoidal_encoding(16, 64)",
+                 mistakes=_pe_mistakes(16, 64))
+
+
+@pytest.mark.exercise("sinusoidal_encoding", points=1)
+def test_encoding_position_zero(student):
+    """Position 0 is (0, 1, 0, 1, ...): sines of 0 in even columns, cosines in odd ones."""
+    got = student.sinusoidal_encoding(1, 12)
+    expected = torch.tensor([[0.0, 1.0] * 6])
+    expect_close(got, expected, atol=ATOL, rtol=0, what="sinusoidal_encoding(1, 12)",
+                 mistakes={"sin and cos swapped (even columns should hold the sine)": torch.tensor([[1.0, 0.0] * 6]),
+                           "half-split layout (all sines, then all cosines) instead of interleaved pairs":
+                               torch.tensor([[0.0] * 6 + [1.0] * 6]),
+                           "positions starting at 1 instead of 0": _pe(1, 12, first_position=1)})
+
+
+@pytest.mark.exercise("sinusoidal_encoding", points=1)
+def test_encoding_honours_base(student):
+    """With base=100 and d_model=6, the frequencies are 100^(-2i/6)."""
+    got = student.sinusoidal_encoding(12, 6, base=100.0)
+    expect_close(got, _pe(12, 6, 100.0), atol=ATOL, rtol=0, what="sinusoidal_encoding(12, 6, base=100)",
+                 mistakes={"base ignored (always 10000)": _pe(12, 6), **_pe_mistakes(12, 6, 100.0)})
+
+
+@pytest.mark.exercise("sinusoidal_encoding", points=1)
+def test_encoding_large_positions_are_accurate(student):
+    """Positions up to 30000 are accurate to 1e-5: the angles are computed in float64."""
+    got = student.sinusoidal_encoding(30000, 8)
+    expect_shape(got, (30000, 8), what="sinusoidal_encoding(30000, 8)")
+    expected = _pe(30000, 8)
+    # Casting float64 values to float32 costs at most 6e-8. Angles computed in float32 are off by
+    # up to pos * 2^-24 ~ 2e-3 rad at pos = 30000, far above 1e-5.
+    expect_close(got[-64:], expected[-64:], atol=1e-5, rtol=0, what="rows 29936..29999",
+                 mistakes={"angles computed in float32 (pos * inv_freq loses precision at large pos)":
+                           _float32_angles(30000, 8)[-64:]})
+
+
+def _float32_angles(num_positions, d_model):
+    pos = torch.arange(num_positions, dtype=torch.float32)[:, None]
+    inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(BASE) / d_model))
+    angles = (pos * inv_freq).double()
+    return torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).flatten(1)
+
+
+@pytest.mark.exercise("sinusoidal_encoding", points=1)
+def test_encoding_rejects_odd_d_model(student):
+    """An odd d_model is rejected with a ValueError (sines and cosines come in pairs)."""
+    expect_raises(ValueError, student.sinusoidal_encoding, 4, 7, what="sinusoidal_encoding(4, 7)")
+
+
+@pytest.mark.exercise("sinusoidal_encoding", points=1)
+def test_encoding_rejects_non_positive_sizes(student):
+    """num_positions = 0, num_positions < 0 and d_model = 0 are rejected with ValueError."""
+    expect_raises(ValueError, student.sinusoidal_encoding, 0, 8, what="sinusoidal_encoding(0, 8)")
+    expect_raises(ValueError, student.sinusoidal_encoding, -3, 8, what="sinusoidal_encoding(-3, 8)")
+    expect_raises(ValueError, student.sinusoidal_encoding, 5, 0, what="sinusoidal_encoding(5, 0)")
+
+
+# -- wavelengths --------------------------------------------------------------------------------
+def _wavelengths(d_model, base=BASE):
+    i = torch.arange(d_model // 2, dtype=torch.float64)
+    return 2 * math.pi * base ** (2 * i / d_model)
+
+
+def _wavelength_mistakes(d_model, base=BASE):
+    i = torch.arange(d_model // 2, dtype=torch.float64)
+    return {
+        "exponent i/d_model instead of 2i/d_model": 2 * math.pi * base ** (i / d_model),
+        "exponent 2i/(d_model - 2) instead of 2i/d_model": 2 * math.pi * base ** (2 * i / (d_model - 2)),
+        "missing the factor 2*pi (that is 1/omega, not the wavelength)": base ** (2 * i / d_model),
+        "frequencies omega_i = base^(-2i/d_model) instead of wavelengths": base ** (-2 * i / d_model),
+    }
+
+
+# float32 results of a float64 formula are within 6e-8 relative; float32 arithmetic on the
+# exponent costs up to ln(base) * 6e-8 ~ 6e-7 relative, so 2e-6 accepts both.
+RTOL_WAVELENGTH = 2e-6
+
+
+@pytest.mark.exercise("wavelengths", points=2, public=True)
+def test_wavelengths_match_the_formula(student):
+    """wavelengths(8) is 2*pi*10000^(2i/8) for i = 0..3."""
+    got = student.wavelengths(8)
+    expect_close(got, _wavelengths(8), rtol=RTOL_WAVELENGTH, atol=0, what="wavelengths(8)",
+                 mistakes=_wavelength_mistakes(8))
+
+
+@pytest.mark.exercise("wavelengths", points=1)
+def test_wavelengths_paper_width(student):
+    """wavelengths(512): 256 values from 2*pi to 2*pi*10000^(510/512), float32."""
+    got = student.wavelengths(512)
+    expect_dtype(got, torch.float32, what="wavelengths(512)")
+    expect_close(got, _wavelengths(512), rtol=RTOL_WAVELENGTH, atol=0, what="wavelengths(512)",
+                 mistakes=_wavelength_mistakes(512))
+
+
+@pytest.mark.exercise("wavelengths", points=1)
+def test_wavelengths_honour_base(student):
+    """wavelengths(6, base=500) is 2*pi*500^(2i/6)."""
+    got = student.wavelengths(6, base=500.0)
+    expect_close(got, _wavelengths(6, 500.0), rtol=RTOL_WAVELENGTH, atol=0, what="wavelengths(6, base=500)",
+                 mistakes={"base ignored (always 10000)": _wavelengths(6), **_wavelength_mistakes(6, 500.0)})
+
+
+@pytest.mark.exercise("wavelengths", points=1)
+def test_wavelengths_rejects_odd_d_model(student):
+    """An odd d_model is rejected with a ValueError."""
+    expect_raises(ValueError, student.wavelengths, 9, what="wavelengths(9)")
+
+
+# -- binary_encoding ----------------------------------------------------------------------------
+def _bits(num_positions, num_bits, *, msb_first=False, first_position=0, modulo=True):
+    pos = torch.arange(first_position, first_position + num_positions, dtype=torch.int64)[:, None]
+    bits = pos // 2 ** torch.arange(num_bits, dtype=torch.int64)
+    if modulo:
+        bits = bits % 2
+    if msb_first:
+        bits = bits.flip(1)
+    return bits.double()
+
+
+def _bit_mistakes(num_positions, num_bits):
+    return {
+        "most significant bit first (column 0 should be the fastest bit)": _bits(num_positions, num_bits, msb_first=True),
+        "positions starting at 1 instead of 0": _bits(num_positions, num_bits, first_position=1),
+        "floor(pos / 2^j) without the 'mod 2'": _bits(num_positions, num_bits, modulo=False),
+    }
+
+
+@pytest.mark.exercise("binary_encoding", points=2, public=True)
+def test_binary_counts_to_seven(student):
+    """binary_encoding(8, 3): row pos is pos in binary, least significant bit first."""
+    got = student.binary_encoding(8, 3)
+    expect_equal(got, _bits(8, 3), what="binary_encoding(8, 3)", mistakes=_bit_mistakes(8, 3))
+
+
+@pytest.mark.exercise("binary_encoding", points=1)
+def test_binary_is_float32(student):
+    """The code is a float32 tensor of 0.0 and 1.0."""
+    expect_dtype(student.binary_encoding(5, 4), torch.float32, what="binary_encoding(5, 4)")
+
+
+@pytest.mark.exercise("binary_encoding", points=2)
+def test_binary_wraps_around(student):
+    """With 3 bits, position 8 has the code of position 0 (the counter wraps): binary_encoding(20, 3)."""
+    got = student.binary_encoding(20, 3)
+    expect_equal(got, _bits(20, 3), what="binary_encoding(20, 3)", mistakes=_bit_mistakes(20, 3))
+
+
+@pytest.mark.exercise("binary_encoding", points=1)
+def test_binary_many_bits(student):
+    """binary_encoding(1000, 12) matches floor(pos / 2^j) mod 2 everywhere."""
+    got = student.binary_encoding(1000, 12)
+    expect_equal(got, _bits(1000, 12), what="binary_encoding(1000, 12)", mistakes=_bit_mistakes(1000, 12))
+
+
+@pytest.mark.exercise("binary_encoding", points=1)
+def test_binary_rejects_non_positive_sizes(student):
+    """num_positions = 0 and num_bits = 0 are rejected with ValueError."""
+    expect_raises(ValueError, student.binary_encoding, 0, 4, what="binary_encoding(0, 4)")
+    expect_raises(ValueError, student.binary_encoding, 4, 0, what="binary_encoding(4, 0)")
+
+
+# -- offset_matrix ------------------------------------------------------------------------------
+def _offset_matrix(k, d_model, base=BASE, *, transpose=False, no_frequency=False, half_split=False,
+                   exponent="2i/d"):
+    i = torch.arange(d_model // 2, dtype=torch.float64)
+    power = {"2i/d": 2 * i / d_model, "i/d": i / d_model}[exponent]
+    angle = k * (torch.ones_like(i) if no_frequency else base ** -power)
+    cos, sin = torch.cos(angle), torch.sin(angle)
+    if transpose:
+        sin = -sin
+    m = torch.zeros(d_model, d_model, dtype=torch.float64)
+    a = torch.arange(d_model // 2) if half_split else 2 * torch.arange(d_model // 2)
+    b = a + d_model // 2 if half_split else a + 1
+    m[a, a], m[a, b], m[b, a], m[b, b] = cos, sin, -sin, cos
+    return m
+
+
+def _offset_mistakes(k, d_model, base=BASE):
+    return {
+        "blocks transposed ([[cos, -sin], [sin, cos]] moves by -k)": _offset_matrix(k, d_model, base, transpose=True),
+        "angle k instead of k * omega_i (frequency missing)": _offset_matrix(k, d_model, base, no_frequency=True),
+        "blocks for the half-split layout (pair i at columns i and i + d/2), not interleaved":
+            _offset_matrix(k, d_model, base, half_split=True),
+        "exponent i/d_model instead of 2i/d_model": _offset_matrix(k, d_model, base, exponent="i/d"),
+    }
+
+
+# Entries are cosines and sines in [-1, 1]; float32 rounding is 6e-8.
+ATOL_OFFSET = 1e-6
+
+
+@pytest.mark.exercise("offset_matrix", points=2, public=True)
+def test_offset_matrix_blocks(student):
+    """offset_matrix(3, 8) is block diagonal with [[cos 3w_i, sin 3w_i], [-sin 3w_i, cos 3w_i]] blocks."""
+    got = student.offset_matrix(3, 8)
+    expect_shape(got, (8, 8), what="offset_matrix(3, 8)")
+    expect_close(got, _offset_matrix(3, 8), atol=ATOL_OFFSET, rtol=0, what="offset_matrix(3, 8)",
+                 mistakes=_offset_mistakes(3, 8))
+
+
+@pytest.mark.exercise("offset_matrix", points=2, public=True)
+def test_offset_matrix_moves_the_encoding(student):
+    """offset_matrix(5, 16) @ PE[p] equals PE[p + 5] for p = 0..39."""
+    pe = _pe(45, 16)
+    m = student.offset_matrix(5, 16)
+    expect_shape(m, (16, 16), what="offset_matrix(5, 16)")
+    moved = pe[:40] @ torch.as_tensor(m).double().T  # row p: M @ PE[p]
+    expect_close(moved, pe[5:], atol=1e-5, rtol=0, what="offset_matrix(5, 16) @ PE[p]",
+                 mistakes={"blocks transposed ([[cos, -sin], [sin, cos]] moves by -k)": _pe(45, 16, first_position=-5)[:40]})
+
+
+@pytest.mark.exercise("offset_matrix", points=2)
+def test_offset_matrix_negative_offset(student):
+    """offset_matrix(-7, 12) moves PE[p] back to PE[p - 7] (and matches the block formula)."""
+    got = student.offset_matrix(-7, 12)
+    expect_close(got, _offset_matrix(-7, 12), atol=ATOL_OFFSET, rtol=0, what="offset_matrix(-7, 12)",
+                 mistakes=_offset_mistakes(-7, 12))
+    pe = _pe(30, 12)
+    expect_close(pe[7:] @ torch.as_tensor(got).double().T, pe[:23], atol=1e-5, rtol=0,
+                 what="offset_matrix(-7, 12) @ PE[p]")
+
+
+@pytest.mark.exercise("offset_matrix", points=1)
+def test_offset_matrix_zero_is_identity(student):
+    """offset_matrix(0, 6) is the identity, as a float32 tensor."""
+    got = student.offset_matrix(0, 6)
+    expect_dtype(got, torch.float32, what="offset_matrix(0, 6)")
+    expect_close(got, torch.eye(6), atol=ATOL_OFFSET, rtol=0, what="offset_matrix(0, 6)")
+
+
+@pytest.mark.exercise("offset_matrix", points=1)
+def test_offset_matrix_honours_base_and_large_offsets(student):
+    """offset_matrix(250, 10, base=50) matches the formula with omega_i = 50^(-2i/10)."""
+    got = student.offset_matrix(250, 10, base=50.0)
+    # Angles up to 250 rad: a float32 angle is off by up to 250 * 6e-8 = 1.5e-5, hence 1e-4.
+    expect_close(got, _offset_matrix(250, 10, 50.0), atol=1e-4, rtol=0,
+                 what="offset_matrix(250, 10, base=50)",
+                 mistakes={"base ignored (always 10000)": _offset_matrix(250, 10),
+                           **_offset_mistakes(250, 10, 50.0)})
+
+
+@pytest.mark.exercise("offset_matrix", points=1)
+def test_offset_matrix_rejects_odd_d_model(student):
+    """An odd d_model is rejected with a ValueError."""
+    expect_raises(ValueError, student.offset_matrix, 2, 5, what="offset_matrix(2, 5)")

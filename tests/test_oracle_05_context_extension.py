@@ -1,0 +1,95 @@
+"""Notebook 05's scaling exercises agree with Hugging Face transformers' ROPE_INIT_FUNCTIONS.
+
+transformers (pinned 5.23.0 in the `test` extra) is a test-only oracle: in that version the
+functions live in ``transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS`` and read their
+parameters from ``config.rope_parameters``. Hugging Face computes inverse frequencies in float32,
+the solution in float64 cast to float32, hence the relative tolerance of 1e-6 (observed ~3e-7).
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+rope_utils = pytest.importorskip("transformers.modeling_rope_utils",
+                                 reason="transformers is not installed (pip install -e '.[test]')")
+from transformers import LlamaConfig  # noqa: E402
+
+RTOL = 1e-6
+NAME = "05_context_extension"
+
+
+def _config(head_dim, base, rope_type, max_position_embeddings, **params):
+    return LlamaConfig(hidden_size=head_dim * 2, num_attention_heads=2, head_dim=head_dim,
+                       max_position_embeddings=max_position_embeddings,
+                       rope_parameters={"rope_type": rope_type, "rope_theta": base, **params})
+
+
+def _hf(rope_type, config, seq_len=None):
+    inv_freq, factor = rope_utils.ROPE_INIT_FUNCTIONS[rope_type](config, "cpu", seq_len=seq_len)
+    return inv_freq.double(), float(factor)
+
+
+def _theta(d, base):
+    return base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+
+
+CASES = [(128, 1e4, 4096, 16.0), (32, 1e4, 128, 8.0), (64, 5e5, 8192, 4.0), (128, 5e5, 8192, 8.0)]
+
+
+@pytest.mark.parametrize("d, base, orig, s", CASES)
+def test_linear_matches_hf(solution, d, base, orig, s):
+    ours = solution(NAME).linear_scaling_inv_freq(_theta(d, base).float(), s).double()
+    theirs, _ = _hf("linear", _config(d, base, "linear", int(orig * s), factor=s))
+    torch.testing.assert_close(ours, theirs, rtol=RTOL, atol=0)
+
+
+@pytest.mark.parametrize("d, base, orig, s", CASES)
+def test_ntk_aware_matches_hf_dynamic_at_twice_the_length(solution, d, base, orig, s):
+    """HF's dynamic base with factor s - 1 at seq_len 2 L_orig is the static NTK-aware base for s."""
+    new_base = solution(NAME).ntk_aware_base(base, s, d)
+    theirs, _ = _hf("dynamic", _config(d, base, "dynamic", orig, factor=s - 1), seq_len=2 * orig)
+    torch.testing.assert_close(_theta(d, new_base), theirs, rtol=RTOL, atol=0)
+
+
+@pytest.mark.parametrize("d, base, orig, s", CASES)
+@pytest.mark.parametrize("multiple", [0.5, 1.0, 1.5, 4.0, 16.0])
+def test_dynamic_matches_hf(solution, d, base, orig, s, multiple):
+    seq_len = int(multiple * orig)
+    new_base = solution(NAME).dynamic_ntk_base(base, s, d, seq_len, orig)
+    theirs, _ = _hf("dynamic", _config(d, base, "dynamic", orig, factor=s), seq_len=seq_len)
+    torch.testing.assert_close(_theta(d, new_base), theirs, rtol=RTOL, atol=0)
+
+
+@pytest.mark.parametrize("d, base, orig, s", CASES)
+@pytest.mark.parametrize("betas", [(32.0, 1.0), (16.0, 2.0)])
+def test_yarn_matches_hf(solution, d, base, orig, s, betas):
+    inv_freq, factor = solution(NAME).yarn_inv_freq(d, base, s, orig, *betas)
+    config = _config(d, base, "yarn", int(orig * s), factor=s, original_max_position_embeddings=orig,
+                     beta_fast=betas[0], beta_slow=betas[1])
+    theirs, their_factor = _hf("yarn", config)
+    torch.testing.assert_close(inv_freq.double(), theirs, rtol=RTOL, atol=0)
+    assert factor == pytest.approx(their_factor, rel=1e-12)
+
+
+def test_yarn_worked_case(solution):
+    """head_dim 128, base 1e4, L_orig 4096, s 16: pairs 0-20 kept, 46-63 divided, factor ~ 1.2773."""
+    inv_freq, factor = solution(NAME).yarn_inv_freq(128, 1e4, 16.0, 4096)
+    theta = _theta(128, 1e4)
+    ratio = theta / inv_freq.double()
+    assert torch.allclose(ratio[:21], torch.ones(21, dtype=torch.float64), rtol=RTOL)
+    assert torch.allclose(ratio[46:], torch.full((18,), 16.0, dtype=torch.float64), rtol=RTOL)
+    assert not torch.isclose(ratio[21], torch.tensor(1.0, dtype=torch.float64), rtol=1e-3)
+    assert not torch.isclose(ratio[45], torch.tensor(16.0, dtype=torch.float64), rtol=1e-3)
+    assert factor == pytest.approx(0.1 * math.log(16) + 1) and round(factor, 4) == 1.2773
+
+
+@pytest.mark.parametrize("d, base, orig, s", CASES)
+@pytest.mark.parametrize("factors", [(1.0, 4.0), (2.0, 8.0)])
+def test_llama3_matches_hf(solution, d, base, orig, s, factors):
+    ours = solution(NAME).llama3_inv_freq(d, base, s, orig, *factors).double()
+    config = _config(d, base, "llama3", int(orig * s), factor=s, original_max_position_embeddings=orig,
+                     low_freq_factor=factors[0], high_freq_factor=factors[1])
+    theirs, _ = _hf("llama3", config)
+    torch.testing.assert_close(ours, theirs, rtol=RTOL, atol=0)
