@@ -7,7 +7,7 @@ For each solution notebook, in order:
 2. replace each ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region by a stub that raises
    ``NotImplementedError`` at the region's indentation (signature and docstring stay);
 3. clear the outputs of every code cell from the first exercise cell on (they depend on the
-   learner's code), keeping those of the cells before it;
+   learner's code), keeping those of the cells before it, and drop execution timestamps;
 4. record the suite that grades it in the notebook's metadata, so a renamed submission is
    still graded by the right hidden tests.
 
@@ -89,6 +89,7 @@ def release_notebook(notebook, where: str, suite: str):
             raise GraderError(f"{cell_where}: a solution region in a cell not tagged 'exercise'; "
                               "tag the cell or remove the region")
         cell.source = "\n".join(lines)
+        cell.metadata.pop("execution", None)  # nbclient's timestamps: they change at every run
         if first_exercise is not None and index >= first_exercise:
             cell.outputs = []
             cell.execution_count = None
