@@ -24,15 +24,30 @@ VENV = ROOT / ".venv"
 PYTHON = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
+def _target(extra: str) -> str:
+    return f".[{extra}]" if extra else "."
+
+
+def _stamp(extra: str) -> Path:
+    return VENV / f".installed{'-' + extra if extra else ''}"
+
+
+def _fingerprint(extra: str) -> str:
+    """Changes whenever pyproject.toml (the pins) or the installed extra changes."""
+    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + _target(extra).encode()).hexdigest()
+
+
+def is_current(extra: str) -> bool:
+    """Whether ``.venv`` already holds the current install with ``extra``."""
+    stamp = _stamp(extra)
+    return PYTHON.exists() and stamp.exists() and stamp.read_text() == _fingerprint(extra)
+
+
 def ensure_environment(extra: str = "") -> None:
     """Create ``.venv`` and install the project (with ``extra``) unless already up to date."""
-    target = f".[{extra}]" if extra else "."
-    fingerprint = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + target.encode()).hexdigest()
-    stamp = VENV / f".installed{'-' + extra if extra else ''}"
-    if PYTHON.exists() and stamp.exists() and stamp.read_text() == fingerprint:
-        return
-    if not extra and ensure_environment_is_current("test"):
+    if is_current(extra) or (not extra and is_current("test")):
         return  # the test install is a superset of the plain one
+    target = _target(extra)
     if not PYTHON.exists():
         print(f"course: creating the virtual environment {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
@@ -40,14 +55,7 @@ def ensure_environment(extra: str = "") -> None:
           flush=True)
     subprocess.run([str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                     "-e", target], cwd=ROOT, check=True)
-    stamp.write_text(fingerprint)
-
-
-def ensure_environment_is_current(extra: str) -> bool:
-    """Whether ``.venv`` already holds the current install with ``extra``."""
-    stamp = VENV / f".installed-{extra}"
-    fingerprint = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + f".[{extra}]".encode())
-    return PYTHON.exists() and stamp.exists() and stamp.read_text() == fingerprint.hexdigest()
+    _stamp(extra).write_text(_fingerprint(extra))
 
 
 def run(args: list[str]) -> int:

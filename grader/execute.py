@@ -94,11 +94,11 @@ def execute(notebook: Path, *, cell_timeout: float = 120.0, timeout: float = 900
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GRADER_"))}
         env.update({"PYTHONPATH": str(GRADER_ROOT), "MPLBACKEND": "Agg",
                     "PYTHONDONTWRITEBYTECODE": "1"})
+        process = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   start_new_session=True,
+                                   preexec_fn=lambda: apply_limits(limits, cpu=False))
         try:
-            process = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
-                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                       start_new_session=True,
-                                       preexec_fn=lambda: apply_limits(limits, cpu=False))
             output, _ = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, 9)
