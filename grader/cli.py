@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -32,7 +33,27 @@ def _parser() -> argparse.ArgumentParser:
                        help="grade only this exercise (repeatable)")
     check.add_argument("--cell-timeout", type=float, default=120.0, metavar="SECONDS",
                        help="time limit for one notebook cell (default: 120)")
+    check.add_argument("--execution-budget", type=float, metavar="SECONDS",
+                       help="time limit for executing a whole notebook (default: three times "
+                            "what the solution takes, plus start-up)")
+    check.add_argument("--run-as", metavar="USER",
+                       help="run the learner's code as this unprivileged user (the grader must "
+                            "run as root; the user must be able to read the grader and Python)")
     return parser
+
+
+def _limits(run_as: str | None):
+    from grader import supervise
+    from grader.sandbox import Limits
+
+    if run_as is not None:
+        try:
+            supervise.account(run_as)
+        except LookupError as exc:
+            raise GraderError(str(exc)) from None
+        if os.geteuid() != 0:
+            raise GraderError(f"--run-as {run_as} needs the grader to run as root")
+    return Limits(run_as=run_as)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,12 +66,14 @@ def main(argv: list[str] | None = None) -> int:
             written = release.main(source=args.source, dest=args.dest)
             print(f"released {len(written)} notebook(s) into {args.dest}")
         else:
-            from grader import grade
+            from grader import grade, supervise
 
+            supervise.become_subreaper()  # this process starts nothing but the learner's code
             grade.main(paths=args.paths or [ROOT / "notebooks"], json_path=args.json,
                        junit_path=args.junit, skip_execution=args.skip_execution,
                        exercises=set(args.exercise) if args.exercise else None,
-                       cell_timeout=args.cell_timeout)
+                       cell_timeout=args.cell_timeout, execution_budget=args.execution_budget,
+                       limits=_limits(args.run_as))
     except GraderError as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2

@@ -9,6 +9,7 @@ torch: nothing the learner's code does to its own process can change a verdict.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -238,6 +239,11 @@ def suite_path(suite: str) -> Path:
 def known_suites() -> list[str]:
     """Every suite that has a hidden-test module."""
     return sorted(p.stem.removeprefix("test_") for p in SUITES_DIR.glob("test_*.py"))
+
+
+def suite_exercises(suite: str) -> set[str]:
+    """The exercise names a suite's tests are marked with (read from its source, not imported)."""
+    return set(re.findall(r"mark\.exercise\(\s*[\"']([^\"']+)[\"']", suite_path(suite).read_text()))
 
 
 def _exercise_marker(item: pytest.Item):
