@@ -106,21 +106,32 @@ def _kill_all(pids: set[int]) -> None:
             pass
 
 
-def kill_tree(pid: int, *, include_root: bool = True, rounds: int = 200) -> None:
+KILL_SECONDS = 20.0
+"""How long a kill waits for killed processes to be gone (a large process takes a while to exit)."""
+
+
+def _pause(round_: int) -> None:
+    time.sleep(min(0.002 * (round_ + 1), 0.05))
+
+
+def kill_tree(pid: int, *, include_root: bool = True, seconds: float = KILL_SECONDS) -> None:
     """SIGKILL ``pid`` and every process below it, until none is left (a fork bomb included).
 
     Processes are found by their parent links, so a descendant that left the process group or
     the session is found too, as long as it has not been re-parented outside the tree.
     """
-    for _ in range(rounds):
-        targets = descendants(pid)
+    deadline = time.monotonic() + seconds
+    round_ = 0
+    while time.monotonic() < deadline:
+        targets = {p for p in descendants(pid) if _alive(p)}
         if include_root and _alive(pid):
             targets.add(pid)
         if not targets:
             return
         _kill_all(targets)
         _reap_zombies()
-        time.sleep(0.005)
+        _pause(round_)
+        round_ += 1
 
 
 def _alive(pid: int) -> bool:
@@ -132,7 +143,7 @@ def _alive(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2:][:1] != b"Z"
 
 
-def kill_strays(keep: set[int] = frozenset(), *, rounds: int = 200) -> int:
+def kill_strays(keep: set[int] = frozenset(), *, seconds: float = KILL_SECONDS) -> int:
     """Kill every descendant of this process outside the trees rooted at ``keep``.
 
     Does nothing unless this process is a subreaper (:func:`become_subreaper`), because only then
@@ -140,8 +151,9 @@ def kill_strays(keep: set[int] = frozenset(), *, rounds: int = 200) -> int:
     """
     if not _state["subreaper"]:
         return 0
-    killed = 0
-    for _ in range(rounds):
+    killed, round_ = 0, 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
         parents = _parents()
         kept = set(keep)
         for root in keep:
@@ -152,7 +164,8 @@ def kill_strays(keep: set[int] = frozenset(), *, rounds: int = 200) -> int:
         killed += len(targets)
         _kill_all(targets)
         _reap_zombies()
-        time.sleep(0.005)
+        _pause(round_)
+        round_ += 1
     _reap_zombies()
     return killed
 
@@ -178,7 +191,8 @@ class ProcessLimit:
         """Remove the control group once its processes are gone."""
         if self.cgroup is None:
             return
-        for _ in range(100):
+        deadline = time.monotonic() + KILL_SECONDS
+        while time.monotonic() < deadline:
             try:
                 pids = [int(p) for p in (self.cgroup / "cgroup.procs").read_text().split()]
             except OSError:
