@@ -140,8 +140,17 @@ class Confinement:
         self._nproc = _tasks_of(uid) + limits.processes if uid != 0 else None
 
     def preexec(self, *, cpu: bool = True) -> None:
-        """Confine the calling process (a child, before exec)."""
+        """Confine the calling process (a child, before exec).
+
+        It also becomes the out-of-memory killer's first choice, so that on a box with little
+        memory (a hosted autograder) the learner's process dies rather than the grader.
+        """
         apply_limits(self.limits, cpu=cpu)
+        try:
+            with open("/proc/self/oom_score_adj", "w") as handle:
+                handle.write("1000")
+        except OSError:
+            pass
         self.process_limit.enter()
         if self.user is not None:
             supervise.drop_privileges(self.user)

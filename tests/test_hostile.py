@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 import json
+import os
+import pwd
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -291,3 +296,66 @@ def test_reports_are_written_atomically(tmp_path):
     write_json(target, {"score": 2})
     assert json.loads(target.read_text()) == {"score": 2}
     assert [p.name for p in target.parent.iterdir()] == ["results.json"]
+
+
+def _readable_as(user: str) -> str:
+    """Why ``user`` cannot run this Python and read the grader ('' when it can)."""
+    from grader import supervise
+
+    account = supervise.account(user)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        answer = "the test could not become that user"
+        try:
+            supervise.drop_privileges(account)
+            answer = ", ".join(p for p in (os.path.realpath(sys.executable),
+                                           str(ROOT / "grader" / "_child.py"))
+                               if not os.access(p, os.R_OK))
+        finally:
+            os.write(write, (answer or "ok").encode())
+            os._exit(0)
+    os.close(write)
+    answer = os.read(read, 4096).decode()
+    os.close(read)
+    os.waitpid(pid, 0)
+    return "" if answer == "ok" else answer
+
+
+def test_run_as_rejects_an_unknown_user_in_one_line(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "grader", "check", str(SOLUTIONS / f"{SUITE}.ipynb"),
+                           "--skip-execution", "--run-as", "no-such-user-here"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "no user named 'no-such-user-here'" in done.stderr
+
+
+def test_learner_code_runs_as_the_unprivileged_user(tmp_path):
+    """With --run-as, the learner's code runs as that user and cannot write the report's folder."""
+    if os.geteuid() != 0:
+        pytest.skip("--run-as needs the grader to run as root")
+    problems = _readable_as("nobody")
+    if problems:
+        pytest.skip(f"user 'nobody' cannot read {problems} on this machine")
+    probe = Path(tempfile.mkdtemp(prefix="grader-probe-"))  # pytest's own tmp_path is 0700
+    probe.chmod(0o777)
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    source = ("import os\n"
+              "def permutation_matrix(perm):\n"
+              f"    open({str(probe / 'uid')!r}, 'w').write(str(os.getuid()))\n"
+              "    try:\n"
+              f"        open({str(reports / 'forged.json')!r}, 'w').write('{{}}')\n"
+              "    except OSError:\n"
+              "        pass\n"
+              "    return torch.eye(len(perm))[torch.as_tensor(perm)]\n")
+    (tmp_path / "nb").mkdir()
+    path = variant(tmp_path / "nb", SUITE, replace={"permutation_matrix": source})
+    done = _grade_cli(path, reports / "results.json", "--skip-execution", "--run-as", "nobody",
+                      "--exercise", "permutation_matrix")
+    assert done.returncode == 0, done.stderr
+    assert (probe / "uid").read_text() == str(pwd.getpwnam("nobody").pw_uid)
+    assert not (reports / "forged.json").exists()
+    assert json.loads((reports / "results.json").read_text())["score"] > 0
+    shutil.rmtree(probe)
