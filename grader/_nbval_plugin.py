@@ -14,8 +14,13 @@ import time
 from pathlib import Path
 
 import pytest
-from nbval import kernel as nbval_kernel
-from nbval.plugin import IPyNbCell, NbCellError
+
+from grader._imports import skip_slow_optional_imports
+
+skip_slow_optional_imports()
+
+from nbval import kernel as nbval_kernel  # noqa: E402 - after the line above
+from nbval.plugin import IPyNbCell, NbCellError  # noqa: E402
 
 _replies: dict[str, dict] = {}
 _clock = {"start": time.monotonic()}
