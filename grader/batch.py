@@ -37,12 +37,11 @@ from pathlib import Path
 import grader
 from grader import report as reporters
 from grader.errors import GraderError
+from grader.feedback import NOT_SUBMITTED
 from grader.results import (MISSING, PASSED, TIMED_OUT, CellFailure, ExecutionResult,
                             NotebookReport, TestResult)
 
 GRADER_ROOT = Path(__file__).resolve().parent.parent
-NOT_SUBMITTED = "not submitted"
-"""Status of every test of a notebook that the learner did not hand in."""
 OK = "ok"
 LAYOUTS = ("SUBMISSIONS/STUDENT/*.ipynb (any depth), nbgrader's "
            "SUBMISSIONS/submitted/STUDENT/ASSIGNMENT/*.ipynb, or a flat folder of "
@@ -573,6 +572,8 @@ def summary_plot(data: dict, path: Path) -> None:
     left.set_yticks(rows, names, fontsize=8)
     left.invert_yaxis()
     right.barh(rows, shares, color="tab:green")
+    for row, share in zip(rows, shares):
+        right.text(min(share, 0.8) + 0.02, row, f"{share:.0%}", va="center", fontsize=8)
     right.set_xlim(0, 1)
     right.set_xlabel("share of learners with full marks")
     learners = data[names[0]]["learners"] if names else 0

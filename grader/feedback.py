@@ -18,6 +18,8 @@ TEXT_LIMIT = 2000
 """Characters kept of any one learner-influenced text (a test's feedback, a cell's error)."""
 PAGE_LIMIT = 1_000_000
 """Upper bound on the page's size in bytes."""
+NOT_SUBMITTED = "not submitted"
+"""Status of the tests of a notebook that the learner did not hand in."""
 _TEXT_BUDGET = 500_000
 """Escaped characters of learner-influenced text on one page; later texts become a note."""
 
@@ -37,6 +39,7 @@ tr.exercise td { background: #fafbfc; font-weight: 600; border-top: 1px solid #c
 td.test { padding-left: 24px; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px;
          font-weight: 600; white-space: nowrap; }
+.badge.long { white-space: normal; border-radius: 6px; }
 .ok { background: #dcf3e2; color: #14642c; }
 .bad { background: #fbe0e0; color: #8c1d1d; }
 .off { background: #eceef2; color: #4d5563; }
@@ -69,7 +72,8 @@ def _points(value: float) -> str:
 def _badge(status: str, label: str | None = None) -> str:
     """A coloured status label; ``label`` is already-escaped HTML (default: the status)."""
     kind = "ok" if status in (PASSED, "ok") else "off" if status.startswith("not submitted") else "bad"
-    return f'<span class="badge {kind}">{escape(status) if label is None else label}</span>'
+    label = escape(status) if label is None else label
+    return f'<span class="badge {kind}{" long" if len(label) > 60 else ""}">{label}</span>'
 
 
 def _execution(report: NotebookReport, text: _Budget) -> str:
@@ -87,10 +91,12 @@ def _execution(report: NotebookReport, text: _Budget) -> str:
     return line
 
 
-def _test_row(test: TestResult, text: _Budget) -> str:
+def _test_row(test: TestResult, text: _Budget, said: str | None) -> str:
     kind = "public check" if test.public else "hidden test"
     description = escape(test.description) if test.description else f"a {kind}"
-    detail = f"<pre>{text(test.output)}</pre>" if test.status != PASSED and test.output else ""
+    detail = ""
+    if test.status != PASSED and test.output and test.output != said:
+        detail = f"<pre>{text(test.output)}</pre>"
     return (f'<tr><td class="test">{description} <span class="meta">({kind})</span>{detail}</td>'
             f'<td class="points">{_points(test.score)}/{_points(test.max_score)}</td>'
             f"<td>{_badge(test.status)}</td></tr>")
@@ -104,6 +110,8 @@ def _notebook(report: NotebookReport, text: _Budget) -> str:
         parts.append(f'<p class="file">{text(report.path, 300)}</p>')
     if report.error:
         parts.append(f'<p class="status-line">{_badge(report.error, text(report.error, 300))}</p>')
+    if report.tests and all(t.status == NOT_SUBMITTED for t in report.tests):
+        return "\n".join(parts)  # nothing more to say about a notebook that was not handed in
     parts.append(_execution(report, text))
     for problem in report.load_errors[:5]:
         parts.append(f"<pre>a cell failed to load: {text(problem)}</pre>")
@@ -116,9 +124,26 @@ def _notebook(report: NotebookReport, text: _Budget) -> str:
             parts.append(f'<tr class="exercise"><td>{escape(exercise)}</td>'
                          f'<td class="points">{_points(score)}/{_points(maximum)}</td>'
                          f"<td>{_badge(status)}</td></tr>")
-            parts += [_test_row(test, text) for test in tests]
+            parts += [_test_row(test, text, report.error) for test in tests]
         parts.append("</table>")
     return "\n".join(p for p in parts if p)
+
+
+def _overview(reports: list[NotebookReport]) -> str:
+    rows = ['<table><tr><th>notebook</th><th>points</th><th>status</th></tr>']
+    for report in reports:
+        suite = escape(report.suite or Path(report.path).stem)
+        if report.tests and all(t.status == NOT_SUBMITTED for t in report.tests):
+            status = NOT_SUBMITTED
+        elif report.error:
+            status = "could not be graded"
+        else:
+            failing = sum(t.status != PASSED for t in report.tests)
+            status = PASSED if not failing else f"{failing} of {len(report.tests)} tests failed"
+        rows.append(f'<tr><td><a href="#{suite}">{suite}</a></td>'
+                    f'<td class="points">{_points(report.score)}/{_points(report.max_score)}</td>'
+                    f"<td>{_badge(status)}</td></tr>")
+    return "\n".join(rows) + "</table>"
 
 
 def render(reports: list[NotebookReport], *, title: str = "Feedback", student_id: str | None = None,
@@ -137,7 +162,7 @@ def render(reports: list[NotebookReport], *, title: str = "Feedback", student_id
         head.append(f'<p class="status-line">Grading: {_badge(grading_status, text(grading_status, 600))}</p>')
     for note in notes:
         head.append(f'<p class="meta">Note: {text(note, 600)}</p>')
-    body = head + [_notebook(report, text) for report in reports]
+    body = head + [_overview(reports)] + [_notebook(report, text) for report in reports]
     page = ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<title>{escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
             + "\n".join(body) + "\n</body>\n</html>\n")
