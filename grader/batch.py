@@ -188,7 +188,7 @@ def _collect_points() -> dict[str, list[dict]]:
                            plugins=[collector])
         if code != 0 or not collector.tests:
             raise GraderError(f"the hidden tests of {suite} could not be collected (pytest exit "
-                              f"{int(code)}); run `python -m grader check` on a solution to see why")
+                              f"{int(code)}); run `python -m grader check` on a solution")
         points[suite] = collector.tests
     return points
 
@@ -562,7 +562,8 @@ def summary_plot(data: dict, path: Path) -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, height), sharey=True,
                                       gridspec_kw={"width_ratios": [3, 1]})
     rows = np.arange(len(names))
-    left.boxplot(fractions, positions=rows, vert=False, widths=0.6, showfliers=False)
+    left.boxplot(fractions, positions=rows, orientation="horizontal", widths=0.6,
+                 showfliers=False)
     jitter = np.random.default_rng(0)
     for row, values in zip(rows, fractions):
         left.scatter(values, row + jitter.uniform(-0.2, 0.2, len(values)), s=10, alpha=0.5,
@@ -589,8 +590,9 @@ def _up_to_date(out: Path, work: Plan) -> bool:
     return record is not None and record["fingerprint"] == work.fingerprint
 
 
-def main(*, submissions: Path, out: Path, jobs: int | None = None, students: list[str] | None = None,
-         force: bool = False, flat: bool = False, timeout_per_student: float = 1200.0,
+def main(*, submissions: Path, out: Path, jobs: int | None = None,
+         students: list[str] | None = None, force: bool = False, flat: bool = False,
+         timeout_per_student: float = 1200.0,
          options: Options | None = None, echo=print, progress: bool = True) -> list[dict]:
     """Entry point of ``python -m grader batch``: grade the class, write every file.
 

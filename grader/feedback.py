@@ -71,7 +71,7 @@ def _points(value: float) -> str:
 
 def _badge(status: str, label: str | None = None) -> str:
     """A coloured status label; ``label`` is already-escaped HTML (default: the status)."""
-    kind = "ok" if status in (PASSED, "ok") else "off" if status.startswith("not submitted") else "bad"
+    kind = "ok" if status in (PASSED, "ok") else "off" if status.startswith(NOT_SUBMITTED) else "bad"
     label = escape(status) if label is None else label
     return f'<span class="badge {kind}{" long" if len(label) > 60 else ""}">{label}</span>'
 
@@ -159,7 +159,8 @@ def render(reports: list[NotebookReport], *, title: str = "Feedback", student_id
     head.append(f'<p class="total"><strong>Total: {_points(total)}/{_points(maximum)} points'
                 f"</strong>{percent}</p>")
     if grading_status:
-        head.append(f'<p class="status-line">Grading: {_badge(grading_status, text(grading_status, 600))}</p>')
+        label = _badge(grading_status, text(grading_status, 600))
+        head.append(f'<p class="status-line">Grading: {label}</p>')
     for note in notes:
         head.append(f'<p class="meta">Note: {text(note, 600)}</p>')
     body = head + [_overview(reports)] + [_notebook(report, text) for report in reports]
