@@ -112,6 +112,20 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _sha256_or_reason(path: Path) -> str:
+    try:
+        return sha256(path)
+    except OSError as exc:
+        return f"unreadable: {exc.strerror}"
+
+
 def plan(student_id: str, folder: Path, files: list[Path], options: Options) -> Plan:
     """Match a learner's notebooks to suites (metadata, then file name), as ``check`` does."""
     from grader.judge import known_suites, suite_path
@@ -136,7 +150,7 @@ def plan(student_id: str, folder: Path, files: list[Path], options: Options) -> 
         candidates.setdefault(suite, []).append((path, problem))
     for suite, found in sorted(candidates.items()):
         readable = [c for c in found if c[1] is None] or found
-        path, problem = max(readable, key=lambda c: (c[0].stat().st_mtime, c[0].as_posix()))
+        path, problem = max(readable, key=lambda c: (_mtime(c[0]), c[0].as_posix()))
         if len(found) > 1:
             result.notes.append(f"{len(found)} notebooks for {suite}: graded the newest, "
                                 f"{path.relative_to(folder).as_posix()}")
@@ -148,7 +162,7 @@ def plan(student_id: str, folder: Path, files: list[Path], options: Options) -> 
     result.fingerprint = {
         "grader_version": grader.__version__,
         "options": dataclasses.asdict(options),
-        "notebooks": {p.relative_to(folder).as_posix(): sha256(p) for p in files},
+        "notebooks": {p.relative_to(folder).as_posix(): _sha256_or_reason(p) for p in files},
         "suites": {s: sha256(suite_path(s)) for s in sorted(candidates)},
     }
     return result
@@ -623,7 +637,10 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
                file=sys.stderr, dynamic_ncols=True)
 
     def run(work: Plan) -> dict:
-        outcome = grade_learner(work, options, timeout=timeout_per_student, stopping=stopping)
+        try:
+            outcome = grade_learner(work, options, timeout=timeout_per_student, stopping=stopping)
+        except OSError as exc:  # no process or scratch folder could be made for this learner
+            outcome = Outcome(reports={}, status=f"could not be graded: {exc}")
         return write_learner(out, work, outcome, points)
 
     try:
