@@ -87,15 +87,17 @@ def descendants(pid: int, parents: dict[int, int] | None = None) -> set[int]:
     return found
 
 
-def _reap_zombies() -> None:
-    """Collect exit statuses of this process's finished children that nobody waits for."""
-    while True:
+def _reap(pids: set[int]) -> None:
+    """Collect the exit status of those of ``pids`` that are finished children of this process.
+
+    Only strays are reaped here: a child that a :class:`subprocess.Popen` manages keeps its
+    status for ``Popen.wait``.
+    """
+    for pid in pids:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
-            return
-        if pid == 0:
-            return
+            pass
 
 
 def _kill_all(pids: set[int]) -> None:
@@ -129,7 +131,6 @@ def kill_tree(pid: int, *, include_root: bool = True, seconds: float = KILL_SECO
         if not targets:
             return
         _kill_all(targets)
-        _reap_zombies()
         _pause(round_)
         round_ += 1
 
@@ -151,7 +152,8 @@ def kill_strays(keep: set[int] = frozenset(), *, seconds: float = KILL_SECONDS) 
     """
     if not _state["subreaper"]:
         return 0
-    killed, round_ = 0, 0
+    killed: set[int] = set()
+    round_ = 0
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         parents = _parents()
@@ -161,13 +163,13 @@ def kill_strays(keep: set[int] = frozenset(), *, seconds: float = KILL_SECONDS) 
         targets = {p for p in descendants(os.getpid(), parents) if p not in kept and _alive(p)}
         if not targets:
             break
-        killed += len(targets)
+        killed |= targets
         _kill_all(targets)
-        _reap_zombies()
         _pause(round_)
+        _reap(killed)
         round_ += 1
-    _reap_zombies()
-    return killed
+    _reap(killed)
+    return len(killed)
 
 
 # -- the process-count bound ----------------------------------------------------------------------
@@ -200,7 +202,6 @@ class ProcessLimit:
             if not pids:
                 break
             _kill_all(set(pids))
-            _reap_zombies()
             time.sleep(0.01)
         try:
             self.cgroup.rmdir()
