@@ -161,7 +161,8 @@ def markdown(reports: list[NotebookReport]) -> str:
         lines += [f"### `{suite}`: {_points(report.score)}/{_points(report.max_score)}", ""]
         if report.error:
             lines += [f"Could not be graded: {_cell(report.error)}", ""]
-        lines += [_cell(_execution_line(report)).capitalize(), ""]
+        execution = _cell(_execution_line(report))
+        lines += [execution[:1].upper() + execution[1:], ""]
         for problem in report.load_errors:
             lines += [f"- cell failed to load: {_cell(problem)}"]
         if report.load_errors:

@@ -88,10 +88,9 @@ def workflow(*, notebooks: list[str] | None = None, per_exercise: bool = False,
         {"name": "Set up Python", "uses": "actions/setup-python@v5",
          "with": {"python-version": "3.11", "cache": "pip",
                   "cache-dependency-path": "pyproject.toml"}},
-        {"name": "Install the grader (CPU-only PyTorch)",
-         "run": f"python -m pip install --index-url {TORCH_INDEX} "
-                f"\"$(grep -o 'torch==[0-9.]*' pyproject.toml)\"\n"
-                "python -m pip install -e .\n"},
+        {"name": "Install the grader (CPU-only PyTorch)", "run": "python -m pip install -e .",
+         # pip takes torch==X from this index (X+cpu) instead of PyPI's CUDA build
+         "env": {"PIP_EXTRA_INDEX_URL": TORCH_INDEX}},
     ]
     reporter = {"name": "Autograding Reporter", "uses": REPORTER,
                 "env": {f"{i.upper()}_RESULTS": f"${{{{steps.{i}.outputs.result}}}}" for i in ids},
