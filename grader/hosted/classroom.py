@@ -10,6 +10,7 @@ commands with a reduced environment (PATH and HOME), so the commands use none.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -30,12 +31,13 @@ MAX_JOB_MINUTES = 360
 
 def points(suites: list[str]) -> dict[str, dict[str, float]]:
     """``{suite: {exercise: points}}``, read from the hidden suites (no notebook is run)."""
-    table = {}
-    for suite in suites:
-        report = grade_notebook(Path("absent") / f"{suite}.ipynb", skip_execution=True)
-        table[suite] = {name: sum(t.max_score for t in tests)
-                        for name, tests in report.exercises().items()}
-    return table
+    return {suite: _exercise_points(suite) for suite in suites}
+
+
+@lru_cache(maxsize=None)
+def _exercise_points(suite: str) -> dict[str, float]:
+    report = grade_notebook(Path("absent") / f"{suite}.ipynb", skip_execution=True)
+    return {name: sum(t.max_score for t in tests) for name, tests in report.exercises().items()}
 
 
 def _integer(value: float, what: str) -> int:
