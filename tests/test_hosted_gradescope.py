@@ -179,3 +179,15 @@ def test_results_are_written_when_grading_fails(autograder_zip, tmp_path):
     assert results["score"] == 0 and results["tests"] == []
     assert "could not grade this submission" in results["output"]
     assert "autograder.json" in results["output"]
+
+
+def test_cli_builds_the_zip_and_rejects_an_unknown_notebook(tmp_path, capsys):
+    from grader import cli
+
+    out = tmp_path / "autograder.zip"
+    assert cli.main(["gradescope", "--out", str(out), "--notebooks", "01_permutation_invariance",
+                     "--minutes", "30"]) == 0
+    config = json.loads(zipfile.ZipFile(out).read("autograder.json"))
+    assert config["suites"] == [SUITES[0]] and config["time_limit_minutes"] == 30
+    assert cli.main(["gradescope", "--out", str(tmp_path / "x.zip"), "--notebooks", "9"]) == 2
+    assert "--notebooks 9: no single notebook of the course matches" in capsys.readouterr().err
