@@ -185,7 +185,7 @@ def grade_in_child(notebooks: list[Path], *, app: Path, python: str, json_path: 
                    hidden_visibility: str, run_as: str | None, skip_execution: bool,
                    timeout: float) -> tuple[int, float, float]:
     """Run ``python -m grader check`` on ``notebooks``; returns its exit status and peak memory
-    (PSS, RSS; MiB) of its process tree."""
+    (PSS, RSS; MiB) of its process tree. Raises GraderError when it runs past ``timeout``."""
     command = [python, "-m", "grader", "check", *map(str, notebooks), "--json", str(json_path),
                "--hidden-visibility", hidden_visibility]
     if skip_execution:
@@ -204,8 +204,10 @@ def grade_in_child(notebooks: list[Path], *, app: Path, python: str, json_path: 
         for child in psutil.Process(process.pid).children(recursive=True) + [process]:
             child.kill()
         process.wait()
-        status = -9
-    sampler.stop()
+        raise GraderError(f"grading did not finish within {timeout / 60:.1f} minutes, the time "
+                          "left under the assignment's time limit") from None
+    finally:
+        sampler.stop()
     return status, sampler.peak_pss / (1 << 20), sampler.peak_rss / (1 << 20)
 
 
