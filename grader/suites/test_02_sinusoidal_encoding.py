@@ -285,14 +285,16 @@ def _shift_residual(table, k):
 def _shift_mistakes(table, k):
     x, y = _pairs(table, k)
     rolled_y = torch.roll(table.double(), -k, dims=0)
+    other_way = "the map fitted the other way (table[p] from table[p + k])"
+    if k < 0:
+        other_way += ", which for k < 0 is also what reading k as |k| gives"
     return {
-        "the map fitted the other way (table[p] from table[p + k])": (_residual(y, x) / x.norm()).item(),
+        other_way: (_residual(y, x) / x.norm()).item(),
         "rows wrapped around (torch.roll) instead of dropped at the ends":
             (_residual(table.double(), rolled_y) / rolled_y.norm()).item(),
         "absolute residual, not divided by |table[p + k]|": _residual(x, y).item(),
         "divided by |table[p]| instead of |table[p + k]|": (_residual(x, y) / x.norm()).item(),
         "squared relative residual (fraction of the energy unexplained)": ((_residual(x, y) / y.norm()) ** 2).item(),
-        "negative offset read as a positive one": _shift_residual(table, abs(k)),
     }
 
 

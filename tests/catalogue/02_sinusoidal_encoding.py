@@ -180,7 +180,7 @@ def linear_shift_residual(table, k):
     x, y = table[: len(table) - k].double(), table[k:].double()
     m = torch.linalg.lstsq(x, y, driver="gelsd").solution
     return ((y - x @ m).norm() / y.norm()).item()
-''', feedback="negative offset"),
+''', feedback="reading k as |k|"),
     # -- relative_attention_projections ----------------------------------------------------------
     WrongAnswer("relative_attention_projections", "attends ahead (sign of the offset)", _HEAD_HEAD + '''
     return (m.T / temperature).float(), eye.float()
