@@ -58,8 +58,8 @@ class Options:
 
     skip_execution: bool = False
     """Run the hidden tests only, not each notebook top to bottom."""
-    cell_timeout: float = 120.0
-    """Seconds one notebook cell may run."""
+    cell_timeout: float | None = None
+    """Seconds one notebook cell may run (None: the grader's default for each notebook)."""
     run_as: str | None = None
     """Run the learners' code as this unprivileged user (see ``check --run-as``)."""
 
@@ -277,8 +277,9 @@ def grade_learner(work: Plan, options: Options, *, timeout: float,
         return Outcome(reports={})
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch_name:
         scratch = Path(scratch_name)
-        command = [sys.executable, "-P", "-m", "grader.batch", "--worker", str(scratch / "out"),
-                   "--cell-timeout", f"{options.cell_timeout:g}"]
+        command = [sys.executable, "-P", "-m", "grader.batch", "--worker", str(scratch / "out")]
+        if options.cell_timeout is not None:
+            command += ["--cell-timeout", f"{options.cell_timeout:g}"]
         command += ["--skip-execution"] if options.skip_execution else []
         command += ["--run-as", options.run_as] if options.run_as else []
         for suite, path in work.notebooks.items():
@@ -326,7 +327,7 @@ def _worker(argv: list[str]) -> int:
     parser.add_argument("--worker", type=Path, required=True, metavar="OUT")
     parser.add_argument("--points", action="store_true")
     parser.add_argument("--skip-execution", action="store_true")
-    parser.add_argument("--cell-timeout", type=float, default=120.0)
+    parser.add_argument("--cell-timeout", type=float, default=None)
     parser.add_argument("--run-as", default=None)
     parser.add_argument("--notebook", nargs=3, action="append", default=[],
                         metavar=("SUITE", "NAME", "PATH"))

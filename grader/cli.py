@@ -34,11 +34,12 @@ def _parser() -> argparse.ArgumentParser:
                        help="run the hidden tests only, not the notebook top to bottom")
     check.add_argument("--exercise", action="append", metavar="NAME",
                        help="grade only this exercise (repeatable)")
-    check.add_argument("--cell-timeout", type=float, default=120.0, metavar="SECONDS",
-                       help="time limit for one notebook cell (default: 120)")
+    check.add_argument("--cell-timeout", type=float, metavar="SECONDS",
+                       help="time limit for one notebook cell (default: a third of the "
+                            "execution budget, between 30 and 120)")
     check.add_argument("--execution-budget", type=float, metavar="SECONDS",
-                       help="time limit for executing a whole notebook (default: three times "
-                            "what the solution takes, plus start-up)")
+                       help="time limit for executing a whole notebook (default: four times "
+                            "what the solution takes, plus 30)")
     check.add_argument("--run-as", metavar="USER",
                        help="run the learner's code as this unprivileged user (the grader must "
                             "run as root; the user must be able to read the grader and Python)")
@@ -68,8 +69,8 @@ def _add_batch(commands) -> None:
                        help="wall-clock limit for grading one learner (default: 1200)")
     batch.add_argument("--skip-execution", action="store_true",
                        help="run the hidden tests only, not the notebooks top to bottom")
-    batch.add_argument("--cell-timeout", type=float, default=120.0, metavar="SECONDS",
-                       help="time limit for one notebook cell (default: 120)")
+    batch.add_argument("--cell-timeout", type=float, metavar="SECONDS",
+                       help="time limit for one notebook cell (default: as for check)")
     batch.add_argument("--run-as", metavar="USER",
                        help="run the learners' code as this unprivileged user (grader as root)")
 

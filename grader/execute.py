@@ -41,8 +41,15 @@ The default budget for a learner's notebook is a few times this (:func:`default_
 
 
 def default_budget(suite: str | None) -> float:
-    """Seconds a learner's notebook may take in all: 3x the solution's time plus kernel start-up."""
-    return 3 * REFERENCE_SECONDS.get(suite or "", 100) + 20
+    """Seconds a learner's notebook may take in all: 4x the solution's time plus start-up."""
+    return 4 * REFERENCE_SECONDS.get(suite or "", 100) + 30
+
+
+def default_cell_timeout(budget: float) -> float:
+    """Seconds one cell may take by default: a third of the budget, between 30 s and 120 s.
+
+    A cell that never returns then costs a fraction of the budget, not all of it."""
+    return min(120.0, max(30.0, budget / 3))
 
 
 def _scratch_copy(notebook: Path, scratch: Path) -> Path:

@@ -7,7 +7,7 @@ from pathlib import Path
 from grader import report as reporters
 from grader import supervise
 from grader.errors import GraderError
-from grader.execute import default_budget, execute
+from grader.execute import default_budget, default_cell_timeout, execute
 from grader.judge import known_suites, run_suite, suite_exercises
 from grader.notebook import EXERCISE_TAG, code_cells, read_notebook, sandbox_cells, suite_name
 from grader.notebook import tags, top_level_names
@@ -119,13 +119,14 @@ class _Connections:
 
 
 def grade_notebook(path: Path, *, skip_execution: bool = False,
-                   exercises: set[str] | None = None, cell_timeout: float = 120.0,
+                   exercises: set[str] | None = None, cell_timeout: float | None = None,
                    execution_budget: float | None = None,
                    limits: Limits | None = None) -> NotebookReport:
     """Grade one notebook; a problem with the notebook ends up in the report, never raised.
 
     ``execution_budget`` bounds the notebook's whole execution in seconds (default: a few times
-    what the solution takes, :func:`grader.execute.default_budget`).
+    what the solution takes, :func:`grader.execute.default_budget`), ``cell_timeout`` one cell
+    (default: :func:`grader.execute.default_cell_timeout` of the budget).
     """
     limits = limits or Limits()
     start = time.monotonic()
@@ -143,7 +144,8 @@ def grade_notebook(path: Path, *, skip_execution: bool = False,
         return report
     if notebook is not None and not skip_execution:
         budget = execution_budget or default_budget(report.suite)
-        report.execution = execute(path, cell_timeout=min(cell_timeout, budget), budget=budget,
+        cell = cell_timeout if cell_timeout is not None else default_cell_timeout(budget)
+        report.execution = execute(path, cell_timeout=min(cell, budget), budget=budget,
                                    limits=limits)
     connections = _Connections(notebook, limits, suite_exercises(report.suite))
     try:
@@ -157,7 +159,7 @@ def grade_notebook(path: Path, *, skip_execution: bool = False,
 
 def main(*, paths: list[Path], json_path: Path | None = None, junit_path: Path | None = None,
          skip_execution: bool = False, exercises: set[str] | None = None,
-         cell_timeout: float = 120.0, execution_budget: float | None = None,
+         cell_timeout: float | None = None, execution_budget: float | None = None,
          limits: Limits | None = None, echo=print) -> list[NotebookReport]:
     """Entry point of ``python -m grader check``: grade, print the table, write the reports.
 

@@ -42,17 +42,18 @@ from grader import supervise  # noqa: E402
 from grader.notebook import EXERCISE_TAG, read_notebook, sandbox_cells, tags, top_level_names  # noqa: E402
 
 MIB = 1 << 20
+EXERCISE = "max_equivariance_error"  # notebook 01's experiments call it in several cells
 HOSTILE = {
-    "never returns": "def permutation_matrix(perm):\n    while True:\n        pass\n",
+    "never returns": "def max_equivariance_error(fn, x, perm):\n    while True:\n        pass\n",
     "ignores SIGTERM": ("import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
                         "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-                        "def permutation_matrix(perm):\n    while True:\n        pass\n"),
-    "allocates until the limit": ("def permutation_matrix(perm):\n    hoard = []\n"
+                        "def max_equivariance_error(fn, x, perm):\n    while True:\n        pass\n"),
+    "allocates until the limit": ("def max_equivariance_error(fn, x, perm):\n    hoard = []\n"
                                   "    while True:\n"
                                   "        hoard.append(torch.ones(1 << 26))\n"),
-    "prints without end": ("def permutation_matrix(perm):\n    while True:\n"
+    "prints without end": ("def max_equivariance_error(fn, x, perm):\n    while True:\n"
                            "        print('spam ' * 200)\n"),
-    "os._exit": "import os\ndef permutation_matrix(perm):\n    os._exit(0)\n",
+    "os._exit": "import os\ndef max_equivariance_error(fn, x, perm):\n    os._exit(0)\n",
 }
 
 
@@ -220,9 +221,9 @@ def hostile() -> None:
     print(f"{'solution':28} {solution['seconds']:7.1f}s {1:10.2f} {solution['pss_mib']:13.0f}")
     for case, source in HOSTILE.items():
         with tempfile.TemporaryDirectory() as folder:
-            result = grade(with_exercise(suite, "permutation_matrix", source, Path(folder)))
+            result = grade(with_exercise(suite, EXERCISE, source, Path(folder)))
         others = all(reference.get(t["name"]) == t["score"] for t in result["tests"]
-                     if "/ permutation_matrix /" not in t["name"] and t["name"] in reference)
+                     if f"/ {EXERCISE} /" not in t["name"] and t["name"] in reference)
         print(f"{case:28} {result['seconds']:7.1f}s {result['seconds'] / solution['seconds']:10.2f} "
               f"{result['pss_mib']:13.0f} {str(others):>17}")
     print(load())

@@ -274,17 +274,17 @@ def test_fork_bomb_is_bounded_and_cleaned_up(tmp_path):
 
 def test_execution_stops_at_the_first_cell_that_times_out(tmp_path):
     """A never-returning exercise stops execution at its first use; later cells are not run."""
-    source = "def permutation_matrix(perm):\n    while True:\n        pass\n"
-    report = grade_notebook(variant(tmp_path, SUITE, replace={"permutation_matrix": source}),
-                            exercises={"permutation_matrix", "self_attention"},
+    source = ("def max_equivariance_error(fn, x, perm):\n    while True:\n        pass\n")
+    report = grade_notebook(variant(tmp_path, SUITE, replace={"max_equivariance_error": source}),
+                            exercises={"max_equivariance_error", "permutation_matrix"},
                             cell_timeout=5, limits=FAST)
     execution = report.execution
     assert execution is not None and execution.not_run > 0
     assert "stopped early" in execution.error and "did not finish within 5 s" in execution.error
     assert len(execution.failures) == 1
-    assert _statuses(report, "permutation_matrix") == {TIMED_OUT}
+    assert _statuses(report, "max_equivariance_error") == {TIMED_OUT}
     assert sum(t.output.startswith("not run") for t in report.tests) >= 1
-    assert _full_marks(report, "self_attention")
+    assert _full_marks(report, "permutation_matrix")
 
 
 def test_reports_are_written_atomically(tmp_path):
