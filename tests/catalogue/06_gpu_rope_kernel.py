@@ -46,9 +46,11 @@ WRONG_ANSWERS = [
         _ROWS, ("(x1 * cos - x2 * sin).to(", "(x1 * cos + x2 * sin).to("),
         ("(x2 * cos + x1 * sin).to(", "(x2 * cos - x1 * sin).to(")), feedback="wrong angle sign"),
     WrongAnswer(_ROWS, "unmasked tail: tokens past seq_len are read and written", _mutant(_ROWS, (
-        "mask = (t[:, None] < seq_len) & (j[None, :] < half_dim)", "mask = (j[None, :] < half_dim) & (t[:, None] >= 0)"))),
+        "mask = (t[:, None] < seq_len) & (j[None, :] < half_dim)",
+        "mask = (j[None, :] < half_dim) & (t[:, None] >= 0)"))),
     WrongAnswer(_ROWS, "pair mask missing: BLOCK_D2 lanes past D/2 touch the next channels", _mutant(_ROWS, (
-        "mask = (t[:, None] < seq_len) & (j[None, :] < half_dim)", "mask = (t[:, None] < seq_len) & (j[None, :] >= 0)"))),
+        "mask = (t[:, None] < seq_len) & (j[None, :] < half_dim)",
+        "mask = (t[:, None] < seq_len) & (j[None, :] >= 0)"))),
     WrongAnswer(_ROWS, "interleaved pairs (2j, 2j+1) instead of half-split", _mutant(
         _ROWS, ("x1 = tl.load(x_row + j[None, :],", "x1 = tl.load(x_row + 2 * j[None, :],"),
         ("x2 = tl.load(x_row + half_dim + j[None, :],", "x2 = tl.load(x_row + 2 * j[None, :] + 1,"),
@@ -103,7 +105,8 @@ WRONG_ANSWERS = [
         "pos = tl.load(pos_ptr + b * stride_pb + t * stride_pt, mask=t_mask, other=0)",
         "pos = tl.load(pos_ptr + t * stride_pt, mask=t_mask, other=0)"))),
     WrongAnswer(_FWD, "rotary_dim ignored in the pairing: (j, j + D/2) instead of (j, j + rotary_dim/2)", _mutant(
-        _FWD, ("x2 = tl.load(x_rows + (j + half_rot) * stride_xd,", "x2 = tl.load(x_rows + (j + head_dim // 2) * stride_xd,"),
+        _FWD, ("x2 = tl.load(x_rows + (j + half_rot) * stride_xd,",
+               "x2 = tl.load(x_rows + (j + head_dim // 2) * stride_xd,"),
         ("tl.store(out_rows + (j + half_rot) * stride_od,", "tl.store(out_rows + (j + head_dim // 2) * stride_od,"))),
     WrongAnswer(_FWD, "pass-through channels zeroed instead of copied", _mutant(
         _FWD, ("COPY_PASS=(not inplace) and rotary_dim < head_dim", "COPY_PASS=False"),
@@ -114,7 +117,8 @@ WRONG_ANSWERS = [
                 _mutant(_FWD, ("mask = rows & (d < 2 * half_rot)", "mask = rows & (d < head_dim)"))),
     WrongAnswer(_FWD, "in place by default", _mutant(_FWD, ("    if inplace:\n", "    if True:\n")),
                 feedback="in place"),
-    WrongAnswer(_FWD, "inplace=True ignored (always a new tensor)", _mutant(_FWD, ("    if inplace:\n", "    if False:\n"))),
+    WrongAnswer(_FWD, "inplace=True ignored (always a new tensor)", _mutant(
+        _FWD, ("    if inplace:\n", "    if False:\n"))),
     WrongAnswer(_FWD, "positions outside the tables not rejected", _mutant(_FWD, (
         "if pos.numel() and (pos.min().item() < 0 or pos.max().item() >= n_positions):",
         "if False:"))),
