@@ -124,7 +124,7 @@ def gradescope(reports: list[NotebookReport], execution_time: float, *,
                           "visibility": "visible"})
         order = {name: index for index, name in enumerate(report.exercises(), start=1)}
         for test in report.tests:
-            output = test.description
+            output = f"{test.description}\n{test.output}".strip()
             if test.status != PASSED:
                 output = f"{test.description}\n{test.status}: {test.output}".strip()
             tests.append({

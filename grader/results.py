@@ -28,7 +28,8 @@ class TestResult:
     status: str
     """One of the status constants of this module."""
     output: str = ""
-    """Feedback for the learner: why it failed, bounded in size. Empty when passed."""
+    """Feedback for the learner: why it failed, bounded in size. When passed, empty or what the
+    test reports (an informational test's figures, or why it was skipped)."""
     public: bool = False
     """Whether the learner can run this check inline with ``check(exercise)``."""
 
