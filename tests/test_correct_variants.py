@@ -6,26 +6,18 @@ graded here and must lose no point.
 """
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 from grader.grade import grade_notebook
 from grader.results import PASSED
+from tests.catalogue import modules
 from tests.conftest import solution_notebooks, variant
 
 
 def _variants():
-    entries = []
-    for notebook in solution_notebooks():
-        try:
-            module = importlib.import_module(f"tests.catalogue.{notebook.stem}")
-        except ModuleNotFoundError:
-            continue
-        for exercise, description, source in getattr(module, "CORRECT_VARIANTS", []):
-            entries.append(pytest.param(notebook.stem, exercise, source,
-                                        id=f"{notebook.stem}:{exercise}:{description}"))
-    return entries
+    return [pytest.param(name, exercise, source, id=f"{name}:{exercise}:{description}")
+            for name, module in modules(solution_notebooks())
+            for exercise, description, source in getattr(module, "CORRECT_VARIANTS", [])]
 
 
 @pytest.mark.slow
