@@ -633,10 +633,13 @@ def test_diagonal_spread_finds_one_bad_diagonal(student):
 @pytest.mark.exercise("diagonal_spread", points=2)
 def test_diagonal_spread_non_square(student):
     """Grids of 3 x 7 and 7 x 3 (queries x keys): every diagonal counts, including those only wide grids have."""
-    for rows, cols, seed in ((3, 7, 302), (7, 3, 303)):
-        grid = _relative_grid(rows, cols, seed=seed)
-        grid[0, cols - 2] += 1.5 if rows < cols else 0.0   # m - n = -(cols - 2): beyond a square grid's offsets
-        grid[rows - 1, 0] -= 0.75                           # m - n = rows - 1: the last diagonal below
+    wide = _relative_grid(3, 7, seed=302)
+    wide[0, 5] += 1.5       # m - n = -5: a diagonal that a 3 x 3 grid does not have; spread 1.5
+    wide[1, 2] += 0.5       # m - n = -1: spread 0.5
+    tall = _relative_grid(7, 3, seed=303)
+    tall[6, 1] -= 1.0       # m - n = 5: a diagonal that a 3 x 3 grid does not have; spread 1.0
+    for grid in (wide, tall):
+        rows, cols = grid.shape
         got = student.diagonal_spread(grid)
         expect_close(got, _spread(grid), atol=1e-12, rtol=0, what=f"diagonal_spread of a {rows} x {cols} grid",
                      mistakes=_spread_mistakes(grid))
