@@ -31,9 +31,9 @@ ASSETS_DIR = GRADER_ROOT / "assets"
 MESSAGE_CHARS = 600
 
 REFERENCE_SECONDS = {
-    "01_permutation_invariance": 10, "02_sinusoidal_encoding": 20,
-    "03_addition_vs_concatenation": 30, "04_rotary_embeddings": 20,
-    "05_context_extension": 45, "06_gpu_rope_kernel": 35,
+    "01_permutation_invariance": 15, "02_sinusoidal_encoding": 20,
+    "03_addition_vs_concatenation": 25, "04_rotary_embeddings": 25,
+    "05_context_extension": 60, "06_gpu_rope_kernel": 30,
 }
 """Seconds the solution of each notebook takes to execute on the 2-core machine (rounded up).
 
