@@ -2,6 +2,7 @@
 """One entry point for learners, instructors and CI; needs only Python 3.11+ and pip.
 
     python3 course.py grade [PATH ...] [grader options]   grade notebooks/ (or PATHs)
+    python3 course.py batch SUBMISSIONS [options]         grade a class: gradebook, feedback
     python3 course.py test [pytest options]               run the project's whole test suite
     python3 course.py lab                                 open the course in JupyterLab
     python3 course.py release                             rebuild notebooks/ from solutions/
@@ -64,7 +65,7 @@ def run(args: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"grade", "test", "lab", "release"}:
+    if not argv or argv[0] not in {"grade", "batch", "test", "lab", "release"}:
         print(__doc__)
         return 2
     command, rest = argv[0], argv[1:]
@@ -78,6 +79,8 @@ def main(argv: list[str]) -> int:
         if "--json" not in rest:
             rest += ["--json", str(Path("reports") / "results.json")]
         return run(["-m", "grader", "check", *rest])
+    if command == "batch":
+        return run(["-m", "grader", "batch", *rest])
     if command == "test":
         return run(["-m", "pytest", "-n", "auto", *rest])
     if command == "release":

@@ -9,6 +9,8 @@ torch: nothing the learner's code does to its own process can change a verdict.
 """
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -240,6 +242,11 @@ def known_suites() -> list[str]:
     return sorted(p.stem.removeprefix("test_") for p in SUITES_DIR.glob("test_*.py"))
 
 
+def suite_exercises(suite: str) -> set[str]:
+    """The exercise names a suite's tests are marked with (read from its source, not imported)."""
+    return set(re.findall(r"mark\.exercise\(\s*[\"']([^\"']+)[\"']", suite_path(suite).read_text()))
+
+
 def _exercise_marker(item: pytest.Item):
     marker = item.get_closest_marker("exercise")
     if marker is None or not marker.args:
@@ -320,10 +327,21 @@ def run_suite(suite: str, connect: Callable[[str], tuple[Call, list[str]]], *,
     if not path.is_file():
         raise GraderError(f"no hidden tests named {path.name} in {SUITES_DIR}")
     plugin = JudgePlugin(connect, exercises=exercises, public_only=public_only)
+    # Only the plugins a suite needs: no third-party ones (entry points), and not the ones that
+    # run gc.collect() several times at the end (over a second with torch loaded).
     args = [str(path), "-s", "-p", "no:cacheprovider", "-p", "no:terminal",
-            "-p", "no:legacypath", "--import-mode=importlib", "-c", str(SUITES_DIR / "pytest.ini"),
+            "-p", "no:legacypath", "-p", "no:unraisableexception", "-p", "no:threadexception",
+            "--import-mode=importlib", "-c", str(SUITES_DIR / "pytest.ini"),
             "--rootdir", str(SUITES_DIR), "-W", "ignore::DeprecationWarning"]
-    code = pytest.main(args, plugins=[plugin])
+    autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        code = pytest.main(args, plugins=[plugin])
+    finally:
+        if autoload is None:
+            del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = autoload
     if plugin.collection_errors or code in (pytest.ExitCode.INTERNAL_ERROR,
                                             pytest.ExitCode.USAGE_ERROR):
         detail = plugin.collection_errors[0] if plugin.collection_errors else f"pytest exit {code}"

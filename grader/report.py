@@ -5,6 +5,8 @@ They only render :mod:`grader.results` records; no other module formats output.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -203,12 +205,22 @@ def junit(reports: list[NotebookReport]) -> str:
 
 
 def write_json(path: Path, data: dict) -> None:
-    """Write ``data`` as indented JSON, creating the folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")
+    """Write ``data`` as indented JSON, creating the folder (atomically, see :func:`write_text`)."""
+    write_text(path, json.dumps(data, indent=2) + "\n")
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write ``text``, creating the folder."""
+    """Write ``text``, creating the folder; atomic: a reader sees the old file or the new one.
+
+    The text goes to a temporary file in the same folder, which then replaces ``path``.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w") as stream:
+            stream.write(text)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

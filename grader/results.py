@@ -60,13 +60,16 @@ class ExecutionResult:
     """The cells that failed, in order."""
     error: str | None = None
     """Why execution itself could not finish (kernel died, overall time-out), if it did not."""
+    not_run: int = 0
+    """Code cells never run because execution stopped early (a time-out, a dead kernel)."""
     seconds: float = 0.0
     """Wall-clock time of the run."""
 
     @property
     def ok(self) -> bool:
         """Every cell executed and the run finished."""
-        return self.error is None and not self.failures and self.passed == self.cells
+        return (self.error is None and not self.failures and self.passed == self.cells
+                and not self.not_run)
 
 
 @dataclass
