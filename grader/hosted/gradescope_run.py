@@ -27,14 +27,18 @@ import traceback
 import zipfile
 from pathlib import Path
 
-import jsonschema
-import psutil
+from grader._imports import skip_slow_optional_imports
 
-from grader import report as reporters
-from grader.errors import GraderError
-from grader.grade import grade_notebook
-from grader.hosted import SCHEMA
-from grader.notebook import read_notebook, suite_name
+skip_slow_optional_imports()  # before jsonschema: its optional IRI checker costs seconds
+
+import jsonschema  # noqa: E402
+import psutil  # noqa: E402
+
+from grader import report as reporters  # noqa: E402
+from grader.errors import GraderError  # noqa: E402
+from grader.grade import grade_notebook  # noqa: E402
+from grader.hosted import SCHEMA  # noqa: E402
+from grader.notebook import read_notebook, suite_name  # noqa: E402
 
 NEAR_LIMIT = 0.8
 """Fraction of the memory or time limit above which ``output`` carries a warning."""
