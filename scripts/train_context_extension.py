@@ -46,7 +46,8 @@ def load_chapter() -> dict:
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type == "code" and set(cell.metadata.get("tags", [])) & set(CHAPTER_TAGS):
-            exec(compile(cell.source, f"<05 cell {index}>", "exec"), namespace)
+            # dont_inherit: the cells compile as in the notebook, without this file's __future__ imports
+            exec(compile(cell.source, f"<05 cell {index}>", "exec", dont_inherit=True), namespace)
     return namespace
 
 

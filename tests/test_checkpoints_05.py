@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,7 @@ def load_chapter() -> dict:
     spec = importlib.util.spec_from_file_location("train_context_extension",
                                                   ROOT / "scripts" / "train_context_extension.py")
     script = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = script  # registered first: the script's dataclass looks its module up there
     spec.loader.exec_module(script)
     cwd = os.getcwd()
     try:
