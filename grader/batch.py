@@ -560,9 +560,10 @@ def summary_table(data: dict) -> str:
         mean = f"{_num(entry['mean_score'])}/{_num(entry['max_score'])}"
         mistake = (entry["mistakes"] or entry["failed_tests"] or [{}])[0]
         text = mistake.get("mistake") or (f"fails: {mistake['test']}" if mistake else "")
+        text = text if len(text) <= 60 else text[:57] + "..."
         if mistake:
-            text += f" ({mistake['learners']})"
-        lines.append(f"{key:{width}}  {mean:>11}  {entry['full_marks_share']:>10.0%}  {text[:70]}")
+            text += f" ({mistake['learners']} learners)"
+        lines.append(f"{key:{width}}  {mean:>11}  {entry['full_marks_share']:>10.0%}  {text}")
     return "\n".join(lines)
 
 
