@@ -16,9 +16,10 @@ __version__ = "0.1.0"
 def check(name: str) -> None:
     """Run the public checks of exercise ``name`` on the notebook's own function and print them.
 
-    Inside the grading sandbox this does nothing (the grader judges there).
+    Inside the grading sandbox, and while the grader executes the notebook, this does nothing:
+    the grader runs the same checks itself, in its own process.
     """
-    if os.environ.get("GRADER_SANDBOX") == "1":
+    if os.environ.get("GRADER_SANDBOX") == "1" or os.environ.get("GRADER_EXECUTION") == "1":
         return
     import sys
 

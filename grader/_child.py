@@ -1,7 +1,10 @@
 """The sandboxed side: loads a learner's cells and answers calls, one message at a time.
 
 Started by :class:`grader.sandbox.Sandbox` as ``python -m grader._child READ_FD WRITE_FD`` with
-resource limits already applied. It imports what it needs from the grader, then blocks every
+resource limits already applied, or by :class:`grader.sandbox.Template` with ``--template
+CONTROL_FD`` added: a template loads the cells once, then forks a fresh child per exercise on
+request (see :func:`serve_template`), so torch is imported and the setup cells run once per
+notebook instead of once per exercise. It imports what it needs from the grader, then blocks every
 further import of the grader's modules (the hidden tests and their reference answers stay out
 of reach of an ``import``), and serves requests:
 
@@ -20,7 +23,9 @@ import importlib
 import importlib.abc
 import linecache
 import os
+import socket
 import sys
+import time
 import traceback
 from typing import Any
 
@@ -146,27 +151,121 @@ def _read_exactly(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def serve(read_fd: int, write_fd: int) -> None:
-    """Answer requests until the grader closes the pipe."""
-    namespace = fresh_namespace()
-    writer = os.fdopen(write_fd, "wb")
-    while True:
+def serve(read_fd: int, write_fd: int, namespace: dict | None = None, *,
+          requests: int | None = None) -> dict:
+    """Answer requests until the grader closes the pipe (or after ``requests`` of them)."""
+    namespace = fresh_namespace() if namespace is None else namespace
+    writer = os.fdopen(write_fd, "wb", closefd=requests is None)
+    answered = 0
+    while requests is None or answered < requests:
         try:
             message = _read_exactly(read_fd, codec.frame_length(_read_exactly(read_fd, 8)))
         except EOFError:
-            return
+            break
         codec.write_frame(writer, dispatch(namespace, message))
+        answered += 1
+    writer.flush()
+    return namespace
 
 
-def main() -> None:
-    read_fd, write_fd = int(sys.argv[1]), int(sys.argv[2])
+def _fork_child(namespace: dict, control: socket.socket, read_fd: int, write_fd: int) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    try:  # the fresh child: its own session, the template's namespace, the grader's pipes
+        os.setsid()
+        control.close()
+        serve(read_fd, write_fd, namespace)
+    finally:
+        os._exit(0)
+
+
+def _exit_status(status: int) -> int:
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+def _collect(statuses: dict[int, int]) -> None:
+    """Reap every forked child that has ended, remembering its exit status."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        statuses[pid] = _exit_status(status)
+
+
+def serve_template(read_fd: int, write_fd: int, control_fd: int) -> None:
+    """Load the cells (one ``load`` request on the pipes), then fork a child per request.
+
+    Control requests on the Unix socket ``control_fd``, one datagram each, answered in ASCII:
+    ``fork`` with two file descriptors attached (the new child's read and write ends) answers
+    the child's pid; ``wait PID SECONDS`` answers the child's exit status (as
+    :attr:`subprocess.Popen.returncode` gives it) or ``none`` if it has not ended.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)  # no thread pool may exist when we fork
+    namespace = serve(read_fd, write_fd, requests=1)
+    os.close(read_fd)
+    os.close(write_fd)
+    control = socket.socket(fileno=control_fd)
+    statuses: dict[int, int] = {}
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 256, 2)
+        except OSError:
+            return
+        if not message:
+            return
+        _collect(statuses)
+        words = message.decode("ascii", errors="replace").split()
+        if words[:1] == ["fork"] and len(fds) == 2:
+            pid = _fork_child(namespace, control, fds[0], fds[1])
+            for fd in fds:
+                os.close(fd)
+            control.send(str(pid).encode())
+        elif words[:1] == ["wait"] and len(words) == 3:
+            pid, deadline = int(words[1]), time.monotonic() + float(words[2])
+            while pid not in statuses:
+                try:
+                    done, status = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if done:
+                    statuses[pid] = _exit_status(status)
+                elif time.monotonic() > deadline:
+                    break
+                else:
+                    time.sleep(0.01)
+            control.send(str(statuses.get(pid, "none")).encode())
+        else:
+            for fd in fds:
+                os.close(fd)
+            control.send(b"error")
+
+
+def _guard_grader_imports() -> None:
     import grader.fixtures  # noqa: F401 - allowed; fixture modules are imported on demand
 
     for module in [m for m in sys.modules if m.split(".")[0] == "grader"]:
         if module not in ALLOWED_GRADER_MODULES and not module.startswith("grader.fixtures"):
             del sys.modules[module]
     sys.meta_path.insert(0, _GuardGraderImports())
-    serve(read_fd, write_fd)
+
+
+def main() -> None:
+    read_fd, write_fd = int(sys.argv[1]), int(sys.argv[2])
+    template = sys.argv[3:4] == ["--template"]
+    if template:
+        import torch  # noqa: F401 - imported once here, shared by every forked child
+
+    _guard_grader_imports()
+    if template:
+        serve_template(read_fd, write_fd, int(sys.argv[4]))
+    else:
+        serve(read_fd, write_fd)
     os._exit(0)  # skip interpreter teardown: the learner's atexit handlers are not ours to run
 
 

@@ -1,16 +1,29 @@
-"""A pytest plugin loaded next to nbval: judge each cell by the kernel's execute_reply status.
+"""A pytest plugin loaded next to nbval: stricter judging, and a bounded time for the whole run.
 
-nbval fails a cell when the kernel publishes an ``error`` message. A notebook can silence those
-(``get_ipython().set_custom_exc``) while the reply still says ``"status": "error"``; this plugin
-records every reply and fails such a cell too.
+- nbval fails a cell when the kernel publishes an ``error`` message. A notebook can silence those
+  (``get_ipython().set_custom_exc``) while the reply still says ``"status": "error"``; this plugin
+  records every reply and fails such a cell too.
+- ``--grader-budget SECONDS`` bounds the whole run: each cell's time-out is cut to what is left of
+  the budget, and a cell started with nothing left is not run.
+- Execution stops at the first cell that times out or whose kernel died: every later cell would
+  only wait out its own time-out. The reason goes to the file named by ``--grader-stop-file``.
 """
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import pytest
-from nbval import kernel as nbval_kernel
-from nbval.plugin import IPyNbCell, NbCellError
+
+from grader._imports import skip_slow_optional_imports
+
+skip_slow_optional_imports()
+
+from nbval import kernel as nbval_kernel  # noqa: E402 - after the line above
+from nbval.plugin import IPyNbCell, NbCellError  # noqa: E402
 
 _replies: dict[str, dict] = {}
+_clock = {"start": time.monotonic()}
 
 
 def _await_reply(self, msg_id, timeout=None):
@@ -36,9 +49,53 @@ def _execute_cell_input(self, cell_input, allow_stdin=None):
 nbval_kernel.RunningKernel.execute_cell_input = _execute_cell_input
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("grader")
+    group.addoption("--grader-budget", type=float, default=0.0,
+                    help="seconds for the whole notebook (0: no budget)")
+    group.addoption("--grader-stop-file", default="",
+                    help="file that receives the reason execution stopped early")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _clock["start"] = time.monotonic()
+    _clock["cell_timeout"] = float(session.config.option.nbval_cell_timeout)
+
+
+def _stop(item: pytest.Item, reason: str) -> None:
+    item.session.shouldstop = reason
+    stop_file = item.config.option.grader_stop_file
+    if stop_file and not Path(stop_file).exists():
+        Path(stop_file).write_text(reason)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    budget = item.config.option.grader_budget
+    if not isinstance(item, IPyNbCell) or not budget:
+        return
+    left = budget - (time.monotonic() - _clock["start"])
+    if left <= 1:
+        _stop(item, f"the notebook's execution budget of {budget:g} s was spent before {item.name}")
+        pytest.skip("not run: the execution budget was spent")
+    item.config.option.nbval_cell_timeout = min(_clock["cell_timeout"], left)
+
+
+def _kernel_alive(item: IPyNbCell) -> bool:
+    kernel = getattr(item.parent, "kernel", None)
+    return kernel is not None and kernel.is_alive()
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
-    result = yield
+    try:
+        result = yield
+    finally:
+        if isinstance(item, IPyNbCell):
+            if getattr(item.parent, "timed_out", False):
+                _stop(item, f"{item.name} did not finish within "
+                            f"{item.config.option.nbval_cell_timeout:g} s")
+            elif not _kernel_alive(item):
+                _stop(item, f"the kernel died while running {item.name}")
     if isinstance(item, IPyNbCell) and not item.options.get("check_exception"):
         reply = _replies.pop(getattr(item.parent.kernel, "last_msg_id", None), None)
         if reply is not None and reply.get("status") == "error":

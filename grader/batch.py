@@ -23,7 +23,6 @@ import io
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,7 @@ from pathlib import Path
 
 import grader
 from grader import report as reporters
+from grader import supervise
 from grader.errors import GraderError
 from grader.feedback import NOT_SUBMITTED
 from grader.results import (MISSING, PASSED, TIMED_OUT, CellFailure, ExecutionResult,
@@ -58,8 +58,10 @@ class Options:
 
     skip_execution: bool = False
     """Run the hidden tests only, not each notebook top to bottom."""
-    cell_timeout: float = 120.0
-    """Seconds one notebook cell may run."""
+    cell_timeout: float | None = None
+    """Seconds one notebook cell may run (None: the grader's default for each notebook)."""
+    run_as: str | None = None
+    """Run the learners' code as this unprivileged user (see ``check --run-as``)."""
 
 
 @dataclass
@@ -218,37 +220,23 @@ def _placeholder(suite: str, points: list[dict], *, path: str, error: str, statu
 
 
 # -- one learner, in a child process ------------------------------------------------------------
-def _descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (from /proc), parents before children."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(ppid, []).append(int(entry))
-    found, queue = [], [pid]
-    while queue:
-        for child in children.get(queue.pop(), []):
-            found.append(child)
-            queue.append(child)
-    return found
+_live_workers: set[int] = set()
+"""Pids of the workers grading learners right now (their trees are not strays)."""
+_live_lock = threading.Lock()
 
 
 def _stop(process: subprocess.Popen) -> None:
-    """Kill a learner's worker and everything below it (each in its own session), then reap it."""
-    tree = [process.pid]
-    if sys.platform.startswith("linux"):
-        tree += _descendants(process.pid)
-    for pid in tree:
-        for kill in (os.killpg, os.kill):
-            try:
-                kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+    """Kill a learner's worker and everything below it (escaped processes too), then reap it.
+
+    Where this process is a subreaper (the ``batch`` command makes it one), a process that left
+    the worker's tree was re-parented here, and :func:`grader.supervise.kill_strays` finds it.
+    """
+    supervise.kill_tree(process.pid)
     process.wait()
+    with _live_lock:
+        _live_workers.discard(process.pid)
+        keep = set(_live_workers)
+    supervise.kill_strays(keep)
 
 
 @dataclass
@@ -296,17 +284,20 @@ def grade_learner(work: Plan, options: Options, *, timeout: float,
         return Outcome(reports={})
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch_name:
         scratch = Path(scratch_name)
-        command = [sys.executable, "-P", "-m", "grader.batch", "--worker", str(scratch / "out"),
-                   "--cell-timeout", f"{options.cell_timeout:g}"]
+        command = [sys.executable, "-P", "-m", "grader.batch", "--worker", str(scratch / "out")]
+        if options.cell_timeout is not None:
+            command += ["--cell-timeout", f"{options.cell_timeout:g}"]
         command += ["--skip-execution"] if options.skip_execution else []
+        command += ["--run-as", options.run_as] if options.run_as else []
         for suite, path in work.notebooks.items():
             command += ["--notebook", suite, path.relative_to(work.folder).as_posix(),
                         str(path.resolve())]
         env = _child_env()
-        with open(scratch / "worker.log", "wb") as log:
+        with open(scratch / "worker.log", "wb") as log, _live_lock:
             process = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
                                        stdout=log, stderr=subprocess.STDOUT,
                                        start_new_session=True)
+            _live_workers.add(process.pid)
         status = OK
         try:
             while process.poll() is None:
@@ -317,10 +308,12 @@ def grade_learner(work: Plan, options: Options, *, timeout: float,
                     raise KeyboardInterrupt
                 time.sleep(0.2)
         finally:
-            if process.poll() is None:
-                _stop(process)
+            _stop(process)  # also when it ended by itself: whatever it left behind goes too
         reports: dict[str, NotebookReport] = {}
-        for path in sorted((scratch / "out").glob("*.json")):
+        for index in range(len(work.notebooks)):  # only the records the worker was asked for
+            path = scratch / "out" / f"{index:03d}.json"
+            if not path.is_file():
+                continue
             try:
                 report = _report_from_dict(json.loads(path.read_text()))
             except (ValueError, TypeError, KeyError) as exc:
@@ -339,19 +332,23 @@ def _worker(argv: list[str]) -> int:
     parser.add_argument("--worker", type=Path, required=True, metavar="OUT")
     parser.add_argument("--points", action="store_true")
     parser.add_argument("--skip-execution", action="store_true")
-    parser.add_argument("--cell-timeout", type=float, default=120.0)
+    parser.add_argument("--cell-timeout", type=float, default=None)
+    parser.add_argument("--run-as", default=None)
     parser.add_argument("--notebook", nargs=3, action="append", default=[],
                         metavar=("SUITE", "NAME", "PATH"))
     args = parser.parse_args(argv)
-    args.worker.mkdir(parents=True, exist_ok=True)
+    args.worker.mkdir(mode=0o700, parents=True, exist_ok=True)
     if args.points:
         _write_atomic(args.worker / "points.json", json.dumps(_collect_points()))
         return 0
     from grader.grade import grade_notebook
+    from grader.sandbox import Limits
 
+    supervise.become_subreaper()  # the worker starts nothing but the learner's code
     for index, (suite, name, path) in enumerate(args.notebook):
         report = grade_notebook(Path(path), skip_execution=args.skip_execution,
-                                cell_timeout=args.cell_timeout)
+                                cell_timeout=args.cell_timeout, limits=Limits(run_as=args.run_as))
+        supervise.kill_strays()  # nothing of the learner's may be alive when the record is written
         report.path = name
         if report.error:
             report.error = report.error.replace(path, name)

@@ -1,11 +1,15 @@
-"""Command line: ``python -m grader {release,check,batch}``: parses arguments, calls the stages."""
+"""Command line: ``python -m grader {release,check,batch,gradescope,classroom}``. Parses arguments
+and calls the stages (hosted exports live in :mod:`grader.hosted`)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from pathlib import Path
 
 from grader.errors import GraderError
+from grader.report import VISIBILITIES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,11 +34,20 @@ def _parser() -> argparse.ArgumentParser:
                        help="run the hidden tests only, not the notebook top to bottom")
     check.add_argument("--exercise", action="append", metavar="NAME",
                        help="grade only this exercise (repeatable)")
-    check.add_argument("--cell-timeout", type=float, default=120.0, metavar="SECONDS",
-                       help="time limit for one notebook cell (default: 120)")
+    check.add_argument("--cell-timeout", type=float, metavar="SECONDS",
+                       help="time limit for one notebook cell (default: a third of the "
+                            "execution budget, between 30 and 120)")
+    check.add_argument("--execution-budget", type=float, metavar="SECONDS",
+                       help="time limit for executing a whole notebook (default: four times "
+                            "what the solution takes, plus 30)")
+    check.add_argument("--run-as", metavar="USER",
+                       help="run the learner's code as this unprivileged user (the grader must "
+                            "run as root; the user must be able to read the grader and Python)")
     check.add_argument("--html", type=Path, metavar="FILE",
                        help="write a self-contained HTML feedback page to FILE")
+    _add_hosted_options(check)
     _add_batch(commands)
+    _add_hosted_commands(commands)
     return parser
 
 
@@ -56,24 +69,123 @@ def _add_batch(commands) -> None:
                        help="wall-clock limit for grading one learner (default: 1200)")
     batch.add_argument("--skip-execution", action="store_true",
                        help="run the hidden tests only, not the notebooks top to bottom")
-    batch.add_argument("--cell-timeout", type=float, default=120.0, metavar="SECONDS",
-                       help="time limit for one notebook cell (default: 120)")
+    batch.add_argument("--cell-timeout", type=float, metavar="SECONDS",
+                       help="time limit for one notebook cell (default: as for check)")
+    batch.add_argument("--run-as", metavar="USER",
+                       help="run the learners' code as this unprivileged user (grader as root)")
 
 
 def _batch(args) -> None:
-    from grader import batch
+    from grader import batch, supervise
 
+    _limits(args.run_as)  # validates the user
+    supervise.become_subreaper()  # batch starts nothing but learners' workers
     batch.main(submissions=args.submissions, out=args.out, jobs=args.jobs, students=args.student,
                force=args.force, flat=args.flat, timeout_per_student=args.timeout_per_student,
                options=batch.Options(skip_execution=args.skip_execution,
-                                     cell_timeout=args.cell_timeout))
+                                     cell_timeout=args.cell_timeout, run_as=args.run_as))
+
+
+def _limits(run_as: str | None):
+    from grader import supervise
+    from grader.sandbox import Limits
+
+    if run_as is not None:
+        try:
+            supervise.account(run_as)
+        except LookupError as exc:
+            raise GraderError(str(exc)) from None
+        if os.geteuid() != 0:
+            raise GraderError(f"--run-as {run_as} needs the grader to run as root")
+    return Limits(run_as=run_as)
+
+
+def _add_hosted_options(check: argparse.ArgumentParser) -> None:
+    """``check``'s options for hosted graders and CI: Markdown summary, pass mark, visibility."""
+    check.add_argument("--markdown", type=Path, metavar="FILE",
+                       help="write a Markdown summary to FILE (e.g. \"$GITHUB_STEP_SUMMARY\")")
+    check.add_argument("--min-score", type=float, metavar="POINTS",
+                       help="exit with status 1 when the total score is below POINTS (for graders "
+                            "that give all or nothing per command)")
+    check.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date",
+                       help="Gradescope visibility of hidden tests in --json (default: "
+                            "after_due_date)")
+
+
+def _add_hosted_commands(commands) -> None:
+    gradescope = commands.add_parser("gradescope", help="build a Gradescope autograder zip")
+    gradescope.add_argument("--out", type=Path, required=True, metavar="ZIP",
+                            help="the zip to write, e.g. autograder.zip")
+    gradescope.add_argument("--notebooks", nargs="+", metavar="NN",
+                            help="grade only these notebooks, by number or name (default: all)")
+    gradescope.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date",
+                            help="when learners see the hidden tests' results "
+                                 "(default: after_due_date)")
+    gradescope.add_argument("--memory-mb", type=int, default=768, metavar="MB",
+                            help="the memory limit set on Gradescope, for warnings near it when "
+                                 "the box does not report its own (default: 768)")
+    gradescope.add_argument("--minutes", type=float, default=10, metavar="MINUTES",
+                            help="the time limit set on Gradescope (default: 10)")
+
+    classroom = commands.add_parser("classroom", help="print a GitHub Classroom grading workflow")
+    classroom.add_argument("--out", type=Path, metavar="FILE",
+                           help="write the workflow to FILE instead of printing it, e.g. "
+                                ".github/workflows/classroom.yml")
+    classroom.add_argument("--notebooks", nargs="+", metavar="NN",
+                           help="grade only these notebooks, by number or name (default: all)")
+    classroom.add_argument("--per-exercise", action="store_true",
+                           help="one all-or-nothing step per exercise (partial credit) instead "
+                                "of one per notebook")
+
+
+def _hosted(args: argparse.Namespace) -> None:
+    """Run ``gradescope`` or ``classroom``."""
+    if args.command == "gradescope":
+        from grader.hosted import gradescope
+
+        gradescope.build(out=args.out, notebooks=args.notebooks,
+                         hidden_visibility=args.hidden_visibility, memory_limit_mb=args.memory_mb,
+                         time_limit_minutes=args.minutes)
+        print(f"Gradescope autograder written to {args.out}")
+    else:
+        from grader.hosted import classroom
+
+        text = classroom.workflow(notebooks=args.notebooks, per_exercise=args.per_exercise)
+        if args.out is None:
+            print(text, end="")
+        else:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(text)
+            print(f"GitHub Classroom workflow written to {args.out}", file=sys.stderr)
+
+
+def _check_reports(args: argparse.Namespace, reports: list, seconds: float) -> int:
+    """Write ``check``'s JSON and Markdown reports; the exit status that ``--min-score`` asks for."""
+    from grader import report as reporters
+
+    if args.json is not None:
+        reporters.write_json(args.json, reporters.gradescope(
+            reports, seconds, hidden_visibility=args.hidden_visibility))
+        print(f"JSON report written to {args.json}")
+    if args.markdown is not None:
+        reporters.write_text(args.markdown, reporters.markdown(reports) + "\n")
+        print(f"Markdown report written to {args.markdown}")
+    score = sum(r.score for r in reports)
+    if args.min_score is not None and score < args.min_score:
+        print(f"score {score:g} is below --min-score {args.min_score:g}")
+        return 1
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 graded, 2 the grader could not run)."""
+    """Run the command line; returns the exit status (0 graded, 1 below ``--min-score``, 2 the
+    grader could not run)."""
     args = _parser().parse_args(argv)
+    status = 0
     try:
-        if args.command == "release":
+        if args.command in ("gradescope", "classroom"):
+            _hosted(args)
+        elif args.command == "release":
             from grader import release
 
             written = release.main(source=args.source, dest=args.dest)
@@ -81,12 +193,17 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "batch":
             _batch(args)
         else:
-            from grader import grade
+            from grader import grade, supervise
 
-            reports = grade.main(paths=args.paths or [ROOT / "notebooks"], json_path=args.json,
+            supervise.become_subreaper()  # this process starts nothing but the learner's code
+            start = time.monotonic()
+            reports = grade.main(paths=args.paths or [ROOT / "notebooks"], json_path=None,
                                  junit_path=args.junit, skip_execution=args.skip_execution,
                                  exercises=set(args.exercise) if args.exercise else None,
-                                 cell_timeout=args.cell_timeout)
+                                 cell_timeout=args.cell_timeout,
+                                 execution_budget=args.execution_budget,
+                                 limits=_limits(args.run_as))
+            status = _check_reports(args, reports, time.monotonic() - start)
             if args.html is not None:
                 from grader import feedback
 
@@ -98,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("grader: interrupted (files already written are complete)", file=sys.stderr)
         return 130
-    return 0
+    return status
 
 
 if __name__ == "__main__":

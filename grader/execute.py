@@ -2,8 +2,14 @@
 
 The notebook is copied into a scratch folder laid out like the repository (``notebooks/`` beside
 ``assets/``), so a submission graded from anywhere finds the course's assets and the original file
-is never touched. nbval runs under pytest in a child process with resource limits and a per-cell
-time-out; its JUnit XML says which cells failed.
+is never touched. nbval runs under pytest in a child process confined like a sandbox (resource
+limits, a process-count bound, optionally another user), with a per-cell time-out and a budget
+for the whole notebook; execution stops at the first cell that times out or kills its kernel
+(:mod:`grader._nbval_plugin`), and the cells after it are reported as not run. Its JUnit XML says
+which cells failed. When it ends, every process it started is killed, escaped ones included.
+
+The kernel runs with ``GRADER_EXECUTION=1``, which makes the notebook's inline ``check()`` calls
+return at once: the judge runs the same public checks itself, in its own process.
 """
 from __future__ import annotations
 
@@ -12,16 +18,38 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+from grader import supervise
+from grader.notebook import code_cells, read_notebook
 from grader.results import CellFailure, ExecutionResult
-from grader.sandbox import GRADER_ROOT, Limits, apply_limits
+from grader.sandbox import GRADER_ROOT, Confinement, Limits
 
 ASSETS_DIR = GRADER_ROOT / "assets"
 MESSAGE_CHARS = 600
+
+REFERENCE_SECONDS = {
+    "01_permutation_invariance": 15, "02_sinusoidal_encoding": 20,
+    "03_addition_vs_concatenation": 25, "04_rotary_embeddings": 25,
+    "05_context_extension": 60, "06_gpu_rope_kernel": 30,
+}
+"""Seconds the solution of each notebook takes to execute on the 2-core machine (rounded up).
+
+The default budget for a learner's notebook is a few times this (:func:`default_budget`)."""
+
+
+def default_budget(suite: str | None) -> float:
+    """Seconds a learner's notebook may take in all: 4x the solution's time plus start-up."""
+    return 4 * REFERENCE_SECONDS.get(suite or "", 100) + 30
+
+
+def default_cell_timeout(budget: float) -> float:
+    """Seconds one cell may take by default: a third of the budget, between 30 s and 120 s.
+
+    A cell that never returns then costs a fraction of the budget, not all of it."""
+    return min(120.0, max(30.0, budget / 3))
 
 
 def _scratch_copy(notebook: Path, scratch: Path) -> Path:
@@ -45,16 +73,17 @@ def _first_lines(text: str) -> str:
 
 
 def _parse_junit(path: Path) -> tuple[int, int, list[CellFailure]]:
+    """(cells run, cells without error, failures) from nbval's JUnit XML."""
     root = ElementTree.parse(path).getroot()
     cells = passed = 0
     failures = []
     for case in root.iter("testcase"):
+        if case.find("skipped") is not None:
+            continue
         cells += 1
         problem = case.find("failure")
         if problem is None:
             problem = case.find("error")
-        if case.find("skipped") is not None:
-            continue
         if problem is None:
             passed += 1
         else:
@@ -75,45 +104,77 @@ def _cell_error(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def execute(notebook: Path, *, cell_timeout: float = 120.0, timeout: float = 900.0,
+def _count_code_cells(notebook: Path) -> int:
+    try:
+        return len(code_cells(read_notebook(notebook)))
+    except Exception:  # noqa: BLE001 - nbval reports an unreadable notebook itself
+        return 0
+
+
+def execute(notebook: Path, *, cell_timeout: float = 120.0, budget: float | None = None,
             limits: Limits | None = None) -> ExecutionResult:
-    """Run ``notebook`` with nbval in lax mode; never raises for a problem in the notebook."""
+    """Run ``notebook`` with nbval in lax mode; never raises for a problem in the notebook.
+
+    ``budget`` bounds the whole run in seconds (None: ``cell_timeout`` times the number of code
+    cells, as before budgets existed). Every process the run started is gone when this returns.
+    """
     limits = limits or Limits()
     start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="grader-execute-") as scratch_name:
-        scratch = Path(scratch_name)
-        copy = _scratch_copy(notebook, scratch)
-        junit = scratch / "cells.xml"
-        (scratch / "pytest.ini").write_text("[pytest]\n")
-        command = [
-            sys.executable, "-m", "pytest", str(copy), "--nbval-lax", "--nbval-current-env",
-            f"--nbval-cell-timeout={cell_timeout:g}", "-p", "grader._nbval_plugin",
-            "-p", "no:cacheprovider", "-c", str(scratch / "pytest.ini"), "--rootdir", str(scratch),
-            f"--junitxml={junit}", "-q", "--no-header", "-W", "ignore::DeprecationWarning",
-        ]
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GRADER_"))}
-        env.update({"PYTHONPATH": str(GRADER_ROOT), "MPLBACKEND": "Agg",
-                    "PYTHONDONTWRITEBYTECODE": "1"})
-        process = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   start_new_session=True,
-                                   preexec_fn=lambda: apply_limits(limits, cpu=False))
-        try:
-            output, _ = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 9)
-            process.wait()
-            return ExecutionResult(error=f"execution did not finish within {timeout:g} s",
-                                   seconds=time.monotonic() - start)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, 9)
-        seconds = time.monotonic() - start
-        if not junit.is_file():
-            tail = _first_lines("\n".join(output.decode(errors="replace").splitlines()[-5:]))
-            return ExecutionResult(error=f"nbval could not run the notebook: {tail}", seconds=seconds)
-        cells, passed, failures = _parse_junit(junit)
-        result = ExecutionResult(cells=cells, passed=passed, failures=failures, seconds=seconds)
-        if cells == 0:
-            result.error = "nbval found no code cells to run"
-        return result
+    total = _count_code_cells(notebook)
+    if budget is None:
+        budget = cell_timeout * max(total, 1)
+    confinement = Confinement(limits)
+    scratch = confinement.scratch("grader-execute-")
+    try:
+        return _run_nbval(notebook, scratch, confinement, total=total, start=start,
+                          cell_timeout=cell_timeout, budget=budget)
+    finally:
+        confinement.release()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_nbval(notebook: Path, scratch: Path, confinement: Confinement, *, total: int,
+               start: float, cell_timeout: float, budget: float) -> ExecutionResult:
+    copy = _scratch_copy(notebook, scratch)
+    supervise.give_to(copy.parent, confinement.user)
+    junit, stop_file = scratch / "cells.xml", scratch / "stopped.txt"
+    (scratch / "pytest.ini").write_text("[pytest]\n")
+    command = [
+        sys.executable, "-m", "pytest", str(copy), "--nbval-lax", "--nbval-current-env",
+        f"--nbval-cell-timeout={cell_timeout:g}", "-p", "grader._nbval_plugin",
+        f"--grader-budget={budget:g}", f"--grader-stop-file={stop_file}",
+        "-p", "no:cacheprovider", "-c", str(scratch / "pytest.ini"), "--rootdir", str(scratch),
+        f"--junitxml={junit}", "-q", "--no-header", "-W", "ignore::DeprecationWarning",
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GRADER_"))}
+    env.update({"PYTHONPATH": str(GRADER_ROOT), "MPLBACKEND": "Agg",
+                "PYTHONDONTWRITEBYTECODE": "1", "GRADER_EXECUTION": "1"})
+    process = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               start_new_session=True,
+                               preexec_fn=lambda: confinement.preexec(cpu=False))
+    error = None
+    try:
+        # nbval stops itself at the budget; this is the backstop for a stuck kernel shutdown.
+        output, _ = process.communicate(timeout=budget + 30)
+    except subprocess.TimeoutExpired:
+        output, error = b"", f"execution did not finish within its budget of {budget:g} s"
+    finally:
+        supervise.kill_tree(process.pid)
+        process.wait()
+        supervise.kill_strays()
+    seconds = time.monotonic() - start
+    if error is None and not junit.is_file():
+        tail = _first_lines("\n".join(output.decode(errors="replace").splitlines()[-5:]))
+        error = f"nbval could not run the notebook: {tail}"
+    if error is not None:
+        return ExecutionResult(error=error, cells=total, not_run=total, seconds=seconds)
+    cells, passed, failures = _parse_junit(junit)
+    result = ExecutionResult(cells=cells, passed=passed, failures=failures, seconds=seconds,
+                             not_run=max(total - cells, 0))
+    if stop_file.is_file():
+        result.error = (f"execution stopped early: {stop_file.read_text()[:MESSAGE_CHARS]}; "
+                        f"{result.not_run} later cell(s) not run")
+    elif cells == 0:
+        result.error = "nbval found no code cells to run"
+    return result

@@ -5,13 +5,14 @@ import time
 from pathlib import Path
 
 from grader import report as reporters
+from grader import supervise
 from grader.errors import GraderError
-from grader.execute import execute
-from grader.judge import known_suites, run_suite
+from grader.execute import default_budget, default_cell_timeout, execute
+from grader.judge import known_suites, run_suite, suite_exercises
 from grader.notebook import EXERCISE_TAG, code_cells, read_notebook, sandbox_cells, suite_name
 from grader.notebook import tags, top_level_names
 from grader.results import NotebookReport
-from grader.sandbox import ExerciseMissing, Limits, Sandbox, StudentError
+from grader.sandbox import ExerciseMissing, Limits, Sandbox, StudentError, StudentTimeout, Template
 
 
 def find_notebooks(paths: list[Path]) -> list[Path]:
@@ -31,57 +32,102 @@ def find_notebooks(paths: list[Path]) -> list[Path]:
 
 
 class _Connections:
-    """One sandbox per exercise, started when its first test needs it."""
+    """The learner's side of the hidden tests: one template per notebook, one sandbox at a time.
 
-    def __init__(self, notebook, limits: Limits) -> None:
+    The template (started when the first test needs it) imports torch and loads the cells once;
+    each exercise gets a child forked from it, closed as soon as a test of another exercise
+    starts, so at most one sandbox is alive at any moment. An exercise whose call timed out is
+    not called again: its remaining tests fail at once (``TIMED_OUT``), which bounds the time a
+    never-returning exercise can cost.
+    """
+
+    def __init__(self, notebook, limits: Limits, suite_exercises: set[str] = frozenset()) -> None:
         self.notebook = notebook
         self.limits = limits
-        self.sandboxes: dict[str, Sandbox] = {}
+        self.template: Template | None = None
+        self.current: tuple[str, Sandbox] | None = None
         self.failures: dict[str, StudentError] = {}
+        self.timed_out: set[str] = set()
+        self.template_failure: StudentError | None = None
         self.tagged = set()
         if notebook is not None:
             for _, cell in code_cells(notebook):
                 if EXERCISE_TAG in tags(cell):
                     self.tagged |= top_level_names(cell.source)
+        self.exercises = self.tagged | set(suite_exercises)
+
+    def _template(self) -> Template:
+        if self.template_failure is not None:
+            raise self.template_failure
+        if self.template is None:
+            template = Template(sandbox_cells(self.notebook, self.exercises), limits=self.limits)
+            try:
+                template.start()
+            except StudentError as exc:
+                template.close()
+                self.template_failure = exc
+                raise
+            self.template = template
+        return self.template
+
+    def _sandbox(self, exercise: str) -> Sandbox:
+        if self.current is not None and self.current[0] == exercise:
+            return self.current[1]
+        if self.current is not None:
+            self.current[1].close()
+            self.current = None
+        if exercise in self.failures:
+            raise self.failures[exercise]
+        sandbox = Sandbox(template=self._template())
+        try:
+            sandbox.start()
+        except StudentError as exc:
+            self.failures[exercise] = exc
+            raise
+        self.current = (exercise, sandbox)
+        return sandbox
 
     def __call__(self, exercise: str):
         if self.notebook is None:
             def unreadable(name, args, kwargs, timeout):
                 raise ExerciseMissing("the notebook could not be read, so no exercise was found")
             return unreadable, []
-        if exercise in self.failures:
-            raise self.failures[exercise]
-        sandbox = self.sandboxes.get(exercise)
-        if sandbox is None:
-            sandbox = Sandbox(sandbox_cells(self.notebook, self.tagged | {exercise}),
-                              limits=self.limits)
-            self.sandboxes[exercise] = sandbox
-            try:
-                sandbox.start()
-            except StudentError as exc:
-                self.failures[exercise] = exc
-                raise
 
         def call(name, args, kwargs, timeout):
-            return sandbox.call(name, args, kwargs, timeout=timeout)
+            if exercise in self.timed_out:
+                raise StudentTimeout("not run: an earlier test of this exercise did not finish "
+                                     "within the time limit")
+            try:
+                return self._sandbox(exercise).call(name, args, kwargs, timeout=timeout)
+            except StudentTimeout:
+                self.timed_out.add(exercise)
+                raise
 
-        return call, sandbox.load_errors
+        if exercise not in self.timed_out:
+            self._sandbox(exercise)  # start it now: a failure to start fails the test's setup
+        return call, self.load_errors()
 
     def load_errors(self) -> list[str]:
-        errors: list[str] = []
-        for sandbox in self.sandboxes.values():
-            errors += [e for e in sandbox.load_errors if e not in errors]
-        return errors
+        return list(self.template.load_errors) if self.template is not None else []
 
     def close(self) -> None:
-        for sandbox in self.sandboxes.values():
-            sandbox.close()
+        if self.current is not None:
+            self.current[1].close()
+            self.current = None
+        if self.template is not None:
+            self.template.close()
 
 
 def grade_notebook(path: Path, *, skip_execution: bool = False,
-                   exercises: set[str] | None = None, cell_timeout: float = 120.0,
+                   exercises: set[str] | None = None, cell_timeout: float | None = None,
+                   execution_budget: float | None = None,
                    limits: Limits | None = None) -> NotebookReport:
-    """Grade one notebook; a problem with the notebook ends up in the report, never raised."""
+    """Grade one notebook; a problem with the notebook ends up in the report, never raised.
+
+    ``execution_budget`` bounds the notebook's whole execution in seconds (default: a few times
+    what the solution takes, :func:`grader.execute.default_budget`), ``cell_timeout`` one cell
+    (default: :func:`grader.execute.default_cell_timeout` of the budget).
+    """
     limits = limits or Limits()
     start = time.monotonic()
     report = NotebookReport(path=str(path))
@@ -97,8 +143,11 @@ def grade_notebook(path: Path, *, skip_execution: bool = False,
         report.seconds = time.monotonic() - start
         return report
     if notebook is not None and not skip_execution:
-        report.execution = execute(path, cell_timeout=cell_timeout, limits=limits)
-    connections = _Connections(notebook, limits)
+        budget = execution_budget or default_budget(report.suite)
+        cell = cell_timeout if cell_timeout is not None else default_cell_timeout(budget)
+        report.execution = execute(path, cell_timeout=min(cell, budget), budget=budget,
+                                   limits=limits)
+    connections = _Connections(notebook, limits, suite_exercises(report.suite))
     try:
         report.tests = run_suite(report.suite, connections, exercises=exercises)
     finally:
@@ -110,14 +159,21 @@ def grade_notebook(path: Path, *, skip_execution: bool = False,
 
 def main(*, paths: list[Path], json_path: Path | None = None, junit_path: Path | None = None,
          skip_execution: bool = False, exercises: set[str] | None = None,
-         cell_timeout: float = 120.0, echo=print) -> list[NotebookReport]:
-    """Entry point of ``python -m grader check``: grade, print the table, write the reports."""
+         cell_timeout: float | None = None, execution_budget: float | None = None,
+         limits: Limits | None = None, echo=print) -> list[NotebookReport]:
+    """Entry point of ``python -m grader check``: grade, print the table, write the reports.
+
+    Every process the learner's code started is gone before a report is written (where this
+    process is a subreaper, :func:`grader.supervise.become_subreaper`, escaped ones included).
+    """
     start = time.monotonic()
     notebooks = find_notebooks(paths)
     reports = []
     for path in notebooks:
         reports.append(grade_notebook(path, skip_execution=skip_execution, exercises=exercises,
-                                      cell_timeout=cell_timeout))
+                                      cell_timeout=cell_timeout, execution_budget=execution_budget,
+                                      limits=limits))
+    supervise.kill_strays()
     echo(reporters.table(reports))
     if json_path is not None:
         reporters.write_json(json_path, reporters.gradescope(reports, time.monotonic() - start))

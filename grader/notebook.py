@@ -4,9 +4,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import nbformat
+from grader._imports import skip_slow_optional_imports
 
-from grader.errors import GraderError
+skip_slow_optional_imports()
+
+import nbformat  # noqa: E402 - after the line above
+
+from grader.errors import GraderError  # noqa: E402
 
 SETUP_TAG = "setup"
 EXERCISE_TAG = "exercise"

@@ -1,10 +1,12 @@
-"""Reporters: the terminal table, Gradescope's ``results.json``, and JUnit XML.
+"""Reporters: the terminal table, Gradescope's ``results.json``, JUnit XML and Markdown.
 
 They only render :mod:`grader.results` records; no other module formats output.
 """
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -83,35 +85,103 @@ def _test_name(report: NotebookReport, test: TestResult) -> str:
     return f"{suite} / {test.exercise} / {test.name}"
 
 
-def gradescope(reports: list[NotebookReport], execution_time: float) -> dict:
-    """Gradescope's ``results.json`` (score, max_score, execution_time, tests[])."""
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+"""Gradescope's visibility settings, from the most to the least hidden."""
+
+
+def notebook_number(suite: str) -> int:
+    """The course number of a suite (``"04_rotary_embeddings"`` -> 4), 0 when it has none."""
+    prefix = suite.split("_", 1)[0]
+    return int(prefix) if prefix.isdigit() else 0
+
+
+def gradescope(reports: list[NotebookReport], execution_time: float, *,
+               hidden_visibility: str = HIDDEN_VISIBILITY, output: str | None = None) -> dict:
+    """Gradescope's ``results.json``, with only the keys its specification defines.
+
+    Every test carries ``number`` ``"N.E"`` (notebook N, its E-th exercise in this report;
+    ``"N.0"`` for the notebook's own checks) and ``tags`` ``[exercise]``. Hidden tests get
+    ``hidden_visibility``; public checks, execution and notebook problems are ``visible``.
+    The total is ``score``; the specification has no top-level ``max_score`` (each test has one).
+    """
+    if hidden_visibility not in VISIBILITIES:
+        raise ValueError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}, "
+                         f"not {hidden_visibility!r}")
     tests = []
     for report in reports:
         suite = report.suite or Path(report.path).stem
+        number = notebook_number(suite)
         if report.error:
-            tests.append({"name": f"{suite} / notebook", "score": 0, "max_score": 0,
-                          "status": "failed", "output": report.error, "visibility": "visible"})
+            tests.append({"name": f"{suite} / notebook", "number": f"{number}.0", "score": 0,
+                          "max_score": 0, "status": "failed", "output": report.error,
+                          "tags": ["notebook"], "visibility": "visible"})
         execution = report.execution
         if execution is not None:
-            tests.append({"name": f"{suite} / executes top to bottom (nbval)", "score": 0,
-                          "max_score": 0, "status": "passed" if execution.ok else "failed",
-                          "output": _execution_line(report), "visibility": "visible"})
+            tests.append({"name": f"{suite} / executes top to bottom (nbval)",
+                          "number": f"{number}.0", "score": 0, "max_score": 0,
+                          "status": "passed" if execution.ok else "failed",
+                          "output": _execution_line(report), "tags": ["execution"],
+                          "visibility": "visible"})
+        order = {name: index for index, name in enumerate(report.exercises(), start=1)}
         for test in report.tests:
-            output = test.description
+            output = f"{test.description}\n{test.output}".strip()
             if test.status != PASSED:
                 output = f"{test.description}\n{test.status}: {test.output}".strip()
             tests.append({
-                "name": _test_name(report, test), "score": test.score, "max_score": test.max_score,
+                "name": _test_name(report, test), "number": f"{number}.{order[test.exercise]}",
+                "score": test.score, "max_score": test.max_score,
                 "status": "passed" if test.status == PASSED else "failed", "output": output,
-                "visibility": "visible" if test.public else HIDDEN_VISIBILITY,
+                "tags": [test.exercise],
+                "visibility": "visible" if test.public else hidden_visibility,
             })
+    total = sum(r.score for r in reports)
+    maximum = sum(r.max_score for r in reports)
     return {
-        "score": sum(r.score for r in reports),
-        "max_score": sum(r.max_score for r in reports),
+        "score": total,
         "execution_time": round(execution_time, 3),
-        "output": f"Graded {len(reports)} notebook(s).",
+        "output": output if output is not None else
+        f"Graded {len(reports)} notebook(s): {_points(total)}/{_points(maximum)} points.",
+        "output_format": "text",
+        "stdout_visibility": "hidden",
         "tests": tests,
     }
+
+
+def _cell(text: str) -> str:
+    """Text safe inside one Markdown table cell."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def markdown(reports: list[NotebookReport]) -> str:
+    """A Markdown summary (a table per notebook, one row per exercise), e.g. for a CI job summary."""
+    total = sum(r.score for r in reports)
+    maximum = sum(r.max_score for r in reports)
+    lines = [f"## Grade: {_points(total)}/{_points(maximum)} points over {len(reports)} notebook(s)",
+             ""]
+    for report in reports:
+        suite = report.suite or Path(report.path).stem
+        lines += [f"### `{suite}`: {_points(report.score)}/{_points(report.max_score)}", ""]
+        if report.error:
+            lines += [f"Could not be graded: {_cell(report.error)}", ""]
+        execution = _cell(_execution_line(report))
+        lines += [execution[:1].upper() + execution[1:], ""]
+        for problem in report.load_errors:
+            lines += [f"- cell failed to load: {_cell(problem)}"]
+        if report.load_errors:
+            lines.append("")
+        groups = report.exercises()
+        if not groups:
+            continue
+        lines += ["| exercise | points | status | first problem |", "|---|---:|---|---|"]
+        for name, tests in groups.items():
+            score = sum(t.score for t in tests)
+            maximum_points = sum(t.max_score for t in tests)
+            status, detail = exercise_status(tests)
+            mark = "✅" if status == PASSED else "❌"
+            lines.append(f"| `{name}` | {_points(score)}/{_points(maximum_points)} | "
+                         f"{mark} {_cell(status)} | {_cell(detail)[:300]} |")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def junit(reports: list[NotebookReport]) -> str:
@@ -135,12 +205,22 @@ def junit(reports: list[NotebookReport]) -> str:
 
 
 def write_json(path: Path, data: dict) -> None:
-    """Write ``data`` as indented JSON, creating the folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")
+    """Write ``data`` as indented JSON, creating the folder (atomically, see :func:`write_text`)."""
+    write_text(path, json.dumps(data, indent=2) + "\n")
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write ``text``, creating the folder."""
+    """Write ``text``, creating the folder; atomic: a reader sees the old file or the new one.
+
+    The text goes to a temporary file in the same folder, which then replaces ``path``.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w") as stream:
+            stream.write(text)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -28,7 +28,8 @@ class TestResult:
     status: str
     """One of the status constants of this module."""
     output: str = ""
-    """Feedback for the learner: why it failed, bounded in size. Empty when passed."""
+    """Feedback for the learner: why it failed, bounded in size. When passed, empty or what the
+    test reports (an informational test's figures, or why it was skipped)."""
     public: bool = False
     """Whether the learner can run this check inline with ``check(exercise)``."""
 
@@ -60,13 +61,16 @@ class ExecutionResult:
     """The cells that failed, in order."""
     error: str | None = None
     """Why execution itself could not finish (kernel died, overall time-out), if it did not."""
+    not_run: int = 0
+    """Code cells never run because execution stopped early (a time-out, a dead kernel)."""
     seconds: float = 0.0
     """Wall-clock time of the run."""
 
     @property
     def ok(self) -> bool:
         """Every cell executed and the run finished."""
-        return self.error is None and not self.failures and self.passed == self.cells
+        return (self.error is None and not self.failures and self.passed == self.cells
+                and not self.not_run)
 
 
 @dataclass

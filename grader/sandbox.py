@@ -1,18 +1,24 @@
-"""The grader's side of the sandbox: a child process that holds the learner's code.
+"""The grader's side of the sandbox: child processes that hold the learner's code.
 
-The child (:mod:`grader._child`) runs with limits on address space, CPU time and file size, in a
-scratch working directory, in its own process group, with its output sent to a log file. The
-grader talks to it over two pipes, one message per request (see :mod:`grader.codec`). A time-out
-kills the whole process group; a crash (``os._exit``, a signal, a limit) is noticed as the end of
-the pipe. Either way the call fails with a :class:`StudentError` and the next call starts a fresh
-child with the same cells.
+A :class:`Template` per notebook is one child (:mod:`grader._child`) that imports torch and loads
+the learner's setup and exercise cells once. Each exercise then gets a :class:`Sandbox`: a fresh
+child forked from the template (copy-on-write, milliseconds), or, where fork is unavailable or no
+template is given, a freshly spawned child that loads the cells itself. Every such child runs with
+limits on address space, CPU time, file size and process count, in a scratch working directory,
+in a session of its own, with its output sent to a log file, optionally as an unprivileged user
+(:mod:`grader.supervise`). The grader talks to a child over two pipes, one message per request
+(see :mod:`grader.codec`). A time-out kills the child's whole process tree; a crash (``os._exit``,
+a signal, a limit) is noticed as the end of the pipe. Either way the call fails with a
+:class:`StudentError` and the next call starts a fresh child.
 """
 from __future__ import annotations
 
 import os
 import resource
 import select
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -21,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader import codec
+from grader import codec, supervise
 from grader.results import CRASHED, ERROR, MISSING, NOT_IMPLEMENTED, TIMED_OUT
 
 GRADER_ROOT = Path(__file__).resolve().parent.parent
@@ -30,19 +36,22 @@ GRADER_ROOT = Path(__file__).resolve().parent.parent
 
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits of one sandbox process."""
+    """Resource limits of the learner's processes (sandboxes and the executed notebook)."""
 
     memory_bytes: int = 6 << 30
     """Address space (RLIMIT_AS). Importing torch alone takes about 1.5 GiB of it."""
     cpu_seconds: int = 300
-    """CPU time over the child's whole life (RLIMIT_CPU); the child is restarted after a crash."""
+    """CPU time over one process's life (RLIMIT_CPU); the child is restarted after a crash."""
     file_bytes: int = 256 << 20
     """Largest file the child may write (RLIMIT_FSIZE)."""
+    processes: int = 256
+    """Processes and threads the learner may add (RLIMIT_NPROC, or a pids cgroup under root)."""
     start_timeout: float = 60.0
     """Seconds allowed to start the child and load the notebook's cells."""
     call_timeout: float | None = None
     """If set, caps every call's time limit (the suites' own limits apply otherwise)."""
-
+    run_as: str | None = None
+    """Run the learner's processes as this unprivileged user (the grader must be root)."""
 
 class StudentError(Exception):
     """A call into the learner's code did not return a value. ``status`` says how."""
@@ -92,6 +101,19 @@ def _limit(kind: int, value: int) -> None:
     resource.setrlimit(kind, (value, hard if hard != resource.RLIM_INFINITY else value))
 
 
+def _tasks_of(uid: int) -> int:
+    """Processes and threads that belong to ``uid`` now (what RLIMIT_NPROC counts)."""
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    count += len(os.listdir(f"/proc/{entry.name}/task"))
+            except OSError:
+                pass
+    return count
+
+
 def apply_limits(limits: Limits, *, cpu: bool = True) -> None:
     """Apply ``limits`` to the current process (run in a child between fork and exec)."""
     _limit(resource.RLIMIT_AS, limits.memory_bytes)
@@ -101,76 +123,339 @@ def apply_limits(limits: Limits, *, cpu: bool = True) -> None:
     _limit(resource.RLIMIT_CORE, 0)
 
 
-class Sandbox:
-    """One child process holding the learner's cells; restarted on demand after a failure."""
+class Confinement:
+    """What every learner process gets: limits, a process-count bound, maybe another user.
+
+    Made once per notebook (one pids cgroup, one user look-up) and applied in each child between
+    fork and exec by :meth:`preexec`. :meth:`release` removes the control group at the end.
+    """
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.user = supervise.account(limits.run_as) if limits.run_as else None
+        if self.user is not None and os.geteuid() != 0:
+            raise PermissionError(f"--run-as {limits.run_as} needs the grader to run as root")
+        uid = self.user.uid if self.user is not None else os.geteuid()
+        self.process_limit = supervise.process_limit(limits.processes, uid=uid)
+        self._nproc = _tasks_of(uid) + limits.processes if uid != 0 else None
+
+    def preexec(self, *, cpu: bool = True) -> None:
+        """Confine the calling process (a child, before exec).
+
+        It also becomes the out-of-memory killer's first choice, so that on a box with little
+        memory (a hosted autograder) the learner's process dies rather than the grader.
+        """
+        apply_limits(self.limits, cpu=cpu)
+        try:
+            with open("/proc/self/oom_score_adj", "w") as handle:
+                handle.write("1000")
+        except OSError:
+            pass
+        self.process_limit.enter()
+        if self.user is not None:
+            supervise.drop_privileges(self.user)
+        if self._nproc is not None:
+            _limit(resource.RLIMIT_NPROC, self._nproc)
+
+    def scratch(self, prefix: str) -> Path:
+        """A fresh scratch folder the learner's process may write in."""
+        folder = Path(tempfile.mkdtemp(prefix=prefix))
+        supervise.give_to(folder, self.user)
+        return folder
+
+    def release(self) -> None:
+        """Remove the process-count control group (its processes must be gone)."""
+        self.process_limit.release()
+
+
+def _environment() -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("GRADER_", "PYTEST_", "JPY_"))}
+    env.update({
+        "PYTHONPATH": str(GRADER_ROOT), "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+        "GRADER_SANDBOX": "1",
+    })
+    return env
+
+
+class _Child:
+    """A learner's child process: started here (``popen``) or forked by a template (``pid``)."""
+
+    def __init__(self, pid: int, popen: subprocess.Popen | None = None,
+                 template: "Template | None" = None) -> None:
+        self.pid, self.popen, self.template = pid, popen, template
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        supervise.kill_tree(self.pid)
+        if self.popen is not None:
+            self.popen.wait()
+
+    def exit_status(self, timeout: float) -> int | None:
+        if self.popen is not None:
+            try:
+                return self.popen.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return None
+        return self.template.wait(self.pid, timeout) if self.template is not None else None
+
+
+def _spawn(confinement: Confinement, workdir: Path, extra: list[str] = (),
+           pass_fds: tuple[int, ...] = ()) -> tuple[_Child, int, int]:
+    """Start ``python -m grader._child`` with pipes; returns (child, to_child, from_child)."""
+    parent_read, child_write = os.pipe()
+    child_read, parent_write = os.pipe()
+    log = open(workdir / "sandbox.log", "ab")
+    try:
+        popen = subprocess.Popen(
+            [sys.executable, "-m", "grader._child", str(child_read), str(child_write), *extra],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            cwd=workdir, env=_environment(), pass_fds=(child_read, child_write, *pass_fds),
+            start_new_session=True, preexec_fn=confinement.preexec,
+        )
+    except BaseException:
+        for fd in (parent_read, parent_write):
+            os.close(fd)
+        raise
+    finally:
+        log.close()
+        os.close(child_read)
+        os.close(child_write)
+    return _Child(popen.pid, popen), parent_write, parent_read
+
+
+class _Channel:
+    """Length-prefixed messages to and from a child over two pipes, with a deadline."""
+
+    def __init__(self, child: _Child, to_child: int, from_child: int) -> None:
+        self.child, self.to_child, self.from_child = child, to_child, from_child
+
+    def request(self, request: dict, timeout: float, *, what: str) -> dict:
+        message = codec.encode(request)
+        deadline = time.monotonic() + timeout
+        try:
+            os.write(self.to_child, len(message).to_bytes(8, "big"))
+            view = memoryview(message)
+            while view:
+                written = os.write(self.to_child, view[: 1 << 20])
+                view = view[written:]
+            prefix = self._read(8, deadline, what)
+            payload = self._read(codec.frame_length(prefix), deadline, what)
+            reply = codec.decode(payload)
+        except (BrokenPipeError, EOFError, codec.CodecError) as exc:
+            raise self.crashed(what, exc) from None
+        if not isinstance(reply, dict):
+            raise self.crashed(what, "a reply that is not a message")
+        return reply
+
+    def _read(self, size: int, deadline: float, what: str) -> bytes:
+        chunks, remaining = [], size
+        while remaining:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self.from_child], [], [], max(left, 0))
+            if not ready:
+                self.close()
+                raise StudentTimeout(f"{what} did not finish within the time limit; "
+                                     "look for an endless loop or a very slow computation")
+            chunk = os.read(self.from_child, min(remaining, 1 << 20))
+            if not chunk:
+                raise EOFError
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
+    def crashed(self, what: str, cause: object) -> "StudentCrashed":
+        code = self.child.exit_status(timeout=5)
+        self.close()
+        if code is None:
+            how = f"stopped answering ({cause})"
+        elif code < 0:
+            how = f"was killed by signal {signal.Signals(-code).name}"
+            if -code == signal.SIGXCPU:
+                how += " (CPU time limit)"
+        else:
+            how = f"exited with status {code} (sys.exit or os._exit in your code?)"
+        return StudentCrashed(f"the sandbox process {how} while {what}")
+
+    def close(self) -> None:
+        self.child.kill()
+        for fd in (self.to_child, self.from_child):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.to_child = self.from_child = -1
+
+class Template:
+    """One child per notebook that imports torch, loads the cells once, and forks sandboxes.
+
+    ``defined`` and ``load_errors`` describe the loaded cells. :meth:`fork` gives a fresh child
+    that already holds them. If the template dies, the next :meth:`fork` starts a new one.
+    """
 
     def __init__(self, cells: list[tuple[str, str]], *, limits: Limits | None = None,
-                 workdir: Path | None = None) -> None:
+                 confinement: Confinement | None = None) -> None:
         self.cells = [[label, source] for label, source in cells]
         self.limits = limits or Limits()
+        self._own_confinement = confinement is None
+        self.confinement = confinement or Confinement(self.limits)
+        self.workdir = self.confinement.scratch("grader-sandbox-")
+        self._channel: _Channel | None = None
+        self._control: socket.socket | None = None
+        self.defined: list[str] = []
+        self.load_errors: list[str] = []
+
+    @property
+    def pid(self) -> int | None:
+        """The template process's pid while it runs."""
+        return self._channel.child.pid if self._channel is not None else None
+
+    def start(self) -> None:
+        """Start the template and load the cells; raises StudentError if it cannot."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            child, to_child, from_child = _spawn(self.confinement, self.workdir,
+                                                 ["--template", str(theirs.fileno())],
+                                                 pass_fds=(theirs.fileno(),))
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        child.template = None
+        self._channel, self._control = _Channel(child, to_child, from_child), ours
+        reply = self._channel.request({"op": "load", "cells": self.cells},
+                                      self.limits.start_timeout, what="loading the notebook's cells")
+        if "error" in reply:
+            raise StudentCrashed(f"the sandbox could not load the cells: {reply['error']}")
+        self.defined = list(reply["defined"])
+        self.load_errors = [f"{label}: {message}" for label, message in reply["errors"]]
+
+    def _ask(self, message: bytes, fds: list[int] = ()) -> str:
+        assert self._control is not None
+        self._control.settimeout(self.limits.start_timeout)
+        socket.send_fds(self._control, [message], list(fds))
+        return self._control.recv(64).decode("ascii", errors="replace")
+
+    def fork(self, read_fd: int, write_fd: int) -> _Child:
+        """A fresh child holding the loaded cells, reading ``read_fd`` and writing ``write_fd``."""
+        for attempt in range(2):
+            if self._channel is None:
+                self.start()
+            try:
+                answer = self._ask(b"fork", [read_fd, write_fd])
+                return _Child(int(answer), template=self)
+            except (OSError, ValueError):
+                if attempt:
+                    raise StudentCrashed("the sandbox's template process stopped answering "
+                                         "(does a setup cell end the process?)") from None
+                self.close(release=False)
+        raise AssertionError("unreachable")
+
+    def wait(self, pid: int, timeout: float) -> int | None:
+        """Exit status of a forked child (as Popen.returncode), or None if unknown in time."""
+        try:
+            answer = self._ask(f"wait {pid} {timeout:g}".encode())
+            return None if answer == "none" else int(answer)
+        except (OSError, ValueError):
+            return None
+
+    def close(self, *, release: bool = True) -> None:
+        """Kill the template and everything it started."""
+        if self._control is not None:
+            self._control.close()
+            self._control = None
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+        supervise.kill_strays()
+        if release:
+            if self._own_confinement:
+                self.confinement.release()
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class Sandbox:
+    """One child process holding the learner's cells; restarted on demand after a failure.
+
+    With a ``template``, each (re)start forks a child from it; without one, it spawns a child
+    that loads ``cells`` itself.
+    """
+
+    def __init__(self, cells: list[tuple[str, str]] = (), *, limits: Limits | None = None,
+                 workdir: Path | None = None, template: Template | None = None) -> None:
+        self.cells = [[label, source] for label, source in cells]
+        self.limits = template.limits if template is not None else (limits or Limits())
+        self.template = template
+        self._own_confinement = template is None
+        self.confinement = template.confinement if template is not None else None
         self._own_workdir = workdir is None
-        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="grader-sandbox-"))
-        self._process: subprocess.Popen | None = None
-        self._to_child: int | None = None
-        self._from_child: int | None = None
+        self._workdir = workdir
+        self._channel: _Channel | None = None
         self.load_errors: list[str] = []
         self.defined: list[str] = []
 
-    # -- life cycle -------------------------------------------------------------------------
-    def _spawn(self) -> None:
-        parent_read, child_write = os.pipe()
-        child_read, parent_write = os.pipe()
-        env = {key: value for key, value in os.environ.items()
-               if not key.startswith(("GRADER_", "PYTEST_", "JPY_"))}
-        env.update({
-            "PYTHONPATH": str(GRADER_ROOT), "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1",
-            "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-            "GRADER_SANDBOX": "1",
-        })
-        log = open(self.workdir / "sandbox.log", "ab")
-        try:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "grader._child", str(child_read), str(child_write)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                cwd=self.workdir, env=env, pass_fds=(child_read, child_write),
-                start_new_session=True, preexec_fn=lambda: apply_limits(self.limits),
-            )
-        finally:
-            log.close()
-            os.close(child_read)
-            os.close(child_write)
-        self._to_child, self._from_child = parent_write, parent_read
+    @property
+    def workdir(self) -> Path:
+        """The child's scratch folder."""
+        if self._workdir is None:
+            if self.template is not None:
+                self._workdir = self.template.workdir
+                self._own_workdir = False
+            else:
+                self._workdir = self._confine().scratch("grader-sandbox-")
+        return self._workdir
 
+    def _confine(self) -> Confinement:
+        if self.confinement is None:
+            self.confinement = Confinement(self.limits)
+        return self.confinement
+
+    # -- life cycle -------------------------------------------------------------------------
     def start(self) -> None:
-        """Start the child and load the cells (``load_errors`` says which cells raised)."""
-        self._spawn()
-        reply = self._request({"op": "load", "cells": self.cells}, self.limits.start_timeout,
-                              what="loading the notebook's cells")
+        """Start the child with the cells (``load_errors`` says which cells raised)."""
+        if self.template is not None:
+            parent_read, child_write = os.pipe()
+            child_read, parent_write = os.pipe()
+            try:
+                child = self.template.fork(child_read, child_write)
+            except BaseException:
+                for fd in (parent_read, parent_write):
+                    os.close(fd)
+                raise
+            finally:
+                os.close(child_read)
+                os.close(child_write)
+            self._channel = _Channel(child, parent_write, parent_read)
+            self.defined, self.load_errors = self.template.defined, self.template.load_errors
+            return
+        self._channel = _Channel(*_spawn(self._confine(), self.workdir))
+        reply = self._channel.request({"op": "load", "cells": self.cells},
+                                      self.limits.start_timeout, what="loading the notebook's cells")
         self.defined = list(reply["defined"])
         self.load_errors = [f"{label}: {message}" for label, message in reply["errors"]]
 
     def _ensure_started(self) -> None:
-        if self._process is None or self._process.poll() is not None:
+        if self._channel is None or self._channel.to_child < 0:
             self.close(remove_workdir=False)
             self.start()
 
     def close(self, *, remove_workdir: bool = True) -> None:
         """Kill the child (and anything it started) and release the pipes."""
-        if self._process is not None:
-            try:
-                os.killpg(self._process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self._process.wait()
-            self._process = None
-        for fd in (self._to_child, self._from_child):
-            if fd is not None:
-                os.close(fd)
-        self._to_child = self._from_child = None
-        if remove_workdir and self._own_workdir:
-            import shutil
-
-            shutil.rmtree(self.workdir, ignore_errors=True)
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+            keep = {self.template.pid} if self.template is not None and self.template.pid else set()
+            supervise.kill_strays(keep)
+        if remove_workdir:
+            if self._own_confinement and self.confinement is not None:
+                self.confinement.release()
+            if self._own_workdir and self._workdir is not None:
+                shutil.rmtree(self._workdir, ignore_errors=True)
 
     def __enter__(self) -> "Sandbox":
         return self
@@ -184,64 +469,11 @@ class Sandbox:
         self._ensure_started()
         if self.limits.call_timeout is not None:
             timeout = min(timeout, self.limits.call_timeout)
-        reply = self._request({"op": "call", "name": name, "args": list(args), "kwargs": kwargs},
-                              timeout, what=f"calling {name}")
+        reply = self._channel.request({"op": "call", "name": name, "args": list(args),
+                                       "kwargs": kwargs}, timeout, what=f"calling {name}")
         if "ok" in reply:
             return reply["ok"]
         raise error_from_reply(name, reply["error"])
-
-    def _request(self, request: dict, timeout: float, *, what: str) -> dict:
-        message = codec.encode(request)
-        deadline = time.monotonic() + timeout
-        try:
-            os.write(self._to_child, len(message).to_bytes(8, "big"))
-            view = memoryview(message)
-            while view:
-                written = os.write(self._to_child, view[: 1 << 20])
-                view = view[written:]
-            prefix = self._read(8, deadline, what)
-            payload = self._read(codec.frame_length(prefix), deadline, what)
-            reply = codec.decode(payload)
-        except (BrokenPipeError, EOFError, codec.CodecError) as exc:
-            raise self._crashed(what, exc) from None
-        if not isinstance(reply, dict):
-            raise self._crashed(what, "a reply that is not a message")
-        return reply
-
-    def _read(self, size: int, deadline: float, what: str) -> bytes:
-        chunks, remaining = [], size
-        while remaining:
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([self._from_child], [], [], max(left, 0))
-            if not ready:
-                self.close(remove_workdir=False)
-                raise StudentTimeout(f"{what} did not finish within the time limit; "
-                                     "look for an endless loop or a very slow computation")
-            chunk = os.read(self._from_child, min(remaining, 1 << 20))
-            if not chunk:
-                raise EOFError
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
-
-    def _crashed(self, what: str, cause: object) -> StudentCrashed:
-        process = self._process
-        code = None
-        if process is not None:
-            try:
-                code = process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                code = None
-        self.close(remove_workdir=False)
-        if code is None:
-            how = f"stopped answering ({cause})"
-        elif code < 0:
-            how = f"was killed by signal {signal.Signals(-code).name}"
-            if -code == signal.SIGXCPU:
-                how += " (CPU time limit)"
-        else:
-            how = f"exited with status {code} (sys.exit or os._exit in your code?)"
-        return StudentCrashed(f"the sandbox process {how} while {what}")
 
 
 def error_from_reply(name: str, error: dict) -> StudentError:

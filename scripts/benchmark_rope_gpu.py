@@ -10,7 +10,10 @@ command benchmarks the solution or a learner's notebook. Timings use ``triton.te
 (median of repeated runs, L2 flushed between runs) at sizes much larger than the L2 cache.
 "Useful bytes" are those a fused kernel must move: read q and k, write the results, read the two
 (T, D // 2) tables; every implementation is credited with the same bytes, so GB/s compare times.
-The copy row moves its own bytes (read + write of q and k) and is the practical ceiling.
+The copy column moves its own bytes (read + write of q and k) and is the practical ceiling. The
+measurement itself is grader.fixtures.gpu_rope_kernel.measure_rope_bandwidth, the function the
+notebook's benchmark cell and the grader's informational test use. The two smallest shapes are
+there as caveats: a decoding step (T = 1) is bound by launch latency, and 10 MB fits in L2.
 
 Without a CUDA device (or with TRITON_INTERPRET=1) it prints why and exits with status 0:
 timings under Triton's interpreter measure Python, not the kernel.
@@ -25,8 +28,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SHAPES = [  # (B, H_q, H_k, T, D): Llama-3-8B-like heads; q alone is 67 MB to 1 GB in bf16 (L2: 50 MB)
-    (4, 32, 8, 2048, 128),
+SHAPES = [  # (B, H_q, H_k, T, D): Llama-3-8B-like heads
+    (1, 32, 8, 1, 128),        # one decoding step: 0.02 MB, bound by launch latency, not bandwidth
+    (1, 32, 8, 512, 128),      # 10.7 MB: fits in an H100's 50 MB L2, so not a measure of HBM bandwidth
+    (4, 32, 8, 2048, 128),     # 169 MB and up: beyond L2, these measure HBM bandwidth
     (4, 32, 8, 8192, 128),
     (4, 32, 8, 32768, 128),
     (8, 40, 8, 8192, 128),
@@ -50,71 +55,30 @@ def load_notebook_kernels(notebook: Path):
     return module
 
 
-def rope_tables(seq_len, head_dim, base=10000.0):
-    """Half-width (T, D // 2) float32 cos/sin tables, angles computed in float64."""
-    import torch
+def benchmark(rope_forward_triton, shapes, dtype: str) -> list[dict]:
+    """One row per shape, from grader.fixtures.gpu_rope_kernel.measure_rope_bandwidth (with baselines)."""
+    from grader.fixtures.gpu_rope_kernel import measure_rope_bandwidth
 
-    inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
-    angles = torch.arange(seq_len, dtype=torch.float64)[:, None] * inv_freq
-    return angles.cos().float(), angles.sin().float()
-
-
-def rotate_half(x):
-    import torch
-
-    x1, x2 = x.chunk(2, dim=-1)
-    return torch.cat((-x2, x1), dim=-1)
-
-
-def rope_eager(q, k, cos_full, sin_full):
-    """Hugging Face's apply_rotary_pos_emb: full-width (T, D) tables, in the inputs' dtype."""
-    return q * cos_full + rotate_half(q) * sin_full, k * cos_full + rotate_half(k) * sin_full
-
-
-def benchmark(rope_forward_triton, shapes, dtype):
-    """One row per shape: (shape, useful bytes, {name: GB/s}, {name: ms})."""
-    import torch
-    from triton.testing import do_bench
-
-    compiled = torch.compile(rope_eager)
     rows = []
-    for batch, n_q_heads, n_k_heads, seq_len, head_dim in shapes:
-        gen = torch.Generator(device="cuda").manual_seed(0)
-        q = torch.randn(batch, n_q_heads, seq_len, head_dim, device="cuda", dtype=dtype, generator=gen)
-        k = torch.randn(batch, n_k_heads, seq_len, head_dim, device="cuda", dtype=dtype, generator=gen)
-        cos, sin = (t.cuda() for t in rope_tables(seq_len, head_dim))
-        cos_full, sin_full = (torch.cat([t, t], dim=-1).to(dtype) for t in (cos, sin))
-        nbytes = 2 * (q.numel() + k.numel()) * q.element_size() + 2 * cos.numel() * cos.element_size()
-        src = torch.empty(q.numel() + k.numel(), device="cuda", dtype=dtype)
-        dst = torch.empty_like(src)
-        expected = rope_eager(q.float(), k.float(), cos_full.float(), sin_full.float())
-        got = rope_forward_triton(q, k, cos, sin)
-        error = max((g.float() - e).abs().max().item() for g, e in zip(got, expected))
-        if error > 0.1:  # bf16 rounding is about 0.02 on these values; anything larger is a bug
-            raise SystemExit(f"rope_forward_triton disagrees with eager PyTorch at {(batch, n_q_heads, n_k_heads, seq_len, head_dim)}: "
-                             f"max error {error:.3g}; fix the kernel before benchmarking it")
-        ms = {
-            "copy": do_bench(lambda: dst.copy_(src), return_mode="median"),
-            "triton": do_bench(lambda: rope_forward_triton(q, k, cos, sin), return_mode="median"),
-            "eager": do_bench(lambda: rope_eager(q, k, cos_full, sin_full), return_mode="median"),
-            "compile": do_bench(lambda: compiled(q, k, cos_full, sin_full), return_mode="median"),
-        }
-        copy_bytes = 2 * src.numel() * src.element_size()
-        gbps = {name: (copy_bytes if name == "copy" else nbytes) / (t * 1e-3) / 1e9 for name, t in ms.items()}
-        rows.append(((batch, n_q_heads, n_k_heads, seq_len, head_dim), nbytes, gbps, ms))
-        del q, k, src, dst, got, expected
-        torch.cuda.empty_cache()
+    for shape in shapes:
+        row = measure_rope_bandwidth(rope_forward_triton, shape, dtype, baselines=True)
+        if row["max_error"] > 0.1:  # bf16 rounding is about 0.02 on these values; anything larger is a bug
+            raise SystemExit(f"rope_forward_triton disagrees with eager PyTorch at {shape}: max error "
+                             f"{row['max_error']:.3g}; fix the kernel before benchmarking it")
+        rows.append(row)
     return rows
 
 
-def table(rows, device_name, dtype) -> str:
-    lines = [f"{device_name}, {str(dtype).removeprefix('torch.')}; GB/s of useful bytes (copy: of its own bytes)",
+def table(rows) -> str:
+    lines = [f"Measured on {rows[0]['device']}, {rows[0]['dtype']}, medians of triton.testing.do_bench; "
+             "GB/s of useful bytes (copy: of its own bytes)",
              f"{'(B, H_q, H_k, T, D)':<24}{'MB':>8}{'copy':>8}{'triton':>8}{'eager':>8}{'compile':>9}"
-             f"{'% copy':>8}{'x eager':>8}{'x compile':>10}"]
-    for shape, nbytes, gbps, ms in rows:
-        lines.append(f"{str(shape):<24}{nbytes / 1e6:8.0f}{gbps['copy']:8.0f}{gbps['triton']:8.0f}"
+             f"{'% copy':>8}{'x eager':>8}{'x compile':>10}{'us':>8}"]
+    for row in rows:
+        gbps, ms = row["gbps"], row["ms"]
+        lines.append(f"{str(tuple(row['shape'])):<24}{row['bytes'] / 1e6:8.1f}{gbps['copy']:8.0f}{gbps['triton']:8.0f}"
                      f"{gbps['eager']:8.0f}{gbps['compile']:9.0f}{gbps['triton'] / gbps['copy']:8.0%}"
-                     f"{ms['eager'] / ms['triton']:8.1f}{ms['compile'] / ms['triton']:10.2f}")
+                     f"{ms['eager'] / ms['triton']:8.1f}{ms['compile'] / ms['triton']:10.2f}{ms['triton'] * 1e3:8.1f}")
     return "\n".join(lines)
 
 
@@ -128,10 +92,10 @@ def plot(rows, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 3.6))
     width = 0.2
     for i, name in enumerate(["copy", "triton", "compile", "eager"]):
-        ax.bar(np.arange(len(rows)) + (i - 1.5) * width, [r[2][name] for r in rows], width, label=name)
-    ax.set_xticks(np.arange(len(rows)), [str(r[0]) for r in rows], fontsize=7)
+        ax.bar(np.arange(len(rows)) + (i - 1.5) * width, [r["gbps"][name] for r in rows], width, label=name)
+    ax.set_xticks(np.arange(len(rows)), [str(tuple(r["shape"])) for r in rows], fontsize=6)
     ax.set_ylabel("GB/s")
-    ax.set_title("RoPE of q and k: achieved bandwidth")
+    ax.set_title(f"RoPE of q and k, measured on {rows[0]['device']}")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -152,9 +116,8 @@ def main(argv: list[str] | None = None) -> int:
               "interpreter measure Python, not the kernel; run this script on a machine with a GPU.")
         return 0
     module = load_notebook_kernels(args.notebook)
-    dtype = getattr(torch, args.dtype)
-    rows = benchmark(module.rope_forward_triton, SHAPES, dtype)
-    print(table(rows, torch.cuda.get_device_name(), dtype))
+    rows = benchmark(module.rope_forward_triton, SHAPES, args.dtype)
+    print(table(rows))
     if args.plot:
         plot(rows, args.plot)
         print(f"plot written to {args.plot}")

@@ -5,11 +5,12 @@ import copy
 from pathlib import Path
 from types import SimpleNamespace
 
-import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.notebook import EXERCISE_TAG, read_notebook, sandbox_cells, tags, top_level_names
+
+import nbformat  # noqa: E402 - grader.notebook first: it makes this import cheaper
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"

@@ -1,26 +1,17 @@
 """Every catalogued wrong answer loses points under the hidden tests, with the right feedback."""
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 from grader.grade import grade_notebook
 from grader.results import PASSED
+from tests.catalogue import modules
 from tests.conftest import solution_notebooks, variant
 
 
 def _catalogue():
-    entries = []
-    for notebook in solution_notebooks():
-        try:
-            module = importlib.import_module(f"tests.catalogue.{notebook.stem}")
-        except ModuleNotFoundError:
-            continue
-        for wrong in module.WRONG_ANSWERS:
-            entries.append(pytest.param(notebook.stem, wrong,
-                                        id=f"{notebook.stem}:{wrong.exercise}:{wrong.mistake}"))
-    return entries
+    return [pytest.param(name, wrong, id=f"{name}:{wrong.exercise}:{wrong.mistake}")
+            for name, module in modules(solution_notebooks()) for wrong in module.WRONG_ANSWERS]
 
 
 @pytest.mark.slow

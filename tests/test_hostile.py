@@ -2,10 +2,17 @@
 from __future__ import annotations
 
 import json
+import os
+import pwd
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
+from pathlib import Path
 
 import nbformat
+import pytest
 
 from grader.grade import grade_notebook, main as grade_main
 from grader.results import CRASHED, ERROR, FAILED, MISSING, PASSED, TIMED_OUT
@@ -42,7 +49,7 @@ def test_corrupt_notebook_is_reported_and_others_still_graded(tmp_path):
     assert {t.status for t in bad_report.tests} == {MISSING}
     assert good_report.score == good_report.max_score
     results = json.loads((tmp_path / "results.json").read_text())
-    assert results["max_score"] == 2 * good_report.max_score
+    assert sum(t["max_score"] for t in results["tests"]) == 2 * good_report.max_score
     assert any("not a valid Jupyter notebook" in t["output"] for t in results["tests"])
 
 
@@ -157,3 +164,198 @@ def test_renamed_released_notebook_is_graded_by_its_suite(tmp_path):
     report = grade_notebook(path, skip_execution=True, exercises={"permutation_matrix"})
     assert report.suite == SUITE and report.error is None
     assert report.max_score > 0 and report.score == 0
+
+
+# -- processes that try to outlive grading ---------------------------------------------------------
+FORGER = '''
+import json, os, time
+def _forge(delay, pid_file):
+    if os.fork():
+        return
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    with open(pid_file, "a") as f:
+        f.write(f"{os.getpid()}\\n")
+    time.sleep(delay)
+    for parent in range(1, 1 << 22):
+        try:
+            words = open(f"/proc/{parent}/cmdline", "rb").read().split(b"\\0")
+        except OSError:
+            continue
+        if b"--json" in words:
+            path = os.path.join(os.readlink(f"/proc/{parent}/cwd"),
+                                words[words.index(b"--json") + 1].decode())
+            with open(path, "w") as f:
+                json.dump({"score": 999, "max_score": 999}, f)
+    os._exit(0)
+'''
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def _grade_cli(path, report, *extra):
+    return subprocess.run([sys.executable, "-m", "grader", "check", str(path), "--json", str(report),
+                           *extra], cwd=path.parent, capture_output=True, text=True, timeout=600)
+
+
+def _pids(pid_file):
+    return [int(line) for line in pid_file.read_text().split()] if pid_file.exists() else []
+
+
+def test_forger_that_escapes_the_sandbox_is_killed_before_the_report(tmp_path):
+    """A double-fork + setsid process started by an exercise cannot rewrite the report later."""
+    pid_file = tmp_path / "forgers.txt"
+    source = FORGER + ("def permutation_matrix(perm):\n"
+                       f"    _forge(4, {str(pid_file)!r})\n"
+                       "    return torch.eye(len(perm))[torch.as_tensor(perm)]\n")
+    (tmp_path / "nb").mkdir()
+    path = variant(tmp_path / "nb", SUITE, replace={"permutation_matrix": source})
+    done = _grade_cli(path, tmp_path / "report.json", "--skip-execution",
+                      "--exercise", "permutation_matrix", "--exercise", "self_attention")
+    assert done.returncode == 0, done.stderr
+    forgers = _pids(pid_file)
+    assert forgers, "the forger never ran"
+    assert not [pid for pid in forgers if _alive(pid)], "a learner process outlived grading"
+    time.sleep(6)  # past the forger's delay
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["score"] != 999 and report["score"] == sum(t["score"] for t in report["tests"])
+    assert any("self_attention" in t["name"] and t["score"] > 0 for t in report["tests"])
+
+
+def test_forger_started_by_the_executed_notebook_is_killed_too(tmp_path):
+    """A process that the notebook's kernel starts (waiting 60 s) is gone when grading ends."""
+    pid_file = tmp_path / "forgers.txt"
+    (tmp_path / "nb").mkdir()
+    path = variant(tmp_path / "nb", SUITE, extra_setup=FORGER + f"_forge(60, {str(pid_file)!r})")
+    done = _grade_cli(path, tmp_path / "report.json", "--exercise", "permutation_matrix")
+    assert done.returncode == 0, done.stderr
+    forgers = _pids(pid_file)
+    assert len(forgers) >= 2, "the forger should have started from the kernel and the sandbox"
+    assert not [pid for pid in forgers if _alive(pid)], "a learner process outlived grading"
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["score"] == sum(t["score"] for t in report["tests"]) > 0
+
+
+def test_fork_bomb_is_bounded_and_cleaned_up(tmp_path):
+    """Forking without end stops at the process-count bound; nothing is left afterwards."""
+    from grader import supervise
+
+    bound = supervise.process_limit(64)
+    bound.release()
+    if "not bounded" in bound.how:
+        pytest.skip(f"the process count cannot be bounded here ({bound.how}); not running a fork bomb")
+    pid_file = tmp_path / "bomb.txt"
+    source = ("import os, time\n"
+              "def permutation_matrix(perm):\n"
+              "    for _ in range(10):\n"
+              "        try:\n"
+              "            if os.fork() == 0:\n"
+              f"                with open({str(pid_file)!r}, 'a') as f:\n"
+              "                    f.write(f'{os.getpid()}\\n')\n"
+              "        except OSError:\n"
+              "            pass\n"
+              "    time.sleep(60)\n")
+    report = grade_notebook(variant(tmp_path, SUITE, replace={"permutation_matrix": source}),
+                            skip_execution=True, exercises={"permutation_matrix", "self_attention"},
+                            limits=Limits(call_timeout=5.0, processes=64))
+    pids = _pids(pid_file)
+    assert 1 < len(pids) <= 64, f"{len(pids)} processes: the bound of 64 did not hold"
+    assert not [pid for pid in pids if _alive(pid)], "fork-bomb processes outlived grading"
+    assert _statuses(report, "permutation_matrix") == {TIMED_OUT}
+    assert _full_marks(report, "self_attention")
+
+
+def test_execution_stops_at_the_first_cell_that_times_out(tmp_path):
+    """A never-returning exercise stops execution at its first use; later cells are not run."""
+    source = ("def max_equivariance_error(fn, x, perm):\n    while True:\n        pass\n")
+    report = grade_notebook(variant(tmp_path, SUITE, replace={"max_equivariance_error": source}),
+                            exercises={"max_equivariance_error", "permutation_matrix"},
+                            cell_timeout=5, limits=FAST)
+    execution = report.execution
+    assert execution is not None and execution.not_run > 0
+    assert "stopped early" in execution.error and "did not finish within 5 s" in execution.error
+    assert len(execution.failures) == 1
+    assert _statuses(report, "max_equivariance_error") == {TIMED_OUT}
+    assert sum(t.output.startswith("not run") for t in report.tests) >= 1
+    assert _full_marks(report, "permutation_matrix")
+
+
+def test_reports_are_written_atomically(tmp_path):
+    """A report replaces the old file in one step and leaves no temporary file behind."""
+    from grader.report import write_json
+
+    target = tmp_path / "out" / "results.json"
+    write_json(target, {"score": 1})
+    write_json(target, {"score": 2})
+    assert json.loads(target.read_text()) == {"score": 2}
+    assert [p.name for p in target.parent.iterdir()] == ["results.json"]
+
+
+def _readable_as(user: str) -> str:
+    """Why ``user`` cannot run this Python and read the grader ('' when it can)."""
+    from grader import supervise
+
+    account = supervise.account(user)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        answer = "the test could not become that user"
+        try:
+            supervise.drop_privileges(account)
+            answer = ", ".join(p for p in (os.path.realpath(sys.executable),
+                                           str(ROOT / "grader" / "_child.py"))
+                               if not os.access(p, os.R_OK))
+        finally:
+            os.write(write, (answer or "ok").encode())
+            os._exit(0)
+    os.close(write)
+    answer = os.read(read, 4096).decode()
+    os.close(read)
+    os.waitpid(pid, 0)
+    return "" if answer == "ok" else answer
+
+
+def test_run_as_rejects_an_unknown_user_in_one_line(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "grader", "check", str(SOLUTIONS / f"{SUITE}.ipynb"),
+                           "--skip-execution", "--run-as", "no-such-user-here"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "no user named 'no-such-user-here'" in done.stderr
+
+
+def test_learner_code_runs_as_the_unprivileged_user(tmp_path):
+    """With --run-as, the learner's code runs as that user and cannot write the report's folder."""
+    if os.geteuid() != 0:
+        pytest.skip("--run-as needs the grader to run as root")
+    problems = _readable_as("nobody")
+    if problems:
+        pytest.skip(f"user 'nobody' cannot read {problems} on this machine")
+    probe = Path(tempfile.mkdtemp(prefix="grader-probe-"))  # pytest's own tmp_path is 0700
+    probe.chmod(0o777)
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    source = ("import os\n"
+              "def permutation_matrix(perm):\n"
+              f"    open({str(probe / 'uid')!r}, 'w').write(str(os.getuid()))\n"
+              "    try:\n"
+              f"        open({str(reports / 'forged.json')!r}, 'w').write('{{}}')\n"
+              "    except OSError:\n"
+              "        pass\n"
+              "    return torch.eye(len(perm))[torch.as_tensor(perm)]\n")
+    (tmp_path / "nb").mkdir()
+    path = variant(tmp_path / "nb", SUITE, replace={"permutation_matrix": source})
+    done = _grade_cli(path, reports / "results.json", "--skip-execution", "--run-as", "nobody",
+                      "--exercise", "permutation_matrix")
+    assert done.returncode == 0, done.stderr
+    assert (probe / "uid").read_text() == str(pwd.getpwnam("nobody").pw_uid)
+    assert not (reports / "forged.json").exists()
+    assert json.loads((reports / "results.json").read_text())["score"] > 0
+    shutil.rmtree(probe)

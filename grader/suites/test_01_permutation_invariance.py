@@ -104,7 +104,28 @@ def test_sdpa_keeps_dtype(student):
     q, k, v = (_randn(2, 3, 4, seed=s, dtype=torch.float64) for s in (17, 18, 19))
     got = student.scaled_dot_product_attention(q, k, v)
     expect_dtype(got, torch.float64)
-    expect_close(got, _attention(q, k, v), atol=1e-12, rtol=1e-12)
+    # The contract is the output dtype, not the compute dtype: a softmax computed in float32 and
+    # cast back (Llama's and Hugging Face's eager attention) is off by ~1e-7 and is correct.
+    expect_close(got, _attention(q, k, v), atol=ATOL, rtol=RTOL, mistakes=_sdpa_mistakes(q, k, v))
+
+
+@pytest.mark.exercise("scaled_dot_product_attention", points=1)
+def test_sdpa_fully_masked_row_gives_zeros(student):
+    """A query row whose keys are all masked gets zeros (as torch's SDPA), the other rows are unchanged."""
+    q, k, v = _randn(4, 6, seed=21), _randn(5, 6, seed=22), _randn(5, 3, seed=23)
+    mask = torch.ones(4, 5, dtype=torch.bool).tril()
+    mask[2] = False  # query 2 may attend to nothing (a padding row)
+    expected = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
+                                                                 attn_mask=mask)
+    nan_row = _attention(q, k, v, mask)  # -inf everywhere in row 2: softmax gives NaN
+    mean_row = _attention(q, k, v, mask, fill=torch.finfo(torch.float32).min)
+    got = student.scaled_dot_product_attention(q, k, v, mask=mask)
+    expect_shape(got, (4, 3))
+    expect_close(got, expected, atol=ATOL, rtol=RTOL, what="output (row 2 has no allowed key)",
+                 mistakes={"the fully masked row left as NaN (softmax of a row of -inf)": nan_row,
+                           "masked scores filled with a large finite negative number: the fully masked "
+                           "row averages every value instead of giving zeros": mean_row,
+                           **_sdpa_mistakes(q, k, v, mask)})
 
 
 @pytest.mark.exercise("scaled_dot_product_attention", points=1)
@@ -303,3 +324,102 @@ def test_error_rejects_a_permutation_of_the_wrong_length(student):
                   student.fixture("permutation_invariance.row_softmax"), _randn(4, 3, seed=63),
                   torch.tensor([0, 1, 2]), what="max_equivariance_error with 3 indices for 4 tokens")
 
+
+
+# -- position_probe_r2 --------------------------------------------------------------------------
+def _probe_data(seed, n, *, shift=0.0):
+    """Features (n, 5) and noisy positions that depend linearly on them, with an offset of 100."""
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, 5, generator=gen, dtype=torch.float64) + shift
+    w = torch.tensor([3.0, -2.0, 0.5, 0.0, 1.0], dtype=torch.float64)
+    t = x @ w + 100.0 + 2.0 * torch.randn(n, generator=gen, dtype=torch.float64)
+    return x, t
+
+
+def _ridge_fit(x, t, ridge, *, intercept=True, penalise_intercept=False):
+    """Weights (and intercept) from the normal equations: an independent formula."""
+    if intercept:
+        x = torch.cat([x, torch.ones(len(x), 1, dtype=x.dtype)], 1)
+    penalty = ridge * torch.eye(x.shape[1], dtype=x.dtype)
+    if intercept and not penalise_intercept:
+        penalty[-1, -1] = 0.0
+    coef = torch.linalg.solve(x.T @ x + penalty, x.T @ t)
+    return lambda z: (torch.cat([z, torch.ones(len(z), 1, dtype=z.dtype)], 1) if intercept else z) @ coef
+
+
+def _r2(pred, t, mean=None):
+    mean = t.mean() if mean is None else mean
+    return (1 - ((pred - t) ** 2).sum() / ((t - mean) ** 2).sum()).item()
+
+
+def _probe_reference(train, test, ridge):
+    return _r2(_ridge_fit(*train, ridge)(test[0]), test[1])
+
+
+def _probe_mistakes(train, test, ridge):
+    fit = _ridge_fit(*train, ridge)
+    pred = fit(test[0])
+    return {
+        "R^2 measured on the training set instead of the held-out test set": _r2(fit(train[0]), train[1]),
+        "no intercept (the probe is forced through 0)": _r2(_ridge_fit(*train, ridge, intercept=False)(test[0]),
+                                                            test[1]),
+        "the intercept penalised by the ridge term": _r2(
+            _ridge_fit(*train, ridge, penalise_intercept=True)(test[0]), test[1]),
+        "the ridge term ignored (ordinary least squares)": _r2(_ridge_fit(*train, 0.0)(test[0]), test[1]),
+        "R^2 normalised around the mean of the training positions": _r2(pred, test[1], train[1].mean()),
+        "squared correlation instead of R^2 (ignores bias and scale)":
+            (torch.corrcoef(torch.stack([pred, test[1]]))[0, 1] ** 2).item(),
+    }
+
+
+# R^2 is a ratio of sums of squares of O(100) values computed in float64; 1e-6 absolute allows any
+# correct solver (normal equations, lstsq, centring) and separates every catalogued mistake.
+ATOL_R2 = 1e-6
+
+
+@pytest.mark.exercise("position_probe_r2", points=2, public=True)
+def test_probe_r2_matches_ridge_regression(student):
+    """A ridge probe (ridge=1e-3) fitted on 200 rows and scored on 100 others gives the held-out R^2."""
+    train, test = _probe_data(70, 200), _probe_data(71, 100)
+    got = student.position_probe_r2(*train, *test, ridge=1e-3)
+    expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")
+    expect_close(got, _probe_reference(train, test, 1e-3), atol=ATOL_R2, rtol=0, what="R^2",
+                 mistakes=_probe_mistakes(train, test, 1e-3))
+
+
+@pytest.mark.exercise("position_probe_r2", points=2)
+def test_probe_r2_strong_ridge_spares_the_intercept(student):
+    """With ridge=300 and positions around 100, only the weights shrink, not the intercept."""
+    train, test = _probe_data(72, 60), _probe_data(73, 80)
+    got = student.position_probe_r2(*train, *test, ridge=300.0)
+    expect_close(got, _probe_reference(train, test, 300.0), atol=ATOL_R2, rtol=0, what="R^2",
+                 mistakes=_probe_mistakes(train, test, 300.0))
+
+
+@pytest.mark.exercise("position_probe_r2", points=2)
+def test_probe_r2_is_measured_on_the_test_set(student):
+    """Test features shifted away from the training ones: R^2 is computed on the test set, around its own mean."""
+    train, test = _probe_data(74, 40), _probe_data(75, 120, shift=0.7)
+    got = student.position_probe_r2(*train, *test, ridge=5.0)
+    expect_close(got, _probe_reference(train, test, 5.0), atol=ATOL_R2, rtol=0, what="R^2",
+                 mistakes=_probe_mistakes(train, test, 5.0))
+
+
+@pytest.mark.exercise("position_probe_r2", points=1)
+def test_probe_r2_can_be_negative(student):
+    """Features unrelated to the positions give R^2 at or below 0, not clipped."""
+    gen = torch.Generator().manual_seed(76)
+    x_train, x_test = (torch.randn(n, 8, generator=gen, dtype=torch.float64) for n in (30, 30))
+    t_train, t_test = torch.arange(30, dtype=torch.float64), torch.arange(30, dtype=torch.float64).flip(0)
+    train, test = (x_train, t_train), (x_test, t_test)
+    got = student.position_probe_r2(*train, *test, ridge=1e-3)
+    expect_close(got, _probe_reference(train, test, 1e-3), atol=ATOL_R2, rtol=0, what="R^2",
+                 mistakes=_probe_mistakes(train, test, 1e-3))
+
+
+@pytest.mark.exercise("position_probe_r2", points=1)
+def test_probe_r2_rejects_mismatched_widths(student):
+    """Train and test features of different widths are rejected with a ValueError."""
+    train, test = _probe_data(77, 20), _probe_data(78, 20)
+    expect_raises(ValueError, student.position_probe_r2, train[0], train[1], test[0][:, :4], test[1],
+                  what="position_probe_r2 with 5 training features and 4 test features")

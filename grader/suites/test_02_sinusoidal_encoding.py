@@ -9,7 +9,8 @@ import math
 import pytest
 import torch
 
-from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape
+from grader.judge import (expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
+                          expect_true)
 
 BASE = 10000.0
 
@@ -124,58 +125,6 @@ def test_encoding_rejects_non_positive_sizes(student):
     expect_raises(ValueError, student.sinusoidal_encoding, 0, 8, what="sinusoidal_encoding(0, 8)")
     expect_raises(ValueError, student.sinusoidal_encoding, -3, 8, what="sinusoidal_encoding(-3, 8)")
     expect_raises(ValueError, student.sinusoidal_encoding, 5, 0, what="sinusoidal_encoding(5, 0)")
-
-
-# -- wavelengths --------------------------------------------------------------------------------
-def _wavelengths(d_model, base=BASE):
-    i = torch.arange(d_model // 2, dtype=torch.float64)
-    return 2 * math.pi * base ** (2 * i / d_model)
-
-
-def _wavelength_mistakes(d_model, base=BASE):
-    i = torch.arange(d_model // 2, dtype=torch.float64)
-    return {
-        "exponent i/d_model instead of 2i/d_model": 2 * math.pi * base ** (i / d_model),
-        "exponent 2i/(d_model - 2) instead of 2i/d_model": 2 * math.pi * base ** (2 * i / (d_model - 2)),
-        "missing the factor 2*pi (that is 1/omega, not the wavelength)": base ** (2 * i / d_model),
-        "frequencies omega_i = base^(-2i/d_model) instead of wavelengths": base ** (-2 * i / d_model),
-    }
-
-
-# float32 results of a float64 formula are within 6e-8 relative; float32 arithmetic on the
-# exponent costs up to ln(base) * 6e-8 ~ 6e-7 relative, so 2e-6 accepts both.
-RTOL_WAVELENGTH = 2e-6
-
-
-@pytest.mark.exercise("wavelengths", points=2, public=True)
-def test_wavelengths_match_the_formula(student):
-    """wavelengths(8) is 2*pi*10000^(2i/8) for i = 0..3."""
-    got = student.wavelengths(8)
-    expect_close(got, _wavelengths(8), rtol=RTOL_WAVELENGTH, atol=0, what="wavelengths(8)",
-                 mistakes=_wavelength_mistakes(8))
-
-
-@pytest.mark.exercise("wavelengths", points=1)
-def test_wavelengths_paper_width(student):
-    """wavelengths(512): 256 values from 2*pi to 2*pi*10000^(510/512), float32."""
-    got = student.wavelengths(512)
-    expect_dtype(got, torch.float32, what="wavelengths(512)")
-    expect_close(got, _wavelengths(512), rtol=RTOL_WAVELENGTH, atol=0, what="wavelengths(512)",
-                 mistakes=_wavelength_mistakes(512))
-
-
-@pytest.mark.exercise("wavelengths", points=1)
-def test_wavelengths_honour_base(student):
-    """wavelengths(6, base=500) is 2*pi*500^(2i/6)."""
-    got = student.wavelengths(6, base=500.0)
-    expect_close(got, _wavelengths(6, 500.0), rtol=RTOL_WAVELENGTH, atol=0, what="wavelengths(6, base=500)",
-                 mistakes={"base ignored (always 10000)": _wavelengths(6), **_wavelength_mistakes(6, 500.0)})
-
-
-@pytest.mark.exercise("wavelengths", points=1)
-def test_wavelengths_rejects_odd_d_model(student):
-    """An odd d_model is rejected with a ValueError."""
-    expect_raises(ValueError, student.wavelengths, 9, what="wavelengths(9)")
 
 
 # -- binary_encoding ----------------------------------------------------------------------------
@@ -315,3 +264,167 @@ def test_offset_matrix_honours_base_and_large_offsets(student):
 def test_offset_matrix_rejects_odd_d_model(student):
     """An odd d_model is rejected with a ValueError."""
     expect_raises(ValueError, student.offset_matrix, 2, 5, what="offset_matrix(2, 5)")
+
+
+# -- linear_shift_residual ----------------------------------------------------------------------
+def _pairs(table, k):
+    src = torch.arange(max(0, -k), min(len(table), len(table) - k))
+    return table[src].double(), table[src + k].double()
+
+
+def _residual(x, y):
+    """|y - x M^T| for the least-squares M, through the pseudo-inverse (tables here are well conditioned)."""
+    return (y - x @ torch.linalg.pinv(x) @ y).norm()
+
+
+def _shift_residual(table, k):
+    x, y = _pairs(table, k)
+    return (_residual(x, y) / y.norm()).item()
+
+
+def _shift_mistakes(table, k):
+    x, y = _pairs(table, k)
+    rolled_y = torch.roll(table.double(), -k, dims=0)
+    other_way = "the map fitted the other way (table[p] from table[p + k])"
+    if k < 0:
+        other_way += ", which for k < 0 is also what reading k as |k| gives"
+    return {
+        other_way: (_residual(y, x) / x.norm()).item(),
+        "rows wrapped around (torch.roll) instead of dropped at the ends":
+            (_residual(table.double(), rolled_y) / rolled_y.norm()).item(),
+        "absolute residual, not divided by |table[p + k]|": _residual(x, y).item(),
+        "divided by |table[p]| instead of |table[p + k]|": (_residual(x, y) / x.norm()).item(),
+        "squared relative residual (fraction of the energy unexplained)": ((_residual(x, y) / y.norm()) ** 2).item(),
+    }
+
+
+def _random_table(seed, rows, cols):
+    return torch.randn(rows, cols, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+# Well-conditioned float64 tables: every correct least-squares solver agrees to ~1e-12.
+ATOL_SHIFT = 1e-8
+
+
+@pytest.mark.exercise("linear_shift_residual", points=2, public=True)
+def test_shift_residual_of_a_random_table(student):
+    """A random (30, 4) table, k = 2: the relative residual of the best linear map."""
+    table = _random_table(80, 30, 4)
+    got = student.linear_shift_residual(table, 2)
+    expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")
+    expect_close(got, _shift_residual(table, 2), atol=ATOL_SHIFT, rtol=0, what="linear_shift_residual(table, 2)",
+                 mistakes=_shift_mistakes(table, 2))
+
+
+@pytest.mark.exercise("linear_shift_residual", points=2)
+def test_shift_residual_negative_offset(student):
+    """A random (25, 3) table, k = -4: rows p pair with rows p - 4."""
+    table = _random_table(81, 25, 3)
+    got = student.linear_shift_residual(table, -4)
+    expect_close(got, _shift_residual(table, -4), atol=ATOL_SHIFT, rtol=0,
+                 what="linear_shift_residual(table, -4)", mistakes=_shift_mistakes(table, -4))
+
+
+@pytest.mark.exercise("linear_shift_residual", points=1)
+def test_shift_residual_is_zero_for_a_rotating_table(student):
+    """Rows E[p] = A^p E[0] for a fixed matrix A: one linear map moves every row, residual 0."""
+    a = torch.linalg.qr(_random_table(82, 6, 6)).Q * 0.97
+    rows = [_random_table(83, 1, 6)[0]]
+    for _ in range(39):
+        rows.append(a @ rows[-1])
+    table = torch.stack(rows)  # (40, 6)
+    got = student.linear_shift_residual(table, 5)
+    expect_close(got, 0.0, atol=1e-9, rtol=0, what="linear_shift_residual of E[p] = A^p E[0]")
+
+
+@pytest.mark.exercise("linear_shift_residual", points=1)
+def test_shift_residual_sine_only_code(student):
+    """A sine-only code of 6 frequencies over 60 positions, k = 3: a clearly non-zero residual."""
+    pos = torch.arange(60, dtype=torch.float64)[:, None]
+    table = torch.sin(pos * torch.tensor([1.0, 0.7, 0.45, 0.3, 0.2, 0.13], dtype=torch.float64))
+    got = student.linear_shift_residual(table, 3)
+    expect_close(got, _shift_residual(table, 3), atol=1e-6, rtol=0, what="linear_shift_residual(sines, 3)",
+                 mistakes=_shift_mistakes(table, 3))
+
+
+@pytest.mark.exercise("linear_shift_residual", points=1)
+def test_shift_residual_rejects_too_large_offsets(student):
+    """An offset with |k| >= the number of rows leaves no pair: ValueError."""
+    expect_raises(ValueError, student.linear_shift_residual, _random_table(84, 5, 2), -5,
+                  what="linear_shift_residual(<5 rows>, -5)")
+
+
+# -- relative_attention_projections -------------------------------------------------------------
+def _bilinear(w_q, w_k):
+    return torch.as_tensor(w_q).double() @ torch.as_tensor(w_k).double().T
+
+
+def _head_product(k, d_model, temperature, base=BASE):
+    """W_q W_k^T = M_k / tau: then PE[m] W_q W_k^T PE[n]^T = PE[m - k] . PE[n] / tau."""
+    return _offset_matrix(k, d_model, base) / temperature
+
+
+def _head_mistakes(k, d_model, temperature, base=BASE):
+    m = _offset_matrix(k, d_model, base)
+    return {
+        "attends k positions ahead instead of back (M_{-k} where M_k belongs)": m.T / temperature,
+        "temperature multiplied instead of divided": m * temperature,
+        "temperature applied to both w_q and w_k (1/tau^2)": m / temperature ** 2,
+        "temperature ignored": m,
+        "the offset map applied to both queries and keys (it cancels: every query attends to itself)":
+            torch.eye(d_model, dtype=torch.float64) / temperature,
+        "an extra 1/sqrt(d_model) factor": m / (temperature * math.sqrt(d_model)),
+    }
+
+
+# Entries of M_k / tau are at most 1/tau; float32 rounding is ~6e-8 relative, hence 1e-5 absolute.
+ATOL_HEAD = 1e-5
+
+
+@pytest.mark.exercise("relative_attention_projections", points=2, public=True)
+def test_head_product_is_the_offset_map(student):
+    """k = 3, d_model = 8, tau = 0.5: w_q @ w_k.T makes PE[m] . PE[n] scores equal PE[m-3] . PE[n] / tau."""
+    w_q, w_k = student.relative_attention_projections(3, 8, temperature=0.5)
+    expect_shape(w_q, (8, 8), what="w_q")
+    expect_shape(w_k, (8, 8), what="w_k")
+    expect_close(_bilinear(w_q, w_k), _head_product(3, 8, 0.5), atol=ATOL_HEAD, rtol=0, what="w_q @ w_k.T",
+                 mistakes=_head_mistakes(3, 8, 0.5))
+
+
+@pytest.mark.exercise("relative_attention_projections", points=2)
+def test_head_attends_k_back_at_every_position(student):
+    """d_model = 64, k = 5, tau = 0.1: on PE rows 0..79 every query m >= 5 puts its largest score on m - 5."""
+    w_q, w_k = student.relative_attention_projections(5, 64, temperature=0.1)
+    pe = _pe(80, 64)
+    scores = pe @ _bilinear(w_q, w_k) @ pe.T  # (80, 80)
+    expected = pe[torch.arange(80) - 5] @ pe.T / 0.1  # row m: PE[m-5] . PE[n] / tau (rows m >= 5 used)
+    expect_close(scores[5:], expected[5:], atol=1e-3, rtol=1e-5, what="scores PE[m] W_q W_k^T PE[n]",
+                 mistakes={name: (pe @ wrong @ pe.T)[5:] for name, wrong in _head_mistakes(5, 64, 0.1).items()})
+    argmax = scores[5:].argmax(dim=-1)
+    expect_equal(argmax, torch.arange(75), what="key with the largest score for queries 5..79")
+
+
+@pytest.mark.exercise("relative_attention_projections", points=1)
+def test_head_negative_offset_and_base(student):
+    """k = -2 (attend ahead), d_model = 12, tau = 2, base = 100."""
+    w_q, w_k = student.relative_attention_projections(-2, 12, temperature=2.0, base=100.0)
+    expect_close(_bilinear(w_q, w_k), _head_product(-2, 12, 2.0, 100.0), atol=ATOL_HEAD, rtol=0,
+                 what="w_q @ w_k.T", mistakes={"base ignored (always 10000)": _head_product(-2, 12, 2.0),
+                                               **_head_mistakes(-2, 12, 2.0, 100.0)})
+
+
+@pytest.mark.exercise("relative_attention_projections", points=1)
+def test_head_returns_float32(student):
+    """Both maps are float32 tensors."""
+    w_q, w_k = student.relative_attention_projections(1, 6)
+    expect_dtype(w_q, torch.float32, what="w_q")
+    expect_dtype(w_k, torch.float32, what="w_k")
+
+
+@pytest.mark.exercise("relative_attention_projections", points=1)
+def test_head_rejects_bad_arguments(student):
+    """A non-positive temperature or an odd d_model is rejected with a ValueError."""
+    expect_raises(ValueError, student.relative_attention_projections, 1, 8, temperature=0.0,
+                  what="relative_attention_projections(1, 8, temperature=0)")
+    expect_raises(ValueError, student.relative_attention_projections, 1, 7,
+                  what="relative_attention_projections(1, 7)")

@@ -1,12 +1,13 @@
 """Hidden tests and public checks for notebook 03, addition versus concatenation.
 
 References are computed here in float64 with independent code (indexing, torch.cat, the ridge
-normal equations), never with the learner's functions.
+normal equations, numpy for LDA, einsum for the logit terms), never with the learner's functions.
 """
+import numpy as np
 import pytest
 import torch
 
-from grader.judge import expect_close, expect_dtype, expect_raises, expect_shape, expect_true, fail
+from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true
 
 
 def _randn(*shape, seed, dtype=torch.float64):
@@ -133,77 +134,6 @@ def test_embed_rejects_float_ids(student):
                   _randn(6, 4, seed=26), "add", what="embed with float token ids")
 
 
-# -- concat_as_addition -------------------------------------------------------------------------
-def _pad(e, p, *, swapped_order=False, swapped_tuple=False):
-    d_tok, d_pos = e.shape[-1], p.shape[-1]
-    e, p = e.double(), p.double()
-    zeros_for_e = torch.zeros(*e.shape[:-1], d_pos, dtype=torch.float64)
-    zeros_for_p = torch.zeros(*p.shape[:-1], d_tok, dtype=torch.float64)
-    if swapped_order:  # [0; e] and [p; 0]
-        pair = (torch.cat([zeros_for_e, e], -1), torch.cat([p, zeros_for_p], -1))
-    else:
-        pair = (torch.cat([e, zeros_for_e], -1), torch.cat([zeros_for_p, p], -1))
-    return pair[::-1] if swapped_tuple else pair
-
-
-def _as_pair(got, what):
-    if not isinstance(got, (tuple, list)) or len(got) != 2:
-        fail(f"{what} should return a tuple of two tensors, not {type(got).__name__}"
-             + (f" of length {len(got)}" if isinstance(got, (tuple, list)) else ""))
-    return got
-
-
-def _pad_mistakes(e, p, which):
-    index = 0 if which == "token" else 1
-    return {
-        "zeros on the wrong side: [0; e] and [p; 0] sum to [p; e]": _pad(e, p, swapped_order=True)[index],
-        "the tuple in the wrong order: (pos_padded, token_padded)": _pad(e, p, swapped_tuple=True)[index],
-    }
-
-
-@pytest.mark.exercise("concat_as_addition", points=2, public=True)
-def test_concat_as_addition_small(student):
-    """e of shape (3, 4) and p of shape (3, 2) give ([e; 0], [0; p]), each (3, 6)."""
-    e, p = _randn(3, 4, seed=30), _randn(3, 2, seed=31)
-    token_padded, pos_padded = _as_pair(student.concat_as_addition(e, p), "concat_as_addition")
-    want_e, want_p = _pad(e, p)
-    expect_close(token_padded, want_e, atol=0, rtol=0, what="token_padded (first element)",
-                 mistakes=_pad_mistakes(e, p, "token"))
-    expect_close(pos_padded, want_p, atol=0, rtol=0, what="pos_padded (second element)",
-                 mistakes=_pad_mistakes(e, p, "pos"))
-
-
-@pytest.mark.exercise("concat_as_addition", points=2)
-def test_concat_as_addition_sums_to_the_concatenation(student):
-    """For batched e (2, 5, 3) and p (2, 5, 4), the two summands add up to torch.cat([e, p], -1)."""
-    e, p = _randn(2, 5, 3, seed=32), _randn(2, 5, 4, seed=33)
-    token_padded, pos_padded = _as_pair(student.concat_as_addition(e, p), "concat_as_addition")
-    expect_shape(token_padded, (2, 5, 7), what="token_padded")
-    expect_shape(pos_padded, (2, 5, 7), what="pos_padded")
-    total = torch.as_tensor(token_padded).double() + torch.as_tensor(pos_padded).double()
-    expect_close(total, torch.cat([e, p], -1), atol=0, rtol=0, what="token_padded + pos_padded",
-                 mistakes={"zeros on the wrong side: [0; e] and [p; 0] sum to [p; e]": torch.cat([p, e], -1)})
-    want_e, want_p = _pad(e, p)
-    expect_close(token_padded, want_e, atol=0, rtol=0, what="token_padded (first element)",
-                 mistakes=_pad_mistakes(e, p, "token"))
-
-
-@pytest.mark.exercise("concat_as_addition", points=1)
-def test_concat_as_addition_keeps_dtype(student):
-    """float32 inputs give float32 summands."""
-    e, p = _randn(4, 2, seed=34, dtype=torch.float32), _randn(4, 5, seed=35, dtype=torch.float32)
-    token_padded, pos_padded = _as_pair(student.concat_as_addition(e, p), "concat_as_addition")
-    expect_dtype(token_padded, torch.float32, what="token_padded")
-    expect_dtype(pos_padded, torch.float32, what="pos_padded")
-
-
-@pytest.mark.exercise("concat_as_addition", points=1)
-def test_concat_as_addition_rejects_different_leading_shapes(student):
-    """e of shape (3, 4) and p of shape (2, 4) are rejected with a ValueError."""
-    expect_raises(ValueError, student.concat_as_addition, _randn(3, 4, seed=36), _randn(2, 4, seed=37),
-                  what="concat_as_addition with leading shapes (3,) and (2,)")
-
-
 # -- linear_probe -------------------------------------------------------------------------------
 def _ridge(features, labels, ridge, *, bias="last", targets="one-hot", penalise="diagonal", classes=None):
     """Reference ridge classifier, with switches that reproduce catalogued mistakes."""
@@ -302,85 +232,6 @@ def test_linear_probe_rejects_mismatched_labels(student):
                   what="linear_probe with 10 rows and 9 labels")
 
 
-# -- probe_accuracy -----------------------------------------------------------------------------
-def _accuracy(features, labels, weights, *, bias="last"):
-    x = features.double()
-    w = weights.double()
-    if bias == "last":
-        scores = x @ w[:-1] + w[-1]
-    elif bias == "first":
-        scores = x @ w[1:] + w[0]
-    else:
-        scores = x @ w[:-1]
-    return (scores.argmax(1) == labels).double().mean().item()
-
-
-def _accuracy_case(seed):
-    """Features, labels and weights for which the bias row changes about half of the predictions."""
-    features = _randn(40, 3, seed=seed)
-    weights = _randn(4, 5, seed=seed + 1)
-    weights[-1] = 3.0 * _randn(5, seed=seed + 2)   # a bias that matters
-    labels = (features @ weights[:-1] + weights[-1]).argmax(1)
-    labels[::3] = (labels[::3] + 1) % 5             # two thirds right, one third wrong
-    return features, labels, weights
-
-
-def _accuracy_mistakes(features, labels, weights):
-    right = _accuracy(features, labels, weights)
-    return {
-        "bias row ignored": _accuracy(features, labels, weights, bias="none"),
-        "bias taken from the first row instead of the last": _accuracy(features, labels, weights, bias="first"),
-        "error rate (1 - accuracy) instead of accuracy": 1 - right,
-        "number of correct rows instead of the fraction": right * len(labels),
-    }
-
-
-@pytest.mark.exercise("probe_accuracy", points=2, public=True)
-def test_probe_accuracy_with_bias(student):
-    """40 rows, 5 classes: accuracy of argmax([features, 1] @ W) with the bias in W's last row."""
-    features, labels, weights = _accuracy_case(60)
-    got = student.probe_accuracy(features, labels, weights)
-    expect_close(got, _accuracy(features, labels, weights), atol=1e-12, rtol=0, what="probe_accuracy",
-                 mistakes=_accuracy_mistakes(features, labels, weights))
-
-
-@pytest.mark.exercise("probe_accuracy", points=1)
-def test_probe_accuracy_returns_a_python_float(student):
-    """The accuracy is returned as a Python float, not a tensor."""
-    features, labels, weights = _accuracy_case(63)
-    got = student.probe_accuracy(features, labels, weights)
-    expect_true(isinstance(got, float), f"probe_accuracy should return a Python float, not {type(got).__name__}"
-                " (use .item())")
-
-
-@pytest.mark.exercise("probe_accuracy", points=2)
-def test_probe_accuracy_other_case(student):
-    """A second case (different data and weights) with the bias in the last row."""
-    features, labels, weights = _accuracy_case(66)
-    got = student.probe_accuracy(features, labels, weights)
-    expect_close(got, _accuracy(features, labels, weights), atol=1e-12, rtol=0, what="probe_accuracy",
-                 mistakes=_accuracy_mistakes(features, labels, weights))
-
-
-@pytest.mark.exercise("probe_accuracy", points=1)
-def test_probe_accuracy_perfect_and_zero(student):
-    """Labels equal to the predictions give 1.0; labels that are all wrong give 0.0."""
-    features, _, weights = _accuracy_case(69)
-    predicted = (features @ weights[:-1] + weights[-1]).argmax(1)
-    expect_close(student.probe_accuracy(features, predicted, weights), 1.0, atol=1e-12, rtol=0,
-                 what="accuracy when every prediction is right")
-    expect_close(student.probe_accuracy(features, (predicted + 1) % 5, weights), 0.0, atol=1e-12, rtol=0,
-                 what="accuracy when every prediction is wrong")
-
-
-@pytest.mark.exercise("probe_accuracy", points=1)
-def test_probe_accuracy_rejects_weights_without_bias_row(student):
-    """Weights with d rows instead of d + 1 are rejected with a ValueError."""
-    features, labels, weights = _accuracy_case(72)
-    expect_raises(ValueError, student.probe_accuracy, features, labels, weights[:-1],
-                  what="probe_accuracy with (d, C) weights")
-
-
 # -- mean_abs_cosine ----------------------------------------------------------------------------
 def _cosines(a, b):
     a, b = a.double(), b.double()
@@ -447,3 +298,243 @@ def test_mean_abs_cosine_rejects_different_widths(student):
     expect_raises(ValueError, student.mean_abs_cosine, _randn(3, 4, seed=87), _randn(3, 5, seed=88),
                   what="mean_abs_cosine with widths 4 and 5")
 
+
+
+# -- lda_probe ----------------------------------------------------------------------------------
+def _lda(features, labels, ridge, *, prior=True, half=True, pooled="within", denominator="n-c", bias="last",
+         whiten=True):
+    """Reference LDA in numpy (loops over classes), with switches that reproduce catalogued mistakes."""
+    x = features.double().numpy()
+    y = labels.numpy()
+    n, d = x.shape
+    c = int(y.max()) + 1
+    means = np.stack([x[y == k].mean(axis=0) for k in range(c)])                # (C, d)
+    centred = x - means[y] if pooled == "within" else x - x.mean(axis=0)
+    divisor = {"n-c": max(n - c, 1), "n": n}[denominator]
+    cov = centred.T @ centred / divisor + ridge * np.eye(d)
+    w = np.linalg.inv(cov) @ means.T if whiten else means.T.copy()              # (d, C)
+    quad = (means.T * w).sum(axis=0)
+    b = -(quad / 2 if half else quad)
+    if prior:
+        b = b + np.log(np.bincount(y, minlength=c) / n)
+    rows = [w, b[None]] if bias == "last" else [b[None], w]
+    return torch.from_numpy(np.concatenate(rows, axis=0))
+
+
+def _lda_mistakes(features, labels, ridge):
+    mistakes = {
+        "the log prior log(pi_c) is missing from the bias": _lda(features, labels, ridge, prior=False),
+        "the factor 1/2 is missing in -mu^T S^-1 mu / 2": _lda(features, labels, ridge, half=False),
+        "covariance of all rows around the overall mean instead of within classes":
+            _lda(features, labels, ridge, pooled="total"),
+        "within-class scatter divided by N instead of N - C": _lda(features, labels, ridge, denominator="n"),
+        "bias row first instead of last": _lda(features, labels, ridge, bias="first"),
+        "no S^-1 (nearest centroid instead of LDA)": _lda(features, labels, ridge, whiten=False),
+    }
+    if len(labels) > int(labels.max()) + 1:
+        mistakes["ridge term missing"] = _lda(features, labels, 0.0)
+    return mistakes
+
+
+def _lda_data(sizes, d, seed, *, spread=0.7, dtype=torch.float64):
+    """Classes of unequal sizes with correlated within-class noise, so that every term of delta_c matters."""
+    labels = torch.cat([torch.full((size,), k) for k, size in enumerate(sizes)])
+    means = 1.5 * _randn(len(sizes), d, seed=seed)
+    mix = _randn(d, d, seed=seed + 1)                                         # correlated noise
+    noise = spread * _randn(len(labels), d, seed=seed + 2) @ mix
+    order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(seed + 3))
+    return (means[labels] + noise + 1.0)[order].to(dtype), labels[order]
+
+
+# numpy's inv and torch's solve on a well-conditioned (d x d) system agree to ~1e-12; 1e-8 is ample.
+LDA_TOL = 1e-8
+
+
+def _expect_lda(student, features, labels, ridge, what):
+    got = student.lda_probe(features, labels, ridge=ridge)
+    want = _lda(features, labels, ridge)
+    expect_shape(got, tuple(want.shape), what=what)
+    expect_close(got, want, atol=LDA_TOL, rtol=LDA_TOL, what=what, mistakes=_lda_mistakes(features, labels, ridge))
+
+
+@pytest.mark.exercise("lda_probe", points=2, public=True)
+def test_lda_probe_matches_the_formula(student):
+    """3 classes of sizes 10, 20, 30 in 4 dimensions, ridge 0.1: [S^-1 mu_c ; -mu_c^T S^-1 mu_c / 2 + log pi_c]."""
+    features, labels = _lda_data((10, 20, 30), 4, seed=100)
+    _expect_lda(student, features, labels, 0.1, "lda_probe weights")
+
+
+@pytest.mark.exercise("lda_probe", points=2)
+def test_lda_probe_other_case(student):
+    """5 classes of unequal sizes in 6 dimensions, ridge 0.5."""
+    features, labels = _lda_data((7, 12, 9, 20, 15), 6, seed=110, spread=1.2)
+    _expect_lda(student, features, labels, 0.5, "lda_probe weights")
+
+
+@pytest.mark.exercise("lda_probe", points=1)
+def test_lda_probe_default_ridge(student):
+    """Without a ridge argument, lambda = 1e-3."""
+    features, labels = _lda_data((15, 25), 3, seed=120)
+    got = student.lda_probe(features, labels)
+    expect_close(got, _lda(features, labels, 1e-3), atol=LDA_TOL, rtol=LDA_TOL, what="lda_probe weights",
+                 mistakes=_lda_mistakes(features, labels, 1e-3))
+
+
+@pytest.mark.exercise("lda_probe", points=1)
+def test_lda_probe_one_example_per_class_is_nearest_centroid(student):
+    """One row per class (N = C): S = ridge * I, and the prediction is the nearest centroid."""
+    features = _randn(6, 5, seed=130)
+    labels = torch.tensor([3, 0, 5, 1, 4, 2])
+    got = student.lda_probe(features, labels, ridge=0.5)
+    expect_close(got, _lda(features, labels, 0.5), atol=LDA_TOL, rtol=LDA_TOL, what="lda_probe weights (N = C)",
+                 mistakes=_lda_mistakes(features, labels, 0.5))
+    queries = features + 0.01 * _randn(6, 5, seed=131)
+    weights = torch.as_tensor(got).double()
+    predicted = (queries @ weights[:-1] + weights[-1]).argmax(1)
+    expect_equal(predicted.tolist(), labels.tolist(), what="classes predicted for points next to each row")
+
+
+@pytest.mark.exercise("lda_probe", points=1)
+def test_lda_probe_float64_from_float32(student):
+    """float32 features give float64 weights, equal to the float64 computation."""
+    features, labels = _lda_data((8, 8, 8), 3, seed=140, dtype=torch.float32)
+    got = student.lda_probe(features, labels, ridge=0.2)
+    expect_dtype(got, torch.float64, what="lda_probe weights")
+    # The features are exact in float32; a float32 solve would miss by ~1e-6.
+    expect_close(got, _lda(features, labels, 0.2), atol=1e-9, rtol=1e-9, what="lda_probe weights")
+
+
+@pytest.mark.exercise("lda_probe", points=1)
+def test_lda_probe_reads_positions_that_ridge_masks(student):
+    """On 16 smooth (sinusoidal) position codes plus noise, LDA reads the position exactly where ridge fails."""
+    t, d = 16, 8
+    pos = torch.arange(t, dtype=torch.float64)[:, None]
+    code = torch.cat([torch.sin(pos * 10000.0 ** (-torch.arange(0, d, 2) / d)),
+                      torch.cos(pos * 10000.0 ** (-torch.arange(0, d, 2) / d))], dim=1)   # (16, 8)
+    labels = torch.arange(t).repeat(20)
+    features = code[labels] + 0.01 * _randn(len(labels), d, seed=150)
+    got = torch.as_tensor(student.lda_probe(features, labels, ridge=1e-3)).double()
+    test = code[labels] + 0.01 * _randn(len(labels), d, seed=151)
+    accuracy = ((test @ got[:-1] + got[-1]).argmax(1) == labels).double().mean().item()
+    expect_true(accuracy == 1.0, f"LDA should read all 16 positions of the held-out codes (accuracy {accuracy:.2f}); "
+                "check that S is the scatter within classes and that the bias is -mu^T S^-1 mu / 2 + log pi")
+
+
+@pytest.mark.exercise("lda_probe", points=1)
+def test_lda_probe_rejects_an_empty_class(student):
+    """Labels {0, 2} (class 1 has no example) are rejected with a ValueError."""
+    features, _ = _lda_data((5, 5), 3, seed=160)
+    expect_raises(ValueError, student.lda_probe, features, torch.tensor([0, 2] * 5),
+                  what="lda_probe with labels {0, 2}")
+
+
+@pytest.mark.exercise("lda_probe", points=1)
+def test_lda_probe_rejects_mismatched_labels(student):
+    """10 feature rows with 9 labels, or a negative label, are rejected with a ValueError."""
+    features, labels = _lda_data((5, 5), 3, seed=170)
+    expect_raises(ValueError, student.lda_probe, features, labels[:9], what="lda_probe with 10 rows and 9 labels")
+    bad = labels.clone()
+    bad[0] = -1
+    expect_raises(ValueError, student.lda_probe, features, bad, what="lda_probe with a label -1")
+
+
+# -- attention_logit_terms ----------------------------------------------------------------------
+def _terms(e, p, w_q, w_k, *, scale="head", swap_mixed=False, keys_with_wq=False, untransposed=False,
+           transposed_logits=False):
+    """Reference decomposition with einsum, with switches that reproduce catalogued mistakes."""
+    e, p, w_q, w_k = e.double(), p.double(), w_q.double(), w_k.double()
+    e, p = torch.broadcast_tensors(e, p)
+    wk = w_q if keys_with_wq else w_k
+    proj = (lambda x, w: torch.einsum("...td,dh->...th", x, w)) if untransposed else \
+        (lambda x, w: torch.einsum("...td,hd->...th", x, w))
+    denominator = {"head": w_q.shape[0] ** 0.5, "none": 1.0, "model": w_q.shape[1] ** 0.5}[scale]
+    pairs = [(e, e), (e, p), (p, e), (p, p)]
+    if swap_mixed:
+        pairs = [(e, e), (p, e), (e, p), (p, p)]
+    out = []
+    for a, b in pairs:
+        logit = torch.einsum("...ih,...jh->...ij", proj(a, w_q), proj(b, wk)) / denominator
+        out.append(logit.transpose(-2, -1) if transposed_logits else logit)
+    return torch.stack(out)
+
+
+def _terms_mistakes(e, p, w_q, w_k):
+    mistakes = {
+        "no 1/sqrt(d_head) scaling": _terms(e, p, w_q, w_k, scale="none"),
+        "token->position and position->token swapped": _terms(e, p, w_q, w_k, swap_mixed=True),
+        "keys projected with W_q instead of W_k": _terms(e, p, w_q, w_k, keys_with_wq=True),
+        "queries and keys swapped (each term transposed)": _terms(e, p, w_q, w_k, transposed_logits=True),
+    }
+    if w_q.shape[0] != w_q.shape[1]:
+        mistakes["scaled by sqrt(d) (the input width) instead of sqrt(d_head)"] = _terms(e, p, w_q, w_k,
+                                                                                        scale="model")
+    else:
+        mistakes["x @ W instead of x @ W^T (torch.nn.Linear stores (out, in))"] = _terms(e, p, w_q, w_k,
+                                                                                         untransposed=True)
+    return mistakes
+
+
+# Four small matrix products in float64: exact to ~1e-14; 1e-10 leaves room for any summation order.
+TERMS_TOL = 1e-10
+
+
+@pytest.mark.exercise("attention_logit_terms", points=2, public=True)
+def test_attention_logit_terms_small(student):
+    """e (5, 4), p (5, 4), W_q and W_k (4, 4): the four terms, stacked token-token, token-pos, pos-token, pos-pos."""
+    e, p = _randn(5, 4, seed=200), _randn(5, 4, seed=201)
+    w_q, w_k = _randn(4, 4, seed=202), _randn(4, 4, seed=203)
+    got = student.attention_logit_terms(e, p, w_q, w_k)
+    expect_shape(got, (4, 5, 5), what="attention_logit_terms")
+    expect_close(got, _terms(e, p, w_q, w_k), atol=TERMS_TOL, rtol=TERMS_TOL, what="attention_logit_terms",
+                 mistakes=_terms_mistakes(e, p, w_q, w_k))
+
+
+@pytest.mark.exercise("attention_logit_terms", points=2)
+def test_attention_logit_terms_batched_with_a_narrow_head(student):
+    """e (3, 6, 8) with one position table (6, 8), and a head of width 2 (W of shape (2, 8))."""
+    e, p = _randn(3, 6, 8, seed=210), _randn(6, 8, seed=211)
+    w_q, w_k = _randn(2, 8, seed=212), _randn(2, 8, seed=213)
+    got = student.attention_logit_terms(e, p, w_q, w_k)
+    expect_shape(got, (4, 3, 6, 6), what="attention_logit_terms")
+    expect_close(got, _terms(e, p, w_q, w_k), atol=TERMS_TOL, rtol=TERMS_TOL, what="attention_logit_terms",
+                 mistakes=_terms_mistakes(e, p, w_q, w_k))
+
+
+@pytest.mark.exercise("attention_logit_terms", points=1)
+def test_attention_logit_terms_add_up_to_the_logits(student):
+    """The four terms sum to (x W_q^T)(x W_k^T)^T / sqrt(d_head) for x = e + p (batched p as well)."""
+    e, p = _randn(2, 7, 5, seed=220), _randn(2, 7, 5, seed=221)
+    w_q, w_k = _randn(3, 5, seed=222), _randn(3, 5, seed=223)
+    got = torch.as_tensor(student.attention_logit_terms(e, p, w_q, w_k)).double()
+    x = e + p
+    logits = (x @ w_q.T) @ (x @ w_k.T).transpose(-2, -1) / 3 ** 0.5
+    expect_close(got.sum(0), logits, atol=TERMS_TOL, rtol=TERMS_TOL, what="sum of the four terms",
+                 mistakes={"no 1/sqrt(d_head) scaling": logits * 3 ** 0.5,
+                           "scaled by sqrt(d) (the input width) instead of sqrt(d_head)": logits * (3 / 5) ** 0.5,
+                           "queries and keys swapped (each term transposed)": logits.transpose(-2, -1)})
+    expect_close(got, _terms(e, p, w_q, w_k), atol=TERMS_TOL, rtol=TERMS_TOL, what="attention_logit_terms",
+                 mistakes=_terms_mistakes(e, p, w_q, w_k))
+
+
+@pytest.mark.exercise("attention_logit_terms", points=1)
+def test_attention_logit_terms_keeps_float32(student):
+    """float32 inputs give a float32 result, close to the float64 terms."""
+    e, p = _randn(4, 3, seed=230, dtype=torch.float32), _randn(4, 3, seed=231, dtype=torch.float32)
+    w_q, w_k = _randn(3, 3, seed=232, dtype=torch.float32), _randn(3, 3, seed=233, dtype=torch.float32)
+    got = student.attention_logit_terms(e, p, w_q, w_k)
+    expect_dtype(got, torch.float32, what="attention_logit_terms")
+    # float32 products of O(1) numbers over 3 terms: error ~1e-6.
+    expect_close(got, _terms(e, p, w_q, w_k), atol=1e-5, rtol=1e-5, what="attention_logit_terms",
+                 mistakes=_terms_mistakes(e, p, w_q, w_k))
+
+
+@pytest.mark.exercise("attention_logit_terms", points=1)
+def test_attention_logit_terms_rejects_bad_shapes(student):
+    """W_q and W_k of different shapes, or vectors whose width is not W's, are rejected with a ValueError."""
+    e, p = _randn(4, 3, seed=240), _randn(4, 3, seed=241)
+    expect_raises(ValueError, student.attention_logit_terms, e, p, _randn(2, 3, seed=242), _randn(3, 3, seed=243),
+                  what="attention_logit_terms with W_q (2, 3) and W_k (3, 3)")
+    expect_raises(ValueError, student.attention_logit_terms, e, p, _randn(2, 5, seed=244), _randn(2, 5, seed=245),
+                  what="attention_logit_terms with vectors of width 3 and W of width 5")
+    expect_raises(ValueError, student.attention_logit_terms, e, _randn(5, 3, seed=246), _randn(2, 3, seed=247),
+                  _randn(2, 3, seed=248), what="attention_logit_terms with T = 4 tokens and 5 positions")

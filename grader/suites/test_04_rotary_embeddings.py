@@ -2,7 +2,8 @@
 
 Every reference is computed here, in float64, from the papers' formulas written independently of
 the solution: RoFormer (Su et al., 2021) eqs. (13)-(15) and (34), GPT-NeoX's rotate_half layout,
-and the reference code of ALiBi (Press et al., 2021) for the slopes.
+the reference code of ALiBi (Press et al., 2021) for the slopes, explicit loops over the diagonals
+of a score grid, and flop and byte counts written from their definitions.
 """
 import math
 
@@ -565,3 +566,191 @@ def test_alibi_bias_twelve_heads(student):
 def test_alibi_bias_rejects_empty_sequence(student):
     """seq_len=0 is rejected with a ValueError."""
     expect_raises(ValueError, student.alibi_bias, 4, 0, what="alibi_bias(4, 0)")
+
+
+# -- diagonal_spread ----------------------------------------------------------------------------
+def _spread(grid, *, anti=False, offsets="all", statistic="range", reduce="max"):
+    """Reference: loop over m - n = c explicitly, with switches that reproduce catalogued mistakes."""
+    grid = torch.as_tensor(grid).double()
+    if anti:
+        grid = grid.flip(-1)
+    rows, cols = grid.shape
+    if offsets == "all":
+        cs = range(-(cols - 1), rows)
+    elif offsets == "non-negative":
+        cs = range(0, rows)
+    else:  # the offsets a square rows x rows grid would have
+        cs = range(-(rows - 1), rows)
+    spreads = []
+    for c in cs:
+        values = torch.stack([grid[m, m - c] for m in range(rows) if 0 <= m - c < cols]) \
+            if any(0 <= m - c < cols for m in range(rows)) else torch.zeros(1, dtype=torch.float64)
+        spreads.append(values.max() - values.min() if statistic == "range" else values.std(correction=0))
+    spreads = torch.stack(spreads)
+    return (spreads.max() if reduce == "max" else spreads.mean()).item()
+
+
+def _spread_mistakes(grid):
+    grid = torch.as_tensor(grid).double()
+    mistakes = {
+        "anti-diagonals (m + n = const) instead of diagonals (m - n = const)": _spread(grid, anti=True),
+        "only the diagonals with m - n >= 0": _spread(grid, offsets="non-negative"),
+        "standard deviation along a diagonal instead of max - min": _spread(grid, statistic="std"),
+        "mean of the spreads instead of the largest": _spread(grid, reduce="mean"),
+        "max - min of the whole grid": (grid.max() - grid.min()).item(),
+    }
+    if grid.shape[0] != grid.shape[1]:
+        mistakes["only the offsets of a square grid (range(-(T_q - 1), T_q))"] = _spread(grid, offsets="square")
+    return mistakes
+
+
+def _relative_grid(rows, cols, seed):
+    """A grid that depends on m - n only (a random function of the offset)."""
+    values = _randn(rows + cols, seed=seed, dtype=torch.float64)
+    m, n = torch.arange(rows)[:, None], torch.arange(cols)[None, :]
+    return values[m - n + cols - 1]
+
+
+@pytest.mark.exercise("diagonal_spread", points=2, public=True)
+def test_diagonal_spread_random_grid(student):
+    """A random 5 x 5 grid: the largest max - min along the diagonals m - n = c."""
+    grid = _randn(5, 5, seed=300, dtype=torch.float64)
+    got = student.diagonal_spread(grid)
+    expect_close(got, _spread(grid), atol=1e-12, rtol=0, what="diagonal_spread", mistakes=_spread_mistakes(grid))
+
+
+@pytest.mark.exercise("diagonal_spread", points=2)
+def test_diagonal_spread_finds_one_bad_diagonal(student):
+    """A grid that depends on m - n only, except one entry above the main diagonal: the spread is that bump."""
+    grid = _relative_grid(6, 6, seed=301)
+    grid[1, 4] += 2.5                          # the diagonal m - n = -3
+    got = student.diagonal_spread(grid)
+    expect_close(got, 2.5, atol=1e-12, rtol=0, what="diagonal_spread", mistakes=_spread_mistakes(grid))
+    expect_close(student.diagonal_spread(_relative_grid(6, 6, seed=301)), 0.0, atol=1e-12, rtol=0,
+                 what="diagonal_spread of a grid that depends on m - n only")
+
+
+@pytest.mark.exercise("diagonal_spread", points=2)
+def test_diagonal_spread_non_square(student):
+    """Grids of 3 x 7 and 7 x 3 (queries x keys): every diagonal counts, including those only wide grids have."""
+    wide = _relative_grid(3, 7, seed=302)
+    wide[0, 5] += 1.5       # m - n = -5: a diagonal that a 3 x 3 grid does not have; spread 1.5
+    wide[1, 2] += 0.5       # m - n = -1: spread 0.5
+    tall = _relative_grid(7, 3, seed=303)
+    tall[6, 1] -= 1.0       # m - n = 5: a diagonal that a 3 x 3 grid does not have; spread 1.0
+    for grid in (wide, tall):
+        rows, cols = grid.shape
+        got = student.diagonal_spread(grid)
+        expect_close(got, _spread(grid), atol=1e-12, rtol=0, what=f"diagonal_spread of a {rows} x {cols} grid",
+                     mistakes=_spread_mistakes(grid))
+
+
+@pytest.mark.exercise("diagonal_spread", points=1)
+def test_diagonal_spread_float32_and_type(student):
+    """A float32 grid gives a Python float."""
+    grid = _randn(4, 4, seed=304)
+    got = student.diagonal_spread(grid)
+    expect_true(isinstance(got, float), f"diagonal_spread should return a Python float, not {type(got).__name__}")
+    # float32 entries are exact; their differences in float32 or float64 agree to ~1e-7.
+    expect_close(got, _spread(grid), atol=1e-6, rtol=0, what="diagonal_spread", mistakes=_spread_mistakes(grid))
+
+
+@pytest.mark.exercise("diagonal_spread", points=1)
+def test_diagonal_spread_rejects_non_grids(student):
+    """A 1-D or 3-D tensor, or an integer grid, is rejected with a ValueError."""
+    expect_raises(ValueError, student.diagonal_spread, _randn(5, seed=305), what="diagonal_spread of a 1-D tensor")
+    expect_raises(ValueError, student.diagonal_spread, _randn(2, 3, 3, seed=306),
+                  what="diagonal_spread of a (2, 3, 3) tensor")
+    expect_raises(ValueError, student.diagonal_spread, torch.arange(9).reshape(3, 3),
+                  what="diagonal_spread of an int64 grid")
+
+
+# -- rope_cost ----------------------------------------------------------------------------------
+def _cost(b, h, t, d, method, nbytes=4, *, fma_as_one=False, matrices_per_head=False, no_output=False,
+          full_tables=False, elements=False, multiplies_only=False):
+    """Reference counts, written from the definitions, with switches for catalogued mistakes."""
+    n = b * h * t * d
+    if method == "matrix":
+        flops = (1 if fma_as_one else 2) * n * d
+        stored = (b * h if matrices_per_head else 1) * t * d * d
+    else:
+        flops = (2 if multiplies_only else 3) * n
+        stored = (2 if full_tables else 1) * t * d
+    moved = (stored + (1 if no_output else 2) * n) * (1 if elements else nbytes)
+    return {"flops": flops, "bytes": moved, "intensity": flops / moved}
+
+
+def _cost_mistakes(b, h, t, d, method, nbytes, key):
+    variants = {
+        "a multiply-add counted as one flop": dict(fma_as_one=True),
+        "the matrices counted once per batch and head (they are shared)": dict(matrices_per_head=True),
+        "the output write is missing": dict(no_output=True),
+        "full-width cos and sin tables (T, d) instead of (T, d/2)": dict(full_tables=True),
+        "elements counted instead of bytes (bytes_per_element ignored)": dict(elements=True),
+        "only the 4 multiplies per pair counted, not the 2 adds": dict(multiplies_only=True),
+    }
+    right = _cost(b, h, t, d, method, nbytes)[key]
+    out = {}
+    for name, switches in variants.items():
+        wrong = _cost(b, h, t, d, method, nbytes, **switches)[key]
+        if wrong != right:
+            out[name] = wrong
+    if key == "intensity":
+        out["bytes per flop instead of flops per byte"] = 1 / right
+    return out
+
+
+def _expect_cost(student, b, h, t, d, method, nbytes):
+    got = student.rope_cost(b, h, t, d, method, nbytes)
+    expect_true(isinstance(got, dict) and {"flops", "bytes", "intensity"} <= set(got),
+                f"rope_cost should return a dict with keys 'flops', 'bytes', 'intensity', got {got!r:.200}")
+    want = _cost(b, h, t, d, method, nbytes)
+    where = f"rope_cost({b}, {h}, {t}, {d}, {method!r}, {nbytes})"
+    for key in ("flops", "bytes"):
+        # Counts are integers: exact.
+        expect_close(got[key], want[key], atol=0, rtol=0, what=f"{where}[{key!r}]",
+                     mistakes=_cost_mistakes(b, h, t, d, method, nbytes, key))
+    expect_close(got["intensity"], want["intensity"], atol=0, rtol=1e-12, what=f"{where}['intensity']",
+                 mistakes=_cost_mistakes(b, h, t, d, method, nbytes, "intensity"))
+
+
+@pytest.mark.exercise("rope_cost", points=2, public=True)
+def test_rope_cost_small(student):
+    """(B, H, T, d) = (2, 3, 5, 8) in float32, both methods: flops 2BHTd^2 / 3BHTd, bytes of one pass."""
+    for method in ("matrix", "elementwise"):
+        _expect_cost(student, 2, 3, 5, 8, method, 4)
+
+
+@pytest.mark.exercise("rope_cost", points=2)
+def test_rope_cost_bf16_llama_layer(student):
+    """(1, 32, 8192, 128) in bf16 (2 bytes per number), both methods."""
+    for method in ("matrix", "elementwise"):
+        _expect_cost(student, 1, 32, 8192, 128, method, 2)
+
+
+@pytest.mark.exercise("rope_cost", points=1)
+def test_rope_cost_default_is_float32(student):
+    """Without bytes_per_element, a number takes 4 bytes."""
+    got = student.rope_cost(3, 2, 7, 6, "elementwise")
+    want = _cost(3, 2, 7, 6, "elementwise", 4)
+    expect_close(got["bytes"], want["bytes"], atol=0, rtol=0, what="rope_cost(3, 2, 7, 6, 'elementwise')['bytes']",
+                 mistakes=_cost_mistakes(3, 2, 7, 6, "elementwise", 4, "bytes"))
+
+
+@pytest.mark.exercise("rope_cost", points=1)
+def test_rope_cost_returns_integers(student):
+    """flops and bytes are Python ints (exact counts), intensity a float."""
+    got = student.rope_cost(1, 8, 1024, 128, "matrix")
+    expect_true(isinstance(got["flops"], int) and isinstance(got["bytes"], int)
+                and not isinstance(got["flops"], bool),
+                f"flops and bytes should be Python ints, got {type(got['flops']).__name__} and "
+                f"{type(got['bytes']).__name__}")
+    expect_true(isinstance(got["intensity"], float), "intensity should be a Python float")
+
+
+@pytest.mark.exercise("rope_cost", points=1)
+def test_rope_cost_rejects_bad_arguments(student):
+    """An unknown method, an odd head_dim, or a zero size is rejected with a ValueError."""
+    expect_raises(ValueError, student.rope_cost, 1, 1, 4, 8, "complex", what="rope_cost(..., method='complex')")
+    expect_raises(ValueError, student.rope_cost, 1, 1, 4, 7, "elementwise", what="rope_cost with head_dim 7")
+    expect_raises(ValueError, student.rope_cost, 0, 1, 4, 8, "matrix", what="rope_cost with batch 0")

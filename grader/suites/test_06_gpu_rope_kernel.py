@@ -1,5 +1,14 @@
 """Hidden tests and public checks for notebook 06, a fused RoPE kernel in Triton.
 
+The forward kernel is a ladder of exercises, each graded on its own function so that a learner who
+stops at any step keeps the points of the steps below: ``rope_rows_triton`` (one contiguous head),
+``rope_heads_triton`` (heads, q and k in one launch, strides), ``rope_interleaved_triton`` (both
+pair layouts, coalesced interleaved loads), ``rope_forward_triton`` (positions gathered in the
+kernel, partial rotary, optional in place); then ``rope_backward_triton`` and ``TritonRoPE``.
+The benchmark is a 0-point informational test: on a CUDA device it reports GB/s and the ratio to
+a device-to-device copy; without one it is skipped ("no GPU") and costs nothing. Its numbers are
+measured in the sandbox, so they are reported, never graded.
+
 How the learner's code is reached. Every tensor crosses the process boundary as a contiguous CPU
 array, so most tests go through the notebook's trusted harness (grader/fixtures/gpu_rope_kernel.py,
 imported by the notebook's setup cell): ``student.call_rope_kernel(student.ref(NAME), q, k, cos,
@@ -18,6 +27,7 @@ leaves room for any correct order of operations while every catalogued mistake i
 float16: the float32 result is rounded once to float16, an error of at most 2^-11 |y| (half an
 ulp), so rtol=1e-3 with atol=1e-4 (for subnormals); a round trip rounds twice and each error is
 carried by the rotation at the scale of the pair's norm, so its atol is 4 * 2^-11 * max |pair|.
+Pass-through channels (rotary_dim and beyond) are copied, not computed: they are compared exactly.
 """
 import pytest
 import torch
@@ -32,7 +42,10 @@ FP16 = dict(rtol=1e-3, atol=1e-4)
 
 # -- inputs and references ----------------------------------------------------------------------
 def _tables(seq_len, head_dim, base=10000.0, offset=0):
-    """float32 (T, D // 2) cos/sin tables of positions offset..offset+T-1, angles in float64."""
+    """float32 (T, D // 2) cos/sin tables of positions offset..offset+T-1, angles in float64.
+
+    For partial rotary pass rotary_dim as head_dim: the tables are (T, rotary_dim // 2).
+    """
     inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
     angles = (torch.arange(seq_len, dtype=torch.float64) + offset)[:, None] * inv_freq
     return angles.cos().float(), angles.sin().float()
@@ -45,14 +58,38 @@ def _inputs(batch, n_q_heads, n_k_heads, seq_len, head_dim, *, seed, dtype=torch
     return (q, k, *_tables(seq_len, head_dim, offset=offset))
 
 
-def _rope64(x, cos, sin, interleaved=False, sign=1.0):
-    """RoPE in float64 with half-width tables; sign=-1 rotates by -θ (the gradient)."""
-    x, cos, sin = x.double(), cos.double(), sign * sin.double()
+def _positions(x, position_ids):
+    """(T,) or (B, T) int64 positions of x's tokens: None is 0..T-1, an int an offset, (B,) offsets."""
+    seq_len = x.shape[-2]
+    steps = torch.arange(seq_len)
+    if position_ids is None:
+        return steps
+    if isinstance(position_ids, int):
+        return steps + position_ids
+    position_ids = position_ids.long()
+    return position_ids[:, None] + steps if position_ids.dim() == 1 else position_ids
+
+
+def _rope64(x, cos, sin, interleaved=False, sign=1.0, position_ids=None, rotary_dim=None):
+    """RoPE in float64 with half-width tables; sign=-1 rotates by -θ (the gradient).
+
+    x (..., T, D); cos, sin (P, rotary_dim // 2) indexed by the tokens' positions (rows 0..T-1 by
+    default); channels rotary_dim..D-1 pass through unchanged.
+    """
+    x = x.double()
+    pos = _positions(x, position_ids)
+    cos, sin = cos.double()[pos], sign * sin.double()[pos]     # (T, R/2) or (B, T, R/2)
+    if pos.dim() == 2:
+        cos, sin = cos[:, None], sin[:, None]                  # (B, 1, T, R/2): every head
+    rotary_dim = rotary_dim or x.shape[-1]
+    x, passed = x[..., :rotary_dim], x[..., rotary_dim:]
     if interleaved:
         x1, x2 = x[..., 0::2], x[..., 1::2]
-        return torch.stack([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1).flatten(-2)
-    x1, x2 = x.chunk(2, dim=-1)
-    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+        y = torch.stack([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1).flatten(-2)
+    else:
+        x1, x2 = x.chunk(2, dim=-1)
+        y = torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+    return torch.cat([y, passed], dim=-1)
 
 
 def _max_pair_norm(x, interleaved):
@@ -71,15 +108,24 @@ def _expect_unchanged(now, before, rotated, what):
     expect_equal(now, before, what=what)
 
 
-def _mistakes(x, cos, sin, interleaved, sign):
+def _mistakes(x, cos, sin, interleaved, sign, position_ids=None, rotary_dim=None):
     """What plausible wrong kernels return for x (sign=+1 forward, -1 backward)."""
     other = "interleaved" if not interleaved else "half-split"
+    at = dict(position_ids=position_ids, rotary_dim=rotary_dim)
     found = {
-        "rotation by the wrong angle sign (sin with the wrong sign)": _rope64(x, cos, sin, interleaved, -sign),
-        f"the wrong layout ({other} pairs)": _rope64(x, cos, sin, not interleaved, sign),
+        "rotation by the wrong angle sign (sin with the wrong sign)": _rope64(x, cos, sin, interleaved, -sign, **at),
+        f"the wrong layout ({other} pairs)": _rope64(x, cos, sin, not interleaved, sign, **at),
         "the input returned unrotated": x.double(),
-        "cos and sin swapped": _rope64(x, sin, cos, interleaved, sign),
+        "cos and sin swapped": _rope64(x, sin, cos, interleaved, sign, **at),
     }
+    if position_ids is not None:
+        found["positions ignored: the tokens were rotated as if at 0..T-1"] = _rope64(
+            x, cos, sin, interleaved, sign, rotary_dim=rotary_dim)
+    if rotary_dim is not None and rotary_dim < x.shape[-1]:
+        passed = x.double()[..., rotary_dim:]
+        rotated = _rope64(x, cos, sin, interleaved, sign, **at)[..., :rotary_dim]
+        found["pass-through channels (rotary_dim and beyond) zeroed instead of copied"] = torch.cat(
+            [rotated, torch.zeros_like(passed)], dim=-1)
     if sign < 0:
         found = {"rotation by +θ: the forward rotation, where the gradient needs -θ (sin -> -sin)":
                  found.pop("rotation by the wrong angle sign (sin with the wrong sign)"), **found}
@@ -108,9 +154,9 @@ def _harness(call, *args, **kwargs):
         raise StudentCrashed(f"{exc}{CRASH_HINT}") from None
 
 
-def _call(student, name, q, k, cos, sin, interleaved=False, layout="contiguous"):
+def _call(student, name, q, k, cos, sin, interleaved=False, layout="contiguous", **options):
     result, inputs_after = _harness(student.call_rope_kernel, student.ref(name), q, k, cos, sin,
-                                    interleaved=interleaved, layout=layout)
+                                    interleaved=interleaved, layout=layout, **options)
     return _pair(result, name), inputs_after
 
 
@@ -124,121 +170,356 @@ def _with_stride_hint(layout, check, *args, **kwargs):
         raise AssertionError(f"{exc}{STRIDE_HINT.format(layout=layout)}") from None
 
 
-def _expect_rotated(got, x, cos, sin, interleaved, sign, what, tol=FP32):
+def _expect_rotated(got, x, cos, sin, interleaved, sign, what, tol=FP32, **at):
+    """got is x rotated (sign +1) or rotated back (-1) at positions/rotary_dim ``at``; passed exactly."""
     expect_shape(got, tuple(x.shape), what=what)
     expect_dtype(got, x.dtype, what=what)
-    expect_close(got, _rope64(x, cos, sin, interleaved, sign), what=what,
-                 mistakes=_mistakes(x, cos, sin, interleaved, sign), **tol)
+    mistakes = _mistakes(x, cos, sin, interleaved, sign, **at)
+    rotary_dim = at.get("rotary_dim")
+    if rotary_dim is not None and rotary_dim < x.shape[-1]:
+        # The pass-through channels are copied, not computed: they must be bit-identical.
+        expect_equal(got[..., rotary_dim:], x[..., rotary_dim:],
+                     what=f"{what}, pass-through channels {rotary_dim}..{x.shape[-1] - 1} (must be copied unchanged)",
+                     mistakes={"pass-through channels zeroed instead of copied":
+                               torch.zeros_like(x[..., rotary_dim:])})
+    expect_close(got, _rope64(x, cos, sin, interleaved, sign, **at), what=what, mistakes=mistakes, **tol)
 
 
-def _check_forward(student, q, k, cos, sin, interleaved=False, layout="contiguous", tol=FP32):
-    (q_rot, k_rot), _ = _call(student, "rope_forward_triton", q, k, cos, sin, interleaved, layout)
-    _with_stride_hint(layout, _expect_rotated, q_rot, q, cos, sin, interleaved, 1.0, "q_rot", tol)
-    _with_stride_hint(layout, _expect_rotated, k_rot, k, cos, sin, interleaved, 1.0, "k_rot", tol)
+def _check_step(student, name, q, k, cos, sin, interleaved=False, layout="contiguous", tol=FP32, sign=1.0,
+                **options):
+    """Call step ``name`` on (q, k) (gradients when sign=-1) and check both results; returns inputs_after."""
+    at = {key: options[key] for key in ("position_ids", "rotary_dim") if key in options}
+    (q_rot, k_rot), after = _call(student, name, q, k, cos, sin, interleaved, layout, **options)
+    what = ("q_rot", "k_rot") if sign > 0 else ("gradient for q", "gradient for k")
+    _with_stride_hint(layout, _expect_rotated, q_rot, q, cos, sin, bool(interleaved), sign, what[0], tol, **at)
+    _with_stride_hint(layout, _expect_rotated, k_rot, k, cos, sin, bool(interleaved), sign, what[1], tol, **at)
+    return after
 
 
-def _check_backward(student, g_q, g_k, cos, sin, interleaved=False, layout="contiguous", tol=FP32):
-    (d_q, d_k), _ = _call(student, "rope_backward_triton", g_q, g_k, cos, sin, interleaved, layout)
-    _with_stride_hint(layout, _expect_rotated, d_q, g_q, cos, sin, interleaved, -1.0, "gradient for q", tol)
-    _with_stride_hint(layout, _expect_rotated, d_k, g_k, cos, sin, interleaved, -1.0, "gradient for k", tol)
+def _check_forward(student, q, k, cos, sin, interleaved=False, layout="contiguous", tol=FP32, **options):
+    return _check_step(student, "rope_forward_triton", q, k, cos, sin, interleaved, layout, tol, **options)
 
 
-# -- rope_forward_triton ------------------------------------------------------------------------
+def _check_backward(student, g_q, g_k, cos, sin, interleaved=False, layout="contiguous", tol=FP32, **options):
+    return _check_step(student, "rope_backward_triton", g_q, g_k, cos, sin, interleaved, layout, tol,
+                       sign=-1.0, **options)
+
+
+def _expect_inputs_unchanged(student, name, inputs, layout, interleaved=False, **options):
+    """An out-of-place call leaves q, k, cos and sin exactly as they were."""
+    at = {key: options[key] for key in ("position_ids", "rotary_dim") if key in options}
+    _, after = _call(student, name, *inputs, interleaved, layout, **options)
+    for label, before, now in zip(("q", "k", "cos", "sin"), inputs, after):
+        rotated = (_rope64(before, *inputs[2:], bool(interleaved), **at) if label in ("q", "k")
+                   else before.double())
+        _expect_unchanged(now, before, rotated, f"{label} after the call ({layout} inputs)")
+
+
+# -- step 1: rope_rows_triton (one contiguous head) ----------------------------------------------
+def _check_rows(student, x, cos, sin, tol=FP32):
+    """Step 1 on x (T, D): the result is x rotated (half-split); returns x after the call."""
+    result, after = _harness(student.call_rope_rows, student.ref("rope_rows_triton"), x, cos, sin)
+    expect_true(not isinstance(result, tuple), "rope_rows_triton should return one tensor, got a tuple")
+    _expect_rotated(result, x, cos, sin, False, 1.0, "rope_rows_triton(x, cos, sin)", tol)
+    return after
+
+
+def _row_inputs(seq_len, head_dim, *, seed, dtype=torch.float32):
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(seq_len, head_dim, generator=gen, dtype=torch.float64).to(dtype)
+    return (x, *_tables(seq_len, head_dim))
+
+
+@pytest.mark.exercise("rope_rows_triton", points=1, public=True)
+def test_rows_float32(student):
+    """One head x (8, 16), float32, half-split pairs (j, j + 8): matches the float64 reference."""
+    _check_rows(student, *_row_inputs(8, 16, seed=101))
+
+
+@pytest.mark.exercise("rope_rows_triton", points=1)
+def test_rows_masks(student):
+    """T = 37 (not a multiple of the block) and head_dim 80 (D/2 = 40 is no power of two): masks needed."""
+    _check_rows(student, *_row_inputs(37, 80, seed=102))
+
+
+@pytest.mark.exercise("rope_rows_triton", points=1)
+def test_rows_float16(student):
+    """float16 x with float32 tables: a float16 result within one float16 rounding."""
+    _check_rows(student, *_row_inputs(65, 64, seed=103, dtype=torch.float16), tol=FP16)
+
+
+@pytest.mark.exercise("rope_rows_triton", points=1)
+def test_rows_leaves_input_unchanged(student):
+    """x is unchanged after the call: the result is a new tensor."""
+    x, cos, sin = _row_inputs(20, 32, seed=104)
+    after = _check_rows(student, x, cos, sin)
+    _expect_unchanged(after, x, _rope64(x, cos, sin), "x after the call")
+
+
+@pytest.mark.exercise("rope_rows_triton", points=1)
+def test_rows_rejects_bad_shapes(student):
+    """An odd head_dim, tables of the wrong shape, and a 3-D x are rejected with a ValueError."""
+    x, cos, sin = _row_inputs(8, 16, seed=105)
+    expect_raises(ValueError, student.rope_rows_triton, x[:, :15], cos[:, :7], sin[:, :7],
+                  what="rope_rows_triton with head_dim 15")
+    expect_raises(ValueError, student.rope_rows_triton, x, torch.cat([cos, cos], -1), torch.cat([sin, sin], -1),
+                  what="rope_rows_triton with (8, 16) tables for head_dim 16")
+    expect_raises(ValueError, student.rope_rows_triton, x[None], cos, sin, what="rope_rows_triton with x (1, 8, 16)")
+
+
+# -- step 2: rope_heads_triton (heads, q and k in one launch, strides) -----------------------------
+def _check_heads(student, q, k, cos, sin, layout="contiguous", tol=FP32):
+    return _check_step(student, "rope_heads_triton", q, k, cos, sin, None, layout, tol)
+
+
+@pytest.mark.exercise("rope_heads_triton", points=1, public=True)
+def test_heads_contiguous_float32(student):
+    """q (1, 2, 8, 16) and k (1, 1, 8, 16), contiguous float32: both match the float64 reference."""
+    _check_heads(student, *_inputs(1, 2, 1, 8, 16, seed=111))
+
+
+@pytest.mark.exercise("rope_heads_triton", points=1)
+def test_heads_grouped_odd_length(student):
+    """T = 45, head_dim 80, 3 query heads and 1 key head, B = 2: every mask is needed."""
+    _check_heads(student, *_inputs(2, 3, 1, 45, 80, seed=112))
+
+
+@pytest.mark.exercise("rope_heads_triton", points=1)
+def test_heads_counts_are_independent(student):
+    """More key heads than query heads (2 and 3): k must be rotated with its own head count."""
+    _check_heads(student, *_inputs(1, 2, 3, 19, 48, seed=113))
+
+
+@pytest.mark.exercise("rope_heads_triton", points=2)
+def test_heads_transposed_views(student):
+    """Non-contiguous q and k (transposed views of (B, T, H, D) storage) and strided cos/sin tables."""
+    _check_heads(student, *_inputs(2, 4, 2, 21, 80, seed=114), layout="transposed")
+
+
+@pytest.mark.exercise("rope_heads_triton", points=1)
+def test_heads_fused_qkv_slices(student):
+    """q and k as head slices of one fused (B, T, H_q + 2 H_k, D) QKV buffer (batch stride != H*T*D)."""
+    _check_heads(student, *_inputs(3, 4, 2, 21, 64, seed=115), layout="fused_qkv")
+
+
+@pytest.mark.exercise("rope_heads_triton", points=1)
+def test_heads_float16(student):
+    """float16 q and k with float32 tables: float16 results within one float16 rounding."""
+    _check_heads(student, *_inputs(2, 4, 2, 33, 64, seed=116, dtype=torch.float16), tol=FP16)
+
+
+@pytest.mark.exercise("rope_heads_triton", points=1)
+def test_heads_leave_inputs_unchanged(student):
+    """q, k, cos and sin are unchanged after the call (contiguous and transposed inputs)."""
+    for layout in ("contiguous", "transposed"):
+        _expect_inputs_unchanged(student, "rope_heads_triton", _inputs(1, 2, 2, 24, 32, seed=117), layout, None)
+
+
+@pytest.mark.exercise("rope_heads_triton", points=1)
+def test_heads_reject_mismatched_inputs(student):
+    """q and k with different head_dim, and full-width (T, D) tables, are rejected with a ValueError."""
+    q, _, cos, sin = _inputs(1, 2, 1, 8, 16, seed=118)
+    _, k, _, _ = _inputs(1, 2, 1, 8, 32, seed=119)
+    expect_raises(ValueError, student.rope_heads_triton, q, k, cos, sin,
+                  what="rope_heads_triton with head_dim 16 for q and 32 for k")
+    expect_raises(ValueError, student.rope_heads_triton, q, q, torch.cat([cos, cos], -1),
+                  torch.cat([sin, sin], -1), what="rope_heads_triton with (8, 16) tables for head_dim 16")
+
+
+# -- step 3: rope_interleaved_triton (both layouts, coalesced interleaved loads) --------------------
+def _check_layouts(student, q, k, cos, sin, interleaved, layout="contiguous", tol=FP32):
+    return _check_step(student, "rope_interleaved_triton", q, k, cos, sin, interleaved, layout, tol)
+
+
+@pytest.mark.exercise("rope_interleaved_triton", points=1, public=True)
+def test_layouts_interleaved_float32(student):
+    """Interleaved layout (pairs 2j, 2j+1), float32, q and k (2, 2, 8, 16): matches the reference."""
+    _check_layouts(student, *_inputs(2, 2, 2, 8, 16, seed=121), interleaved=True)
+
+
+@pytest.mark.exercise("rope_interleaved_triton", points=2)
+def test_layouts_head_dims_64_80_128(student):
+    """Head dims 64, 80 and 128, both layouts (the flag picks the pairs), T = 37, two batch elements."""
+    for index, head_dim in enumerate((64, 80, 128)):
+        for interleaved in (False, True):
+            _check_layouts(student, *_inputs(2, 2, 1, 37, head_dim, seed=122 + index, offset=5), interleaved)
+
+
+@pytest.mark.exercise("rope_interleaved_triton", points=1)
+def test_layouts_interleaved_transposed_grouped(student):
+    """Interleaved, 6 query and 2 key heads, transposed (B, T, H, D) views with strided tables."""
+    _check_layouts(student, *_inputs(2, 6, 2, 33, 32, seed=125), True, layout="transposed")
+
+
+@pytest.mark.exercise("rope_interleaved_triton", points=1)
+def test_layouts_interleaved_fused_qkv(student):
+    """Interleaved, q and k as head slices of a fused QKV buffer."""
+    _check_layouts(student, *_inputs(3, 4, 2, 21, 48, seed=126), True, layout="fused_qkv")
+
+
+@pytest.mark.exercise("rope_interleaved_triton", points=1)
+def test_layouts_float16(student):
+    """float16, both layouts: float16 results within one float16 rounding."""
+    for interleaved in (False, True):
+        _check_layouts(student, *_inputs(2, 4, 2, 65, 64, seed=127, dtype=torch.float16), interleaved, tol=FP16)
+
+
+@pytest.mark.exercise("rope_interleaved_triton", points=1)
+def test_layouts_leave_inputs_unchanged(student):
+    """q, k, cos and sin are unchanged after an interleaved call on transposed inputs."""
+    _expect_inputs_unchanged(student, "rope_interleaved_triton", _inputs(1, 2, 2, 24, 32, seed=128),
+                             "transposed", True)
+
+
+# -- step 4: rope_forward_triton (positions, partial rotary, in place) ------------------------------
+def _decode_inputs(seed, *, n_positions=1024, head_dim=32, rotary_dim=None, batch=2, seq_len=1,
+                   dtype=torch.float32):
+    """q (B, 4, T, D), k (B, 2, T, D) and tables for n_positions positions (rotary_dim // 2 wide)."""
+    q, k, _, _ = _inputs(batch, 4, 2, seq_len, head_dim, seed=seed, dtype=dtype)
+    return (q, k, *_tables(n_positions, rotary_dim or head_dim))
+
+
 @pytest.mark.exercise("rope_forward_triton", points=2, public=True)
-def test_forward_half_split_float32(student):
-    """Half-split layout, float32, q (1, 2, 8, 16) and k (1, 1, 8, 16): matches the float64 reference."""
-    _check_forward(student, *_inputs(1, 2, 1, 8, 16, seed=1))
+def test_forward_decode_step_at_offset_1000(student):
+    """Decoding: one token at position_ids=1000 (an int offset) equals row 1000 of a full-length rotation."""
+    _check_forward(student, *_decode_inputs(201), position_ids=1000)
 
 
 @pytest.mark.exercise("rope_forward_triton", points=1, public=True)
-def test_forward_interleaved_float32(student):
-    """Interleaved layout (pairs 2j, 2j+1), float32, q and k (2, 2, 8, 16): matches the reference."""
-    _check_forward(student, *_inputs(2, 2, 2, 8, 16, seed=2), interleaved=True)
+def test_forward_partial_rotary_half_split(student):
+    """rotary_dim=16 of head_dim 64 (Pythia's rotary_pct=0.25): channels 16..63 pass through unchanged."""
+    q, k, _, _ = _inputs(1, 2, 1, 12, 64, seed=202)
+    _check_forward(student, q, k, *_tables(12, 16), rotary_dim=16)
 
 
 @pytest.mark.exercise("rope_forward_triton", points=2)
-def test_forward_odd_sequence_length(student):
-    """T = 217 (no power of two), head_dim 80, 3 query heads and 1 key head: every mask is needed."""
-    _check_forward(student, *_inputs(1, 3, 1, 217, 80, seed=3))
+def test_forward_per_sequence_offsets(student):
+    """position_ids as a (B,) tensor of offsets [0, 7, 300]: each sequence starts at its own position."""
+    _check_forward(student, *_decode_inputs(203, batch=3, seq_len=5), position_ids=torch.tensor([0, 7, 300]))
 
 
 @pytest.mark.exercise("rope_forward_triton", points=2)
-def test_forward_head_dims_64_80_128(student):
-    """Head dims 64, 80 and 128, both layouts, T = 37, two batch elements."""
-    for index, head_dim in enumerate((64, 80, 128)):
+def test_forward_packed_sequences(student):
+    """Packed batch: position_ids (2, 16) restart at 0 where each packed sequence begins."""
+    rows = [[*range(5), *range(7), *range(4)], [*range(9), *range(7)]]
+    _check_forward(student, *_decode_inputs(204, n_positions=16, seq_len=16), position_ids=torch.tensor(rows))
+
+
+@pytest.mark.exercise("rope_forward_triton", points=2)
+def test_forward_left_padding(student):
+    """Left padding: the real tokens of a padded row are rotated exactly as the same tokens unpadded."""
+    pad, real = 5, 7
+    mask = torch.tensor([[0] * pad + [1] * real, [1] * (pad + real)])
+    position_ids = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)  # as Hugging Face builds them
+    q, k, cos, sin = _decode_inputs(205, n_positions=pad + real, seq_len=pad + real)
+    (q_rot, k_rot), _ = _call(student, "rope_forward_triton", q, k, cos, sin, position_ids=position_ids)
+    unpadded = _rope64(q[:1, :, pad:], cos, sin)  # the real tokens alone, at positions 0..real-1
+    expect_close(q_rot[:1, :, pad:], unpadded, what="q_rot of the real tokens of the left-padded row",
+                 mistakes={"positions ignored: the padded row's tokens were rotated at positions 5..11":
+                           _rope64(q, cos, sin)[:1, :, pad:]}, **FP32)
+    _expect_rotated(q_rot, q, cos, sin, False, 1.0, "q_rot", position_ids=position_ids)
+    _expect_rotated(k_rot, k, cos, sin, False, 1.0, "k_rot", position_ids=position_ids)
+
+
+@pytest.mark.exercise("rope_forward_triton", points=1)
+def test_forward_partial_rotary_interleaved_transposed(student):
+    """GPT-J style: rotary_dim=16 of head_dim 48, interleaved, transposed inputs, positions from 30."""
+    q, k, _, _ = _inputs(2, 3, 1, 20, 48, seed=206)
+    _check_forward(student, q, k, *_tables(64, 16), True, layout="transposed", rotary_dim=16, position_ids=30)
+
+
+@pytest.mark.exercise("rope_forward_triton", points=2)
+def test_forward_in_place(student):
+    """inplace=True: q and k (transposed views) hold the rotation afterwards; rotary_dim 24 of 32, both layouts."""
+    for interleaved in (False, True):
+        q, k, _, _ = _inputs(2, 3, 2, 10, 32, seed=207 + interleaved)
+        cos, sin = _tables(40, 24)  # 24 channels (as GPT-NeoX-20B's 24 of 96): no power of two, masks matter
+        at = dict(position_ids=torch.tensor([3, 17]), rotary_dim=24)
+        after = _check_forward(student, q, k, cos, sin, interleaved, layout="transposed", inplace=True, **at)
+        for label, before, now in zip(("q", "k"), (q, k), after):
+            expect_close(now, _rope64(before, cos, sin, interleaved, **at),
+                         what=f"{label} after an inplace=True call (it should hold the rotation)",
+                         mistakes={"the call was not done in place (the input is unchanged)": before.double()},
+                         **FP32)
+
+
+@pytest.mark.exercise("rope_forward_triton", points=1)
+def test_forward_out_of_place_never_writes_inputs(student):
+    """The default (inplace=False) leaves q, k, cos and sin untouched, with positions and partial rotary."""
+    q, k, _, _ = _inputs(1, 2, 2, 12, 48, seed=209)
+    cos, sin = _tables(32, 16)
+    for layout in ("contiguous", "transposed", "fused_qkv"):
         for interleaved in (False, True):
-            _check_forward(student, *_inputs(2, 2, 1, 37, head_dim, seed=10 + index, offset=5), interleaved)
-
-
-@pytest.mark.exercise("rope_forward_triton", points=2)
-def test_forward_grouped_query_heads(student):
-    """Grouped-query attention: 6 query heads, 2 key heads, B = 2, T = 33, interleaved."""
-    _check_forward(student, *_inputs(2, 6, 2, 33, 32, seed=4), interleaved=True)
+            _expect_inputs_unchanged(student, "rope_forward_triton", (q, k, cos, sin), layout, interleaved,
+                                     position_ids=torch.tensor([[*range(4, 16)]]), rotary_dim=16)
 
 
 @pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_head_counts_are_independent(student):
-    """More key heads than query heads (2 and 3): k must be rotated with its own head count."""
-    _check_forward(student, *_inputs(1, 2, 3, 19, 48, seed=5))
+def test_forward_float16_with_positions(student):
+    """float16 q and k, packed positions, partial rotary: float16 results within one rounding."""
+    q, k, _, _ = _inputs(2, 4, 2, 9, 64, seed=210, dtype=torch.float16)
+    rows = torch.tensor([[*range(4), *range(5)], [*range(100, 109)]])
+    _check_forward(student, q, k, *_tables(128, 32), True, tol=FP16, position_ids=rows, rotary_dim=32)
 
 
-@pytest.mark.exercise("rope_forward_triton", points=2)
-def test_forward_float16(student):
-    """float16 q and k with float32 tables: float16 results, within one float16 rounding."""
+@pytest.mark.exercise("rope_forward_triton", points=1)
+def test_forward_earlier_steps_still_hold(student):
+    """Default positions: T = 45, head_dim 80, 3 q heads and 1 k head, transposed, both layouts."""
     for interleaved in (False, True):
-        _check_forward(student, *_inputs(2, 4, 2, 65, 64, seed=6, dtype=torch.float16), interleaved,
-                       tol=FP16)
-
-
-@pytest.mark.exercise("rope_forward_triton", points=2)
-def test_forward_transposed_views(student):
-    """Non-contiguous q and k (transposed views of (B, T, H, D) storage) and strided cos/sin tables."""
-    for interleaved in (False, True):
-        _check_forward(student, *_inputs(2, 4, 2, 45, 80, seed=7), interleaved, layout="transposed")
+        _check_forward(student, *_inputs(1, 3, 1, 45, 80, seed=211), interleaved, layout="transposed")
 
 
 @pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_fused_qkv_slices(student):
-    """q and k as head slices of one fused (B, T, H_q + 2 H_k, D) QKV buffer (batch stride != H*T*D)."""
-    _check_forward(student, *_inputs(3, 4, 2, 21, 64, seed=8), layout="fused_qkv")
+def test_forward_rejects_positions_outside_the_tables(student):
+    """Positions past the tables' rows (an offset of 1020 for 8 tokens, a position id of 64) raise ValueError."""
+    q, k, cos, sin = _decode_inputs(212, seq_len=8)
+    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=1020,
+                  what="rope_forward_triton with positions 1020..1027 and 1024-row tables")
+    q, k, cos, sin = _decode_inputs(213, n_positions=64, seq_len=3)
+    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin,
+                  position_ids=torch.tensor([[0, 1, 64], [0, 1, 2]]),
+                  what="rope_forward_triton with position_ids containing 64 and 64-row tables")
 
 
 @pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_leaves_inputs_unchanged(student):
-    """q, k, cos and sin are unchanged after the call (the rotation is not done in place)."""
-    for layout in ("contiguous", "transposed"):
-        inputs = _inputs(1, 2, 2, 24, 32, seed=9)
-        _, after = _call(student, "rope_forward_triton", *inputs, layout=layout)
-        for name, before, now in zip(("q", "k", "cos", "sin"), inputs, after):
-            rotated = _rope64(before, *inputs[2:]) if name in ("q", "k") else before.double()
-            _expect_unchanged(now, before, rotated, f"{name} after the call ({layout} inputs)")
+def test_forward_rejects_bad_rotary_dim(student):
+    """rotary_dim odd, larger than head_dim, or not matching the tables' width raises ValueError."""
+    q, k, _, _ = _inputs(1, 2, 1, 8, 16, seed=214)
+    for rotary_dim, tables in ((7, _tables(8, 6)), (32, _tables(8, 32)), (8, _tables(8, 16))):
+        expect_raises(ValueError, student.rope_forward_triton, q, k, *tables, rotary_dim=rotary_dim,
+                      what=f"rope_forward_triton with head_dim 16, rotary_dim {rotary_dim} and "
+                           f"({tables[0].shape[0]}, {tables[0].shape[1]}) tables")
 
 
 @pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_rejects_mismatched_head_dim(student):
-    """q and k with different head_dim (16 and 32) are rejected with a ValueError."""
-    q, _, cos, sin = _inputs(1, 2, 1, 8, 16, seed=20)
-    _, k, _, _ = _inputs(1, 2, 1, 8, 32, seed=21)
+def test_forward_rejects_mismatched_inputs(student):
+    """q and k with different head_dim, and full-width (T, D) tables, are rejected with a ValueError."""
+    q, _, cos, sin = _inputs(1, 2, 1, 8, 16, seed=215)
+    _, k, _, _ = _inputs(1, 2, 1, 8, 32, seed=216)
     expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin,
                   what="rope_forward_triton with head_dim 16 for q and 32 for k")
-
-
-@pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_rejects_full_width_tables(student):
-    """Full-width (T, D) cos/sin tables (Hugging Face's convention) are rejected with a ValueError."""
-    q, k, cos, sin = _inputs(1, 2, 1, 8, 16, seed=22)
-    expect_raises(ValueError, student.rope_forward_triton, q, k, torch.cat([cos, cos], -1),
+    expect_raises(ValueError, student.rope_forward_triton, q, q, torch.cat([cos, cos], -1),
                   torch.cat([sin, sin], -1), what="rope_forward_triton with (8, 16) tables for head_dim 16")
 
 
-@pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_rejects_odd_head_dim_and_wrong_length(student):
-    """An odd head_dim, and tables for the wrong number of tokens, are rejected with a ValueError."""
-    q, k, cos, sin = _inputs(1, 1, 1, 8, 16, seed=23)
-    expect_raises(ValueError, student.rope_forward_triton, q[..., :15], k[..., :15], cos[:, :7], sin[:, :7],
-                  what="rope_forward_triton with head_dim 15")
-    expect_raises(ValueError, student.rope_forward_triton, q, k, cos[:6], sin[:6],
-                  what="rope_forward_triton with tables for 6 tokens and T = 8")
+@pytest.mark.exercise("rope_forward_triton", points=0, informational=True)
+def test_forward_bandwidth_on_a_gpu(student, record_property):
+    """Informational, 0 points: GB/s and the ratio to a device-to-device copy on a CUDA device; skipped without one."""
+    # The kernel must work before it is worth timing (and a stub must not pass this test).
+    _check_forward(student, *_inputs(1, 2, 1, 8, 16, seed=299))
+    shape = (4, 32, 8, 4096, 128)  # bf16: q 134 MB, k 34 MB, well above an H100's 50 MB L2
+    result = _harness(student.measure_rope_bandwidth, student.ref("rope_forward_triton"), shape)
+    # The message goes to the test's user_properties (pytest's record_property); a pytest skip is
+    # recorded by the judge as passed, and this test is worth 0 points either way.
+    if result.get("device") is None:
+        record_property("output", "skipped: no GPU")
+        pytest.skip("skipped: no GPU")
+    expect_true(result["max_error"] < 0.1, f"on {result['device']} the kernel differs from eager PyTorch by "
+                f"{result['max_error']:.3g} in bfloat16 (rounding is about 0.02): not timed")
+    gbps = result["gbps"]
+    record_property("output", f"{result['device']}, {result['dtype']}, (B, H_q, H_k, T, D) = {tuple(shape)}: "
+                    f"{gbps['triton']:.0f} GB/s, {gbps['triton'] / gbps['copy']:.0%} of a device-to-device "
+                    f"copy ({gbps['copy']:.0f} GB/s); timings measured inside the sandbox")
 
 
 # -- rope_backward_triton -----------------------------------------------------------------------
@@ -257,8 +538,8 @@ def test_backward_matches_autograd_half_split(student):
 
 @pytest.mark.exercise("rope_backward_triton", points=2)
 def test_backward_interleaved_grouped_odd_length(student):
-    """Interleaved, 6 query heads and 2 key heads, T = 217, head_dim 80: rotation by -θ."""
-    _check_backward(student, *_inputs(1, 6, 2, 217, 80, seed=31), interleaved=True)
+    """Interleaved, 6 query heads and 2 key heads, T = 97, head_dim 80: rotation by -θ."""
+    _check_backward(student, *_inputs(1, 6, 2, 97, 80, seed=31), interleaved=True)
 
 
 @pytest.mark.exercise("rope_backward_triton", points=2)
@@ -300,6 +581,15 @@ def test_backward_leaves_gradients_unchanged(student):
         _expect_unchanged(now, before, _rope64(before, *inputs[2:], sign=-1.0), f"{name} after the call")
 
 
+@pytest.mark.exercise("rope_backward_triton", points=2)
+def test_backward_positions_and_partial_rotary(student):
+    """Packed position_ids and rotary_dim=16 of 48: -θ at each token's position, pass-through gradients copied."""
+    g_q, g_k, _, _ = _inputs(2, 3, 1, 10, 48, seed=38)
+    rows = torch.tensor([[*range(6), *range(4)], [*range(50, 60)]])
+    for interleaved in (False, True):
+        _check_backward(student, g_q, g_k, *_tables(64, 16), interleaved, position_ids=rows, rotary_dim=16)
+
+
 @pytest.mark.exercise("rope_backward_triton", points=1)
 def test_backward_rejects_wrong_tables(student):
     """cos/sin of shape (T, D) instead of (T, D // 2) are rejected with a ValueError."""
@@ -309,23 +599,26 @@ def test_backward_rejects_wrong_tables(student):
 
 
 # -- TritonRoPE ---------------------------------------------------------------------------------
-def _check_autograd(student, q, k, cos, sin, interleaved=False, layout="contiguous", tol=FP32, seed=0):
+def _check_autograd(student, q, k, cos, sin, interleaved=False, layout="contiguous", tol=FP32, seed=0, **at):
     gen = torch.Generator().manual_seed(seed + 1000)
     g_q = torch.randn(q.shape, generator=gen, dtype=torch.float64).to(q.dtype)
     g_k = torch.randn(k.shape, generator=gen, dtype=torch.float64).to(k.dtype)
     result = _harness(student.call_rope_autograd, student.ref("TritonRoPE"), q, k, cos, sin, g_q, g_k,
-                      interleaved=interleaved, layout=layout)
+                      interleaved=interleaved, layout=layout, **at)
     q_rot, k_rot, d_q, d_k = result
-    _expect_rotated(q_rot, q, cos, sin, interleaved, 1.0, "TritonRoPE.apply output for q", tol)
-    _expect_rotated(k_rot, k, cos, sin, interleaved, 1.0, "TritonRoPE.apply output for k", tol)
+    _expect_rotated(q_rot, q, cos, sin, interleaved, 1.0, "TritonRoPE.apply output for q", tol, **at)
+    _expect_rotated(k_rot, k, cos, sin, interleaved, 1.0, "TritonRoPE.apply output for k", tol, **at)
     for got, g, what in ((d_q, g_q, "q.grad"), (d_k, g_k, "k.grad")):
         expect_true(got is not None, f"{what} is None after backward: did backward return a gradient for it?")
         expect_shape(got, tuple(g.shape), what=what)
-        mistakes = _mistakes(g, cos, sin, interleaved, -1.0)
+        mistakes = _mistakes(g, cos, sin, interleaved, -1.0, **at)
         if interleaved:  # named before the generic layout mistake, which returns the same values
             mistakes = {"backward used the default layout: the interleaved flag was not kept on ctx":
-                        _rope64(g, cos, sin, False, -1.0), **mistakes}
-        expect_close(got, _rope64(g, cos, sin, interleaved, -1.0), what=what, mistakes=mistakes, **tol)
+                        _rope64(g, cos, sin, False, -1.0, **at), **mistakes}
+        if "position_ids" in at:
+            mistakes = {"backward rotated at positions 0..T-1: position_ids were not kept on ctx":
+                        _rope64(g, cos, sin, interleaved, -1.0, rotary_dim=at.get("rotary_dim")), **mistakes}
+        expect_close(got, _rope64(g, cos, sin, interleaved, -1.0, **at), what=what, mistakes=mistakes, **tol)
 
 
 @pytest.mark.exercise("TritonRoPE", points=2, public=True)
@@ -336,8 +629,8 @@ def test_autograd_forward_and_gradients(student):
 
 @pytest.mark.exercise("TritonRoPE", points=2)
 def test_autograd_interleaved_grouped_odd_length(student):
-    """Interleaved, 6 query and 2 key heads, T = 217, head_dim 80: the layout reaches backward too."""
-    _check_autograd(student, *_inputs(1, 6, 2, 217, 80, seed=41), interleaved=True, seed=41)
+    """Interleaved, 6 query and 2 key heads, T = 97, head_dim 80: the layout reaches backward too."""
+    _check_autograd(student, *_inputs(1, 6, 2, 97, 80, seed=41), interleaved=True, seed=41)
 
 
 @pytest.mark.exercise("TritonRoPE", points=1)
@@ -350,3 +643,11 @@ def test_autograd_non_contiguous_leaves(student):
 def test_autograd_float16(student):
     """float16 q and k: float16 outputs and gradients within one float16 rounding."""
     _check_autograd(student, *_inputs(2, 4, 2, 33, 32, seed=43, dtype=torch.float16), tol=FP16, seed=43)
+
+
+@pytest.mark.exercise("TritonRoPE", points=1)
+def test_autograd_positions_and_partial_rotary(student):
+    """apply(q, k, cos, sin, False, position_ids, 16): positions and rotary_dim reach the backward pass too."""
+    q, k, _, _ = _inputs(2, 2, 1, 6, 32, seed=44)
+    position_ids = torch.tensor([[*range(6)], [*range(30, 36)]])
+    _check_autograd(student, q, k, *_tables(40, 16), seed=44, position_ids=position_ids, rotary_dim=16)

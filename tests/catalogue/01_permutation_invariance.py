@@ -21,6 +21,15 @@ def permutation_matrix(perm):
     t = perm.numel()
 '''
 
+_PROBE_HEAD = '''
+def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
+    if train_features.shape[-1] != test_features.shape[-1]:
+        raise ValueError("feature widths differ")
+    x, t = train_features.double(), train_positions.double()
+    xt, tt = test_features.double(), test_positions.double()
+    ones = torch.ones(len(x), 1, dtype=x.dtype)
+'''
+
 _ERROR_HEAD = '''
 def max_equivariance_error(fn, x, perm):
     if len(perm) != x.shape[-2]:
@@ -74,6 +83,18 @@ WRONG_ANSWERS = [
         scores = scores.masked_fill(~mask, float("-inf"))
     return torch.softmax(scores, dim=-1) @ v
 '''),
+    WrongAnswer("scaled_dot_product_attention", "fully masked row left as NaN", _SDPA_HEAD + '''
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+''', feedback="left as NaN"),
+    WrongAnswer("scaled_dot_product_attention", "masked fill with the dtype's minimum", _SDPA_HEAD + '''
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(scores, dim=-1) @ v
+''', feedback="large finite negative number"),
     # -- self_attention --------------------------------------------------------------------------
     WrongAnswer("self_attention", "mask keeps the future", _SELF_HEAD + '''
     mask = torch.ones(t, t, dtype=torch.bool).triu() if causal else None
@@ -143,5 +164,91 @@ def self_attention(x, w_q, w_k, w_v, causal=False):
 '''),
     WrongAnswer("max_equivariance_error", "returns a tensor", _ERROR_HEAD + '''
     return (fn(x[..., perm, :]) - fn(x)[..., perm, :]).abs().max()
+'''),
+    # -- position_probe_r2 -----------------------------------------------------------------------
+    WrongAnswer("position_probe_r2", "R^2 on the training set", _PROBE_HEAD + '''
+    a = torch.cat([x, ones], 1)
+    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
+    penalty[-1, -1] = 0
+    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
+    pred = a @ coef
+    return (1 - ((pred - t) ** 2).sum() / ((t - t.mean()) ** 2).sum()).item()
+''', feedback="training set"),
+    WrongAnswer("position_probe_r2", "no intercept", _PROBE_HEAD + '''
+    coef = torch.linalg.solve(x.T @ x + ridge * torch.eye(x.shape[1], dtype=x.dtype), x.T @ t)
+    pred = xt @ coef
+    return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
+''', feedback="no intercept"),
+    WrongAnswer("position_probe_r2", "intercept penalised (a column of ones in the ridge)", _PROBE_HEAD + '''
+    a = torch.cat([x, ones], 1)
+    coef = torch.linalg.solve(a.T @ a + ridge * torch.eye(a.shape[1], dtype=x.dtype), a.T @ t)
+    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
+    return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
+''', feedback="intercept penalised"),
+    WrongAnswer("position_probe_r2", "ridge ignored", _PROBE_HEAD + '''
+    a = torch.cat([x, ones], 1)
+    coef = torch.linalg.lstsq(a, t[:, None]).solution[:, 0]
+    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
+    return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
+''', feedback="ridge term ignored"),
+    WrongAnswer("position_probe_r2", "normalised around the training mean", _PROBE_HEAD + '''
+    a = torch.cat([x, ones], 1)
+    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
+    penalty[-1, -1] = 0
+    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
+    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
+    return (1 - ((pred - tt) ** 2).sum() / ((tt - t.mean()) ** 2).sum()).item()
+''', feedback="mean of the training positions"),
+    WrongAnswer("position_probe_r2", "squared correlation", _PROBE_HEAD + '''
+    a = torch.cat([x, ones], 1)
+    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
+    penalty[-1, -1] = 0
+    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
+    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
+    return (torch.corrcoef(torch.stack([pred, tt]))[0, 1] ** 2).item()
+''', feedback="squared correlation"),
+    WrongAnswer("position_probe_r2", "R^2 clipped at 0", _PROBE_HEAD + '''
+    a = torch.cat([x, ones], 1)
+    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
+    penalty[-1, -1] = 0
+    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
+    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
+    return max(0.0, (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item())
+'''),
+]
+
+# Correct answers written differently from the solution; each must get full marks
+# (tests/test_correct_variants.py): (exercise, what differs, source).
+CORRECT_VARIANTS = [
+    ("scaled_dot_product_attention", "softmax computed in float32 and cast back (Llama, Hugging Face eager)", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError("shapes of q, k, v do not match")
+    if mask is not None and mask.dtype != torch.bool:
+        raise ValueError("mask must be bool")
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
+    weights = torch.nan_to_num(weights, nan=0.0)
+    return weights @ v
+'''),
+    ("scaled_dot_product_attention", "torch's own fused function after the checks", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError("shapes of q, k, v do not match")
+    if mask is not None and mask.dtype != torch.bool:
+        raise ValueError("mask must be bool")
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+'''),
+    ("position_probe_r2", "normal equations with an unpenalised column of ones", _PROBE_HEAD + '''
+    if len(x) != len(t) or len(xt) != len(tt) or ridge < 0:
+        raise ValueError("bad sizes or ridge")
+    a = torch.cat([x, ones], 1)
+    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
+    penalty[-1, -1] = 0
+    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
+    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
+    return float(1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum())
 '''),
 ]

@@ -15,19 +15,28 @@ _INTERLEAVE = '''
     return pe.float()
 '''
 
-_WAVE_HEAD = '''
-def wavelengths(d_model, base=10000.0):
-    if d_model <= 0 or d_model % 2:
-        raise ValueError("d_model must be positive and even")
-    i = torch.arange(d_model // 2, dtype=torch.float64)
-'''
-
 _BITS_HEAD = '''
 def binary_encoding(num_positions, num_bits):
     if num_positions <= 0 or num_bits <= 0:
         raise ValueError("sizes must be positive")
     pos = torch.arange(num_positions)[:, None]
     j = torch.arange(num_bits)
+'''
+
+_SHIFT_HEAD = '''
+def linear_shift_residual(table, k):
+    if table.dim() != 2 or abs(k) >= len(table):
+        raise ValueError("bad table or offset")
+    src = torch.arange(max(0, -k), min(len(table), len(table) - k))
+    x, y = table[src].double(), table[src + k].double()
+'''
+
+_HEAD_HEAD = '''
+def relative_attention_projections(k, d_model, temperature=1.0, base=10000.0):
+    if d_model <= 0 or d_model % 2 or not temperature > 0:
+        raise ValueError("bad d_model or temperature")
+    m = offset_matrix(k, d_model, base).double()
+    eye = torch.eye(d_model, dtype=torch.float64)
 '''
 
 _OFFSET_HEAD = '''
@@ -85,29 +94,6 @@ def sinusoidal_encoding(num_positions, d_model, base=10000.0):
     angles = pos / base ** (2 * i / d_model)
     return torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).flatten(1).float()
 '''),
-    # -- wavelengths -----------------------------------------------------------------------------
-    WrongAnswer("wavelengths", "exponent i/d", _WAVE_HEAD + '''
-    return (2 * math.pi * base ** (i / d_model)).float()
-''', feedback="exponent i/d_model"),
-    WrongAnswer("wavelengths", "exponent 2i/(d-2)", _WAVE_HEAD + '''
-    return (2 * math.pi * base ** (2 * i / (d_model - 2))).float()
-''', feedback="2i/(d_model - 2)"),
-    WrongAnswer("wavelengths", "missing 2 pi", _WAVE_HEAD + '''
-    return (base ** (2 * i / d_model)).float()
-''', feedback="missing the factor 2*pi"),
-    WrongAnswer("wavelengths", "frequencies instead of wavelengths", _WAVE_HEAD + '''
-    return (base ** (-2 * i / d_model)).float()
-''', feedback="frequencies"),
-    WrongAnswer("wavelengths", "one value per dimension instead of per pair", '''
-def wavelengths(d_model, base=10000.0):
-    if d_model <= 0 or d_model % 2:
-        raise ValueError("d_model must be positive and even")
-    j = torch.arange(d_model, dtype=torch.float64)
-    return (2 * math.pi * base ** (j / d_model)).float()
-'''),
-    WrongAnswer("wavelengths", "base ignored", _WAVE_HEAD + '''
-    return (2 * math.pi * 10000.0 ** (2 * i / d_model)).float()
-''', feedback="base ignored"),
     # -- binary_encoding -------------------------------------------------------------------------
     WrongAnswer("binary_encoding", "most significant bit first", _BITS_HEAD + '''
     return ((pos >> j) & 1).flip(1).float()
@@ -160,4 +146,74 @@ def offset_matrix(k, d_model, base=10000.0):
     m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
     return m
 ''', feedback="float32"),
+    # -- linear_shift_residual -------------------------------------------------------------------
+    WrongAnswer("linear_shift_residual", "map fitted the other way", _SHIFT_HEAD + '''
+    m = torch.linalg.lstsq(y, x, driver="gelsd").solution
+    return ((x - y @ m).norm() / x.norm()).item()
+''', feedback="the other way"),
+    WrongAnswer("linear_shift_residual", "rows wrapped around with torch.roll", '''
+def linear_shift_residual(table, k):
+    if table.dim() != 2 or abs(k) >= len(table):
+        raise ValueError("bad table or offset")
+    x = table.double()
+    y = torch.roll(x, -k, dims=0)
+    m = torch.linalg.lstsq(x, y, driver="gelsd").solution
+    return ((y - x @ m).norm() / y.norm()).item()
+''', feedback="wrapped around"),
+    WrongAnswer("linear_shift_residual", "absolute residual", _SHIFT_HEAD + '''
+    m = torch.linalg.lstsq(x, y, driver="gelsd").solution
+    return (y - x @ m).norm().item()
+''', feedback="absolute residual"),
+    WrongAnswer("linear_shift_residual", "normalised by the source rows", _SHIFT_HEAD + '''
+    m = torch.linalg.lstsq(x, y, driver="gelsd").solution
+    return ((y - x @ m).norm() / x.norm()).item()
+''', feedback="divided by |table[p]|"),
+    WrongAnswer("linear_shift_residual", "squared relative residual", _SHIFT_HEAD + '''
+    m = torch.linalg.lstsq(x, y, driver="gelsd").solution
+    return (((y - x @ m).norm() / y.norm()) ** 2).item()
+''', feedback="squared relative residual"),
+    WrongAnswer("linear_shift_residual", "negative offsets sliced as positive", '''
+def linear_shift_residual(table, k):
+    if table.dim() != 2 or abs(k) >= len(table):
+        raise ValueError("bad table or offset")
+    k = abs(k)
+    x, y = table[: len(table) - k].double(), table[k:].double()
+    m = torch.linalg.lstsq(x, y, driver="gelsd").solution
+    return ((y - x @ m).norm() / y.norm()).item()
+''', feedback="reading k as |k|"),
+    # -- relative_attention_projections ----------------------------------------------------------
+    WrongAnswer("relative_attention_projections", "attends ahead (sign of the offset)", _HEAD_HEAD + '''
+    return (m.T / temperature).float(), eye.float()
+''', feedback="ahead instead of back"),
+    WrongAnswer("relative_attention_projections", "temperature multiplied", _HEAD_HEAD + '''
+    return (m * temperature).float(), eye.float()
+''', feedback="multiplied instead of divided"),
+    WrongAnswer("relative_attention_projections", "temperature on both sides", _HEAD_HEAD + '''
+    return (m / temperature).float(), (eye / temperature).float()
+''', feedback="both w_q and w_k"),
+    WrongAnswer("relative_attention_projections", "offset map on both sides", _HEAD_HEAD + '''
+    return (m / temperature).float(), m.float()
+''', feedback="cancels"),
+    WrongAnswer("relative_attention_projections", "extra 1/sqrt(d_model)", _HEAD_HEAD + '''
+    return (m / (temperature * math.sqrt(d_model))).float(), eye.float()
+''', feedback="1/sqrt(d_model)"),
+    WrongAnswer("relative_attention_projections", "temperature ignored", _HEAD_HEAD + '''
+    return m.float(), eye.float()
+''', feedback="temperature ignored"),
+]
+
+# Correct answers written differently from the solution; each must get full marks
+# (tests/test_correct_variants.py): (exercise, what differs, source).
+CORRECT_VARIANTS = [
+    ("linear_shift_residual", "torch.linalg.lstsq with the gelsd driver", _SHIFT_HEAD + '''
+    m = torch.linalg.lstsq(x, y, driver="gelsd").solution
+    return float((y - x @ m).norm() / y.norm())
+'''),
+    ("relative_attention_projections", "the offset map on the key side", _HEAD_HEAD + '''
+    return (eye / temperature).float(), offset_matrix(-k, d_model, base)
+'''),
+    ("relative_attention_projections", "temperature split between queries and keys", _HEAD_HEAD + '''
+    root = math.sqrt(temperature)
+    return (m / root).float(), (eye / root).float()
+'''),
 ]

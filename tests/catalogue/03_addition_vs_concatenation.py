@@ -17,14 +17,6 @@ def embed(token_ids, token_table, pos_table, mode):
     e = token_table[token_ids]
 '''
 
-_PAD_HEAD = '''
-def concat_as_addition(token_vectors, pos_vectors):
-    if token_vectors.shape[:-1] != pos_vectors.shape[:-1]:
-        raise ValueError("leading shapes differ")
-    e, p = token_vectors, pos_vectors
-    d_tok, d_pos = e.shape[-1], p.shape[-1]
-'''
-
 _PROBE_HEAD = '''
 def linear_probe(features, labels, ridge=1e-3):
     if features.dim() != 2 or labels.shape[0] != features.shape[0]:
@@ -32,12 +24,33 @@ def linear_probe(features, labels, ridge=1e-3):
     n = features.shape[0]
 '''
 
-_ACCURACY_HEAD = '''
-def probe_accuracy(features, labels, weights):
-    if weights.shape[0] != features.shape[1] + 1 or labels.shape[0] != features.shape[0]:
+_LDA_HEAD = '''
+def lda_probe(features, labels, ridge=1e-3):
+    if features.dim() != 2 or labels.dim() != 1 or labels.shape[0] != features.shape[0]:
         raise ValueError("bad shapes")
+    if labels.min() < 0 or ridge < 0:
+        raise ValueError("bad labels or ridge")
+    n, d = features.shape
+    c = int(labels.max()) + 1
+    counts = torch.bincount(labels, minlength=c)
+    if (counts == 0).any():
+        raise ValueError("empty class")
     x = features.double()
-    w = weights.double()
+    means = torch.stack([x[labels == k].mean(0) for k in range(c)])
+'''
+
+_LDA_TAIL = '''
+    w = torch.linalg.solve(cov, means.T)
+    bias = -(means.T * w).sum(0) / 2 + torch.log(counts.double() / n)
+    return torch.cat([w, bias[None]], 0)
+'''
+
+_TERMS_HEAD = '''
+def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
+    if w_q.shape != w_k.shape or token_vectors.shape[-1] != w_q.shape[1] or pos_vectors.shape[-1] != w_q.shape[1] \\
+            or token_vectors.shape[-2] != pos_vectors.shape[-2]:
+        raise ValueError("bad shapes")
+    e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
 '''
 
 _COSINE_HEAD = '''
@@ -120,31 +133,6 @@ def embed(token_ids, token_table, pos_table, mode):
         return e + p
     return torch.cat([e, p.expand(*e.shape[:-1], p.shape[-1])], dim=-1)
 '''),
-    # -- concat_as_addition ----------------------------------------------------------------------
-    WrongAnswer("concat_as_addition", "zeros on the wrong side", _PAD_HEAD + '''
-    return (torch.nn.functional.pad(e, (d_pos, 0)), torch.nn.functional.pad(p, (0, d_tok)))
-''', feedback="zeros on the wrong side"),
-    WrongAnswer("concat_as_addition", "tuple in the wrong order", _PAD_HEAD + '''
-    return (torch.nn.functional.pad(p, (d_tok, 0)), torch.nn.functional.pad(e, (0, d_pos)))
-''', feedback="the tuple in the wrong order"),
-    WrongAnswer("concat_as_addition", "padding by the vector's own width", _PAD_HEAD + '''
-    return (torch.nn.functional.pad(e, (0, d_tok)), torch.nn.functional.pad(p, (d_pos, 0)))
-'''),
-    WrongAnswer("concat_as_addition", "the concatenation and zeros", _PAD_HEAD + '''
-    cat = torch.cat([e, p], dim=-1)
-    return (cat, torch.zeros_like(cat))
-'''),
-    WrongAnswer("concat_as_addition", "no check of the leading shapes", '''
-def concat_as_addition(token_vectors, pos_vectors):
-    e, p = token_vectors, pos_vectors
-    d_tok, d_pos = e.shape[-1], p.shape[-1]
-    return (torch.nn.functional.pad(e, (0, d_pos)), torch.nn.functional.pad(p, (d_tok, 0)))
-'''),
-    WrongAnswer("concat_as_addition", "float64 zeros promote the dtype", _PAD_HEAD + '''
-    zeros_e = torch.zeros(*e.shape[:-1], d_pos, dtype=torch.float64)
-    zeros_p = torch.zeros(*p.shape[:-1], d_tok, dtype=torch.float64)
-    return (torch.cat([e, zeros_e], -1), torch.cat([zeros_p, p], -1))
-'''),
     # -- linear_probe ----------------------------------------------------------------------------
     WrongAnswer("linear_probe", "no bias column", _PROBE_HEAD + '''
     x = features.double()
@@ -182,27 +170,86 @@ def concat_as_addition(token_vectors, pos_vectors):
     y = torch.nn.functional.one_hot(labels, int(labels.max()) + 1).float()
     return torch.linalg.solve(x.T @ x + ridge * torch.eye(x.shape[1]), x.T @ y)
 '''),
-    # -- probe_accuracy --------------------------------------------------------------------------
-    WrongAnswer("probe_accuracy", "bias row ignored", _ACCURACY_HEAD + '''
-    return ((x @ w[:-1]).argmax(1) == labels).double().mean().item()
-''', feedback="bias row ignored"),
-    WrongAnswer("probe_accuracy", "bias from the first row", _ACCURACY_HEAD + '''
-    return ((x @ w[1:] + w[0]).argmax(1) == labels).double().mean().item()
-''', feedback="first row"),
-    WrongAnswer("probe_accuracy", "error rate", _ACCURACY_HEAD + '''
-    return ((x @ w[:-1] + w[-1]).argmax(1) != labels).double().mean().item()
-''', feedback="error rate"),
-    WrongAnswer("probe_accuracy", "count instead of fraction", _ACCURACY_HEAD + '''
-    return float(((x @ w[:-1] + w[-1]).argmax(1) == labels).sum())
-''', feedback="number of correct rows"),
-    WrongAnswer("probe_accuracy", "returns a tensor", _ACCURACY_HEAD + '''
-    return ((x @ w[:-1] + w[-1]).argmax(1) == labels).double().mean()
-'''),
-    WrongAnswer("probe_accuracy", "no check of the weights' rows", '''
-def probe_accuracy(features, labels, weights):
+    # -- lda_probe -------------------------------------------------------------------------------
+    WrongAnswer("lda_probe", "log prior missing", _LDA_HEAD + '''
+    r = x - means[labels]
+    w = torch.linalg.solve(r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64), means.T)
+    return torch.cat([w, (-(means.T * w).sum(0) / 2)[None]], 0)
+''', feedback="log prior"),
+    WrongAnswer("lda_probe", "factor 1/2 missing", _LDA_HEAD + '''
+    r = x - means[labels]
+    w = torch.linalg.solve(r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64), means.T)
+    return torch.cat([w, (-(means.T * w).sum(0) + torch.log(counts.double() / n))[None]], 0)
+''', feedback="factor 1/2"),
+    WrongAnswer("lda_probe", "total covariance instead of within classes", _LDA_HEAD + '''
+    r = x - x.mean(0)
+    cov = r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64)
+''' + _LDA_TAIL, feedback="within classes"),
+    WrongAnswer("lda_probe", "scatter divided by N", _LDA_HEAD + '''
+    r = x - means[labels]
+    cov = r.T @ r / n + ridge * torch.eye(d, dtype=torch.float64)
+''' + _LDA_TAIL, feedback="divided by N instead of N - C"),
+    WrongAnswer("lda_probe", "nearest centroid (no S^-1)", _LDA_HEAD + '''
+    w = means.T.clone()
+    bias = -(means.T * w).sum(0) / 2 + torch.log(counts.double() / n)
+    return torch.cat([w, bias[None]], 0)
+''', feedback="nearest centroid"),
+    WrongAnswer("lda_probe", "bias row first", _LDA_HEAD + '''
+    r = x - means[labels]
+    w = torch.linalg.solve(r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64), means.T)
+    bias = -(means.T * w).sum(0) / 2 + torch.log(counts.double() / n)
+    return torch.cat([bias[None], w], 0)
+''', feedback="bias row first"),
+    WrongAnswer("lda_probe", "ridge ignored", _LDA_HEAD + '''
+    r = x - means[labels]
+    cov = r.T @ r / max(n - c, 1) + 1e-12 * torch.eye(d, dtype=torch.float64)
+''' + _LDA_TAIL),
+    WrongAnswer("lda_probe", "empty classes not rejected", '''
+def lda_probe(features, labels, ridge=1e-3):
+    n, d = features.shape
+    c = int(labels.max()) + 1
+    counts = torch.bincount(labels, minlength=c).clamp_min(1)
     x = features.double()
-    w = weights.double()
-    return ((x @ w[: x.shape[1]] + w[-1]).argmax(1) == labels).double().mean().item()
+    means = torch.zeros(c, d, dtype=torch.float64).index_add_(0, labels, x) / counts[:, None]
+    r = x - means[labels]
+    cov = r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64)
+''' + _LDA_TAIL),
+    # -- attention_logit_terms -------------------------------------------------------------------
+    WrongAnswer("attention_logit_terms", "no scaling", _TERMS_HEAD + '''
+    qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
+    return torch.stack([a @ b.transpose(-2, -1) for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
+''', feedback="no 1/sqrt(d_head) scaling"),
+    WrongAnswer("attention_logit_terms", "mixed terms swapped", _TERMS_HEAD + '''
+    qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
+    s = w_q.shape[0] ** 0.5
+    return torch.stack([a @ b.transpose(-2, -1) / s for a, b in ((qe, ke), (qp, ke), (qe, kp), (qp, kp))])
+''', feedback="swapped"),
+    WrongAnswer("attention_logit_terms", "keys projected with W_q", _TERMS_HEAD + '''
+    qe, qp = e @ w_q.T, p @ w_q.T
+    s = w_q.shape[0] ** 0.5
+    return torch.stack([a @ b.transpose(-2, -1) / s for a, b in ((qe, qe), (qe, qp), (qp, qe), (qp, qp))])
+''', feedback="W_q instead of W_k"),
+    WrongAnswer("attention_logit_terms", "scaled by sqrt(d) of the input", _TERMS_HEAD + '''
+    qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
+    s = w_q.shape[1] ** 0.5
+    return torch.stack([a @ b.transpose(-2, -1) / s for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
+''', feedback="instead of sqrt(d_head)"),
+    WrongAnswer("attention_logit_terms", "queries and keys swapped", _TERMS_HEAD + '''
+    qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
+    s = w_q.shape[0] ** 0.5
+    return torch.stack([b @ a.transpose(-2, -1) / s for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
+''', feedback="queries and keys swapped"),
+    WrongAnswer("attention_logit_terms", "weights not transposed (square only)", '''
+def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
+    e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
+    qe, qp, ke, kp = e @ w_q, p @ w_q, e @ w_k, p @ w_k
+    s = w_q.shape[0] ** 0.5
+    return torch.stack([a @ b.transpose(-2, -1) / s for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
+'''),
+    WrongAnswer("attention_logit_terms", "only works for 2-D vectors", _TERMS_HEAD + '''
+    qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
+    s = w_q.shape[0] ** 0.5
+    return torch.stack([a @ b.T / s for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
 '''),
     # -- mean_abs_cosine -------------------------------------------------------------------------
     WrongAnswer("mean_abs_cosine", "absolute value missing", _COSINE_HEAD + '''

@@ -67,6 +67,26 @@ def alibi_bias(num_heads, seq_len):
     j = torch.arange(seq_len)[None, :]
 '''
 
+_SPREAD_HEAD = '''
+def diagonal_spread(scores):
+    if scores.dim() != 2 or scores.numel() == 0 or not scores.is_floating_point():
+        raise ValueError("scores must be a real 2-D grid")
+    g = scores.double()
+    rows, cols = g.shape
+'''
+
+_COST_HEAD = '''
+def rope_cost(batch, heads, seq_len, head_dim, method, bytes_per_element=4):
+    if method not in ("matrix", "elementwise"):
+        raise ValueError("unknown method")
+    for v in (batch, heads, seq_len, head_dim, bytes_per_element):
+        if not isinstance(v, int) or v < 1:
+            raise ValueError("sizes must be positive integers")
+    if head_dim % 2:
+        raise ValueError("head_dim must be even")
+    n = batch * heads * seq_len * head_dim
+'''
+
 WRONG_ANSWERS = [
     # -- rope_inv_freq ---------------------------------------------------------------------------
     WrongAnswer("rope_inv_freq", "exponent j/d instead of 2j/d", _INV_HEAD + '''
@@ -294,4 +314,89 @@ def alibi_bias(num_heads, seq_len):
     bias = slopes[:, None, None] * (j - i).float()
     return bias.masked_fill(j > i, float("-inf"))
 ''', feedback="naive formula"),
+    # -- diagonal_spread -------------------------------------------------------------------------
+    WrongAnswer("diagonal_spread", "anti-diagonals", _SPREAD_HEAD + '''
+    g = g.flip(-1)
+    return max((g.diagonal(o).max() - g.diagonal(o).min()).item() for o in range(-(rows - 1), cols))
+''', feedback="anti-diagonals"),
+    WrongAnswer("diagonal_spread", "only offsets m - n >= 0", _SPREAD_HEAD + '''
+    return max((g.diagonal(-c).max() - g.diagonal(-c).min()).item() for c in range(0, rows))
+''', feedback="m - n >= 0"),
+    WrongAnswer("diagonal_spread", "standard deviation", _SPREAD_HEAD + '''
+    return max(g.diagonal(o).std(correction=0).item() for o in range(-(rows - 1), cols))
+''', feedback="standard deviation"),
+    WrongAnswer("diagonal_spread", "mean of the spreads", _SPREAD_HEAD + '''
+    spreads = [(g.diagonal(o).max() - g.diagonal(o).min()).item() for o in range(-(rows - 1), cols)]
+    return sum(spreads) / len(spreads)
+''', feedback="mean of the spreads"),
+    WrongAnswer("diagonal_spread", "square offsets only", _SPREAD_HEAD + '''
+    return max((g.diagonal(o).max() - g.diagonal(o).min()).item() for o in range(-(rows - 1), rows)
+               if g.diagonal(o).numel())
+''', feedback="square grid"),
+    WrongAnswer("diagonal_spread", "whole grid", _SPREAD_HEAD + '''
+    return (g.max() - g.min()).item()
+''', feedback="whole grid"),
+    WrongAnswer("diagonal_spread", "returns a tensor", _SPREAD_HEAD + '''
+    return max(g.diagonal(o).max() - g.diagonal(o).min() for o in range(-(rows - 1), cols))
+'''),
+    # -- rope_cost ---------------------------------------------------------------------------------
+    WrongAnswer("rope_cost", "multiply-add as one flop", _COST_HEAD + '''
+    if method == "matrix":
+        flops, elements = n * head_dim, seq_len * head_dim ** 2 + 2 * n
+    else:
+        flops, elements = 3 * n, seq_len * head_dim + 2 * n
+    return {"flops": flops, "bytes": elements * bytes_per_element, "intensity": flops / (elements * bytes_per_element)}
+''', feedback="multiply-add counted as one flop"),
+    WrongAnswer("rope_cost", "matrices per batch and head", _COST_HEAD + '''
+    if method == "matrix":
+        flops, elements = 2 * n * head_dim, batch * heads * seq_len * head_dim ** 2 + 2 * n
+    else:
+        flops, elements = 3 * n, seq_len * head_dim + 2 * n
+    return {"flops": flops, "bytes": elements * bytes_per_element, "intensity": flops / (elements * bytes_per_element)}
+''', feedback="once per batch and head"),
+    WrongAnswer("rope_cost", "output write missing", _COST_HEAD + '''
+    if method == "matrix":
+        flops, elements = 2 * n * head_dim, seq_len * head_dim ** 2 + n
+    else:
+        flops, elements = 3 * n, seq_len * head_dim + n
+    return {"flops": flops, "bytes": elements * bytes_per_element, "intensity": flops / (elements * bytes_per_element)}
+''', feedback="output write is missing"),
+    WrongAnswer("rope_cost", "full-width tables", _COST_HEAD + '''
+    if method == "matrix":
+        flops, elements = 2 * n * head_dim, seq_len * head_dim ** 2 + 2 * n
+    else:
+        flops, elements = 3 * n, 2 * seq_len * head_dim + 2 * n
+    return {"flops": flops, "bytes": elements * bytes_per_element, "intensity": flops / (elements * bytes_per_element)}
+''', feedback="full-width"),
+    WrongAnswer("rope_cost", "bytes_per_element ignored", _COST_HEAD + '''
+    if method == "matrix":
+        flops, elements = 2 * n * head_dim, seq_len * head_dim ** 2 + 2 * n
+    else:
+        flops, elements = 3 * n, seq_len * head_dim + 2 * n
+    return {"flops": flops, "bytes": elements, "intensity": flops / elements}
+''', feedback="elements counted instead of bytes"),
+    WrongAnswer("rope_cost", "only multiplies counted", _COST_HEAD + '''
+    if method == "matrix":
+        flops, elements = 2 * n * head_dim, seq_len * head_dim ** 2 + 2 * n
+    else:
+        flops, elements = 2 * n, seq_len * head_dim + 2 * n
+    return {"flops": flops, "bytes": elements * bytes_per_element, "intensity": flops / (elements * bytes_per_element)}
+''', feedback="only the 4 multiplies"),
+    WrongAnswer("rope_cost", "intensity inverted", _COST_HEAD + '''
+    if method == "matrix":
+        flops, elements = 2 * n * head_dim, seq_len * head_dim ** 2 + 2 * n
+    else:
+        flops, elements = 3 * n, seq_len * head_dim + 2 * n
+    return {"flops": flops, "bytes": elements * bytes_per_element, "intensity": elements * bytes_per_element / flops}
+''', feedback="bytes per flop"),
+    WrongAnswer("rope_cost", "no validation", '''
+def rope_cost(batch, heads, seq_len, head_dim, method, bytes_per_element=4):
+    n = batch * heads * seq_len * head_dim
+    if method == "matrix":
+        flops, elements = 2 * n * head_dim, seq_len * head_dim ** 2 + 2 * n
+    else:
+        flops, elements = 3 * n, seq_len * head_dim + 2 * n
+    moved = elements * bytes_per_element
+    return {"flops": flops, "bytes": moved, "intensity": flops / moved if moved else 0.0}
+'''),
 ]

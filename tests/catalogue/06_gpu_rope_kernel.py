@@ -35,37 +35,100 @@ def _mutant(exercise: str, *replacements: tuple[str, str]) -> str:
     return source
 
 
+_ROWS, _HEADS, _LAYOUTS = "rope_rows_triton", "rope_heads_triton", "rope_interleaved_triton"
 _FWD, _BWD, _FN = "rope_forward_triton", "rope_backward_triton", "TritonRoPE"
-_BWD_CALL = 'return _rope_launch(grad_q, grad_k, cos, sin, interleaved, backward=True, names=("grad_q", "grad_k"))'
+_BWD_CALL = ('return _rope_launch(grad_q, grad_k, cos, sin, interleaved, backward=True, position_ids=position_ids,\n'
+             '                        rotary_dim=rotary_dim, names=("grad_q", "grad_k"))')
 
 WRONG_ANSWERS = [
-    # -- rope_forward_triton: the kernel, its device function and its launcher ----------------------
-    WrongAnswer(_FWD, "unmasked tail: tokens past seq_len are read and written", _mutant(_FWD, (
-        "t_mask = t < seq_len", "t_mask = t >= 0  # forgot the tail: every token of the last block"))),
-    WrongAnswer(_FWD, "strides ignored: a contiguous layout assumed", _mutant(_FWD, (
+    # -- step 1: rope_rows_triton ----------------------------------------------------------------------
+    WrongAnswer(_ROWS, "sin with the wrong sign", _mutant(
+        _ROWS, ("(x1 * cos - x2 * sin).to(", "(x1 * cos + x2 * sin).to("),
+        ("(x2 * cos + x1 * sin).to(", "(x2 * cos - x1 * sin).to(")), feedback="wrong angle sign"),
+    WrongAnswer(_ROWS, "unmasked tail: tokens past seq_len are read and written", _mutant(_ROWS, (
+        "mask = (t[:, None] < seq_len) & (j[None, :] < half_dim)",
+        "mask = (j[None, :] < half_dim) & (t[:, None] >= 0)"))),
+    WrongAnswer(_ROWS, "pair mask missing: BLOCK_D2 lanes past D/2 touch the next channels", _mutant(_ROWS, (
+        "mask = (t[:, None] < seq_len) & (j[None, :] < half_dim)",
+        "mask = (t[:, None] < seq_len) & (j[None, :] >= 0)"))),
+    WrongAnswer(_ROWS, "interleaved pairs (2j, 2j+1) instead of half-split", _mutant(
+        _ROWS, ("x1 = tl.load(x_row + j[None, :],", "x1 = tl.load(x_row + 2 * j[None, :],"),
+        ("x2 = tl.load(x_row + half_dim + j[None, :],", "x2 = tl.load(x_row + 2 * j[None, :] + 1,"),
+        ("tl.store(out_row + j[None, :],", "tl.store(out_row + 2 * j[None, :],"),
+        ("tl.store(out_row + half_dim + j[None, :],", "tl.store(out_row + 2 * j[None, :] + 1,")),
+        feedback="the wrong layout"),
+    WrongAnswer(_ROWS, "rotates x in place", _mutant(_ROWS, ("out = torch.empty_like(x)", "out = x")),
+                feedback="in place"),
+    WrongAnswer(_ROWS, "cos and sin tables swapped", _mutant(_ROWS, (
+        "_rope_rows_kernel[(triton.cdiv(seq_len, block_t),)](x, out, cos, sin,",
+        "_rope_rows_kernel[(triton.cdiv(seq_len, block_t),)](x, out, sin, cos,")), feedback="cos and sin swapped"),
+    # -- step 2: rope_heads_triton ---------------------------------------------------------------------
+    WrongAnswer(_HEADS, "strides ignored: a contiguous layout assumed", _mutant(_HEADS, (
         "*q.stride(), *k.stride(), *q_out.stride(), *k_out.stride(),\n"
-        "                       *cos.stride(), *sin.stride(),",
+        "                             *cos.stride(), *sin.stride(),",
         "*q_out.stride(), *k_out.stride(), *q_out.stride(), *k_out.stride(),\n"
-        "                       half, 1, half, 1,"))),
-    WrongAnswer(_FWD, "k rotated with q's head count", _mutant(
-        _FWD,
-        ("_rotate_heads(k_ptr, k_out_ptr, cos, sin, b, t, t_mask, n_k_heads, half_dim,",
-         "_rotate_heads(k_ptr, k_out_ptr, cos, sin, b, t, t_mask, n_q_heads, half_dim,"),
-        ("INTERLEAVED, BLOCK_HK, BLOCK_D2)", "INTERLEAVED, BLOCK_HQ, BLOCK_D2)"))),
-    WrongAnswer(_FWD, "head-dim mask missing: BLOCK_D2 lanes past D/2 touch memory", _mutant(_FWD, (
+        "                             half, 1, half, 1,"))),
+    WrongAnswer(_HEADS, "k rotated with q's head count", _mutant(
+        _HEADS,
+        ("_rotate_heads_half_split(k_ptr, k_out_ptr, cos, sin, b, t, t_mask, n_k_heads, half_dim,",
+         "_rotate_heads_half_split(k_ptr, k_out_ptr, cos, sin, b, t, t_mask, n_q_heads, half_dim,"),
+        ("stride_kob, stride_koh, stride_kot, stride_kod, BLOCK_HK, BLOCK_D2)",
+         "stride_kob, stride_koh, stride_kot, stride_kod, BLOCK_HQ, BLOCK_D2)"))),
+    WrongAnswer(_HEADS, "head mask missing: BLOCK_H lanes past the head count touch memory", _mutant(_HEADS, (
         "mask = t_mask[:, None, None] & (h < n_heads) & (j < half_dim)",
-        "mask = t_mask[:, None, None] & (h < n_heads)"))),
-    WrongAnswer(_FWD, "sin with the wrong sign", _mutant(
-        _FWD, ("y1 = x1 * cos - x2 * sin", "y1 = x1 * cos + x2 * sin"),
-        ("y2 = x2 * cos + x1 * sin", "y2 = x2 * cos - x1 * sin")),
-        feedback="wrong angle sign"),
-    WrongAnswer(_FWD, "layout flag ignored (always half-split)", _mutant(_FWD, (
+        "mask = t_mask[:, None, None] & (j < half_dim)"))),
+    WrongAnswer(_HEADS, "batch stride of q used for k", _mutant(_HEADS, (
+        "x_rows = x_ptr + b * stride_xb + h * stride_xh + tt * stride_xt",
+        "x_rows = x_ptr + b * stride_ob + h * stride_xh + tt * stride_xt"))),
+    WrongAnswer(_HEADS, "rotates q and k in place", _mutant(
+        _HEADS, ("q_out = torch.empty(q.shape, dtype=q.dtype, device=q.device)", "q_out = q"),
+        ("k_out = torch.empty(k.shape, dtype=k.dtype, device=k.device)", "k_out = k")), feedback="in place"),
+    # -- step 3: rope_interleaved_triton ---------------------------------------------------------------
+    WrongAnswer(_LAYOUTS, "layout flag ignored (always half-split)", _mutant(_LAYOUTS, (
         "INTERLEAVED=bool(interleaved)", "INTERLEAVED=False")), feedback="the wrong layout"),
-    WrongAnswer(_FWD, "rotates q and k in place", _mutant(
-        _FWD, ("q_out = torch.empty(q.shape, dtype=q.dtype, device=q.device)", "q_out = q"),
-        ("k_out = torch.empty(k.shape, dtype=k.dtype, device=k.device)", "k_out = k")),
-        feedback="in place"),
-    # -- rope_backward_triton ----------------------------------------------------------------------
+    WrongAnswer(_LAYOUTS, "split members swapped: odd channel taken as x1", _mutant(_LAYOUTS, (
+        "x1, x2 = tl.split(", "x2, x1 = tl.split("))),
+    WrongAnswer(_LAYOUTS, "joined back in the wrong order", _mutant(_LAYOUTS, (
+        "y = tl.join(x1 * cos - x2 * sin, x2 * cos + x1 * sin)",
+        "y = tl.join(x2 * cos + x1 * sin, x1 * cos - x2 * sin)"))),
+    WrongAnswer(_LAYOUTS, "interleaved mask counts pairs, not channels: half of each row left unwritten",
+                _mutant(_LAYOUTS, ("mask = rows & (d < 2 * half_dim)", "mask = rows & (d < half_dim)"))),
+    WrongAnswer(_LAYOUTS, "interleaved as half-split split in halves (reshape to (2, BLOCK_D2))", _mutant(
+        _LAYOUTS, ("x1, x2 = tl.split(tl.reshape(x, (BLOCK_T, BLOCK_H, BLOCK_D2, 2)))",
+                   "x1, x2 = tl.split(tl.permute(tl.reshape(x, (BLOCK_T, BLOCK_H, 2, BLOCK_D2)), (0, 1, 3, 2)))"))),
+    # -- step 4: rope_forward_triton -------------------------------------------------------------------
+    WrongAnswer(_FWD, "position_ids ignored (tokens rotated at 0..T-1)", _mutant(_FWD, (
+        "HAS_POSITIONS=pos is not None", "HAS_POSITIONS=False")), feedback="positions ignored"),
+    WrongAnswer(_FWD, "int offset ignored (a decoding step rotated at position 0)", _mutant(_FWD, (
+        "pos = t + offset", "pos = t"))),
+    WrongAnswer(_FWD, "every sequence uses the first row of position_ids", _mutant(_FWD, (
+        "pos = tl.load(pos_ptr + b * stride_pb + t * stride_pt, mask=t_mask, other=0)",
+        "pos = tl.load(pos_ptr + t * stride_pt, mask=t_mask, other=0)"))),
+    WrongAnswer(_FWD, "rotary_dim ignored in the pairing: (j, j + D/2) instead of (j, j + rotary_dim/2)", _mutant(
+        _FWD, ("x2 = tl.load(x_rows + (j + half_rot) * stride_xd,",
+               "x2 = tl.load(x_rows + (j + head_dim // 2) * stride_xd,"),
+        ("tl.store(out_rows + (j + half_rot) * stride_od,", "tl.store(out_rows + (j + head_dim // 2) * stride_od,"))),
+    WrongAnswer(_FWD, "pass-through channels zeroed instead of copied", _mutant(
+        _FWD, ("COPY_PASS=(not inplace) and rotary_dim < head_dim", "COPY_PASS=False"),
+        ("q_out = torch.empty(q.shape, dtype=q.dtype, device=q.device)", "q_out = torch.zeros_like(q)"),
+        ("k_out = torch.empty(k.shape, dtype=k.dtype, device=k.device)", "k_out = torch.zeros_like(k)")),
+        feedback="pass-through channels zeroed"),
+    WrongAnswer(_FWD, "pass-through channels modified: interleaved rotation masked by head_dim, not rotary_dim",
+                _mutant(_FWD, ("mask = rows & (d < 2 * half_rot)", "mask = rows & (d < head_dim)"))),
+    WrongAnswer(_FWD, "in place by default", _mutant(_FWD, ("    if inplace:\n", "    if True:\n")),
+                feedback="in place"),
+    WrongAnswer(_FWD, "inplace=True ignored (always a new tensor)", _mutant(
+        _FWD, ("    if inplace:\n", "    if False:\n"))),
+    WrongAnswer(_FWD, "positions outside the tables not rejected", _mutant(_FWD, (
+        "if pos.numel() and (pos.min().item() < 0 or pos.max().item() >= n_positions):",
+        "if False:"))),
+    WrongAnswer(_FWD, "strides ignored: a contiguous layout assumed", _mutant(_FWD, (
+        "*q.stride(), *k.stride(), *q_out.stride(), *k_out.stride(),",
+        "*q_out.stride(), *k_out.stride(), *q_out.stride(), *k_out.stride(),"))),
+    WrongAnswer(_FWD, "sin with the wrong sign", _mutant(
+        _FWD, ("(x1 * cos - x2 * sin).to(", "(x1 * cos + x2 * sin).to("),
+        ("(x2 * cos + x1 * sin).to(", "(x2 * cos - x1 * sin).to(")), feedback="wrong angle sign"),
+    # -- step 5: rope_backward_triton ------------------------------------------------------------------
     WrongAnswer(_BWD, "wrong sin sign: the forward rotation", _mutant(_BWD, (
         _BWD_CALL, _BWD_CALL.replace("backward=True", "backward=False"))),
         feedback="rotation by +θ"),
@@ -78,18 +141,26 @@ WRONG_ANSWERS = [
         + "\n    grad_q.copy_(d_q)\n    grad_k.copy_(d_k)\n    return grad_q, grad_k")), feedback="in place"),
     WrongAnswer(_BWD, "gradients for q and k swapped", _mutant(_BWD, (
         _BWD_CALL, _BWD_CALL + "[::-1]"))),
-    # -- TritonRoPE --------------------------------------------------------------------------------
+    WrongAnswer(_BWD, "position_ids not passed on (gradients rotated at 0..T-1)", _mutant(_BWD, (
+        _BWD_CALL, _BWD_CALL.replace("position_ids=position_ids", "position_ids=None"))),
+        feedback="positions ignored"),
+    WrongAnswer(_BWD, "rotary_dim not passed on", _mutant(_BWD, (
+        _BWD_CALL, _BWD_CALL.replace("rotary_dim=rotary_dim", "rotary_dim=None")))),
+    # -- step 6: TritonRoPE ----------------------------------------------------------------------------
     WrongAnswer(_FN, "backward applies the forward rotation", _mutant(_FN, (
-        "rope_backward_triton(grad_q_rot, grad_k_rot, cos, sin, ctx.interleaved)",
-        "rope_forward_triton(grad_q_rot, grad_k_rot, cos, sin, ctx.interleaved)")),
+        "grad_q, grad_k = rope_backward_triton(grad_q_rot, grad_k_rot, cos, sin, ctx.interleaved,",
+        "grad_q, grad_k = rope_forward_triton(grad_q_rot, grad_k_rot, cos, sin, ctx.interleaved,")),
         feedback="rotation by +θ"),
     WrongAnswer(_FN, "layout not kept for backward", _mutant(_FN, (
-        "rope_backward_triton(grad_q_rot, grad_k_rot, cos, sin, ctx.interleaved)",
-        "rope_backward_triton(grad_q_rot, grad_k_rot, cos, sin)")),
+        "grad_q, grad_k = rope_backward_triton(grad_q_rot, grad_k_rot, cos, sin, ctx.interleaved,",
+        "grad_q, grad_k = rope_backward_triton(grad_q_rot, grad_k_rot, cos, sin, False,")),
         feedback="interleaved flag was not kept on ctx"),
     WrongAnswer(_FN, "backward passes the gradients through", _mutant(_FN, (
-        "return grad_q, grad_k, None, None, None", "return grad_q_rot, grad_k_rot, None, None, None")),
-        feedback="unrotated"),
-    WrongAnswer(_FN, "backward returns two gradients for five inputs", _mutant(_FN, (
-        "return grad_q, grad_k, None, None, None", "return grad_q, grad_k"))),
+        "return grad_q, grad_k, None, None, None, None, None",
+        "return grad_q_rot, grad_k_rot, None, None, None, None, None")), feedback="unrotated"),
+    WrongAnswer(_FN, "backward returns two gradients for seven inputs", _mutant(_FN, (
+        "return grad_q, grad_k, None, None, None, None, None", "return grad_q, grad_k"))),
+    WrongAnswer(_FN, "position_ids not kept for backward", _mutant(_FN, (
+        "position_ids=ctx.position_ids, rotary_dim=ctx.rotary_dim)", "rotary_dim=ctx.rotary_dim)")),
+        feedback="position_ids were not kept on ctx"),
 ]

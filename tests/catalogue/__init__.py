@@ -1,11 +1,26 @@
 """Catalogues of plausible wrong answers, one module per notebook (same name as the notebook).
 
 Each module defines ``WRONG_ANSWERS``, a list of :class:`WrongAnswer`. ``tests/test_catalogue.py``
-grades every entry and asserts that the hidden tests reject it.
+grades every entry and asserts that the hidden tests reject it. A module may also define
+``CORRECT_VARIANTS``, ``(exercise, what differs, source)`` triples that must get full marks
+(``tests/test_correct_variants.py``).
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
+from types import ModuleType
+
+
+def modules(notebooks) -> list[tuple[str, ModuleType]]:
+    """``(notebook name, catalogue module)`` for each of ``notebooks`` that has a catalogue."""
+    found = []
+    for notebook in notebooks:
+        try:
+            found.append((notebook.stem, importlib.import_module(f"tests.catalogue.{notebook.stem}")))
+        except ModuleNotFoundError:
+            continue
+    return found
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,94 @@
+"""Build the Gradescope autograder zip from the repository.
+
+The zip holds, at its root, Gradescope's two entry points (``setup.sh`` and ``run_autograder``,
+mode 0755, LF line endings), the pinned requirements the grader needs, ``autograder.json`` (which
+notebooks, which visibility) and what grading reads: the ``grader`` package with only the chosen
+hidden suites, and ``assets/``. Never the solutions, the project's tests or the catalogue of wrong
+answers. Specification: https://gradescope-autograders.readthedocs.io/en/latest/specs/
+"""
+from __future__ import annotations
+
+import json
+import tomllib
+import zipfile
+from pathlib import Path
+
+from grader.errors import GraderError
+from grader.hosted import select_suites
+
+GRADER_DIR = Path(__file__).resolve().parent.parent
+ROOT = GRADER_DIR.parent
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+SCRIPTS = ("setup.sh", "run_autograder")
+"""Gradescope's entry points, copied from ``templates/`` to the zip's root."""
+NOT_NEEDED_TO_GRADE = {"jupyterlab"}
+"""Pinned packages the autograder does not install (the learner's editor, not the grader's)."""
+MEMORY_LIMIT_MB = 768
+"""Gradescope's default memory limit; ``run_autograder`` warns near the box's actual limit."""
+TIME_LIMIT_MINUTES = 10
+"""Gradescope's default time limit; ``run_autograder`` warns near it unless told otherwise."""
+_DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same repository gives the same zip
+
+
+def requirements() -> str:
+    """The pinned requirements of ``pyproject.toml`` that grading needs, one per line."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    lines = [r for r in pyproject["project"]["dependencies"]
+             if r.split("==")[0].strip().lower() not in NOT_NEEDED_TO_GRADE]
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _package_files(suites: list[str]) -> list[Path]:
+    """The grader package's files, with only the chosen suites' hidden tests."""
+    chosen = {f"test_{suite}.py" for suite in suites}
+    files = []
+    for path in sorted(GRADER_DIR.rglob("*")):
+        relative = path.relative_to(GRADER_DIR)
+        if not path.is_file() or "__pycache__" in relative.parts or path.suffix == ".pyc":
+            continue
+        if relative.parts[0] == "suites" and relative.name.startswith("test_") \
+                and relative.name not in chosen:
+            continue
+        files.append(path)
+    return files
+
+
+def _add(archive: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
+    info = zipfile.ZipInfo(name, date_time=_DATE)
+    info.external_attr = (0o100000 | mode) << 16  # a regular file with these permissions
+    info.compress_type = zipfile.ZIP_DEFLATED
+    archive.writestr(info, data)
+
+
+def _script(name: str) -> bytes:
+    text = (TEMPLATES / name).read_bytes()
+    if b"\r" in text:
+        raise GraderError(f"{TEMPLATES / name}: has CR line endings; Gradescope's shell needs LF "
+                          "(convert it with dos2unix)")
+    return text
+
+
+def build(*, out: Path, notebooks: list[str] | None = None,
+          hidden_visibility: str = "after_due_date", memory_limit_mb: int = MEMORY_LIMIT_MB,
+          time_limit_minutes: float = TIME_LIMIT_MINUTES) -> list[str]:
+    """Write the autograder zip to ``out``; returns the names it holds."""
+    suites = select_suites(notebooks)
+    config = {"suites": suites, "hidden_visibility": hidden_visibility,
+              "memory_limit_mb": memory_limit_mb, "time_limit_minutes": time_limit_minutes}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(out, "w") as archive:
+        for name in SCRIPTS:
+            _add(archive, name, _script(name), 0o755)
+        _add(archive, "requirements.txt", requirements().encode(), 0o644)
+        _add(archive, "autograder.json", (json.dumps(config, indent=2) + "\n").encode(), 0o644)
+        for path in _package_files(suites):
+            _add(archive, f"grader/{path.relative_to(GRADER_DIR).as_posix()}", path.read_bytes(),
+                 0o644)
+        assets = ROOT / "assets"
+        for path in sorted(assets.rglob("*")) if assets.is_dir() else []:
+            if path.is_file():
+                _add(archive, f"assets/{path.relative_to(assets).as_posix()}", path.read_bytes(),
+                     0o644)
+        names = archive.namelist()
+    return names
