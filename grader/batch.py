@@ -269,6 +269,13 @@ def _tail(path: Path, limit: int = 400) -> str:
     return (lines[-1] if lines else "")[-limit:]
 
 
+def _child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GRADER_"))}
+    env.update({"PYTHONPATH": str(GRADER_ROOT), "PYTHONDONTWRITEBYTECODE": "1",
+                "MPLBACKEND": "Agg"})
+    return env
+
+
 def grade_learner(work: Plan, options: Options, *, timeout: float,
                   stopping: threading.Event | None = None) -> Outcome:
     """Grade one learner's notebooks in a worker process, stopped after ``timeout`` seconds."""
@@ -285,9 +292,7 @@ def grade_learner(work: Plan, options: Options, *, timeout: float,
         for suite, path in work.notebooks.items():
             command += ["--notebook", suite, path.relative_to(work.folder).as_posix(),
                         str(path.resolve())]
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GRADER_"))}
-        env.update({"PYTHONPATH": str(GRADER_ROOT), "PYTHONDONTWRITEBYTECODE": "1",
-                    "MPLBACKEND": "Agg"})
+        env = _child_env()
         with open(scratch / "worker.log", "wb") as log, _live_lock:
             process = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
                                        stdout=log, stderr=subprocess.STDOUT,
@@ -354,7 +359,7 @@ def _worker(argv: list[str]) -> int:
 def points_possible() -> dict[str, list[dict]]:
     """Suite -> its hidden tests' exercise, name, description, points (collected in a child)."""
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch:
-        env = dict(os.environ, PYTHONPATH=str(GRADER_ROOT), MPLBACKEND="Agg")
+        env = _child_env()
         result = subprocess.run([sys.executable, "-P", "-m", "grader.batch", "--worker", scratch,
                                  "--points"], cwd=scratch, env=env, capture_output=True,
                                 text=True, timeout=600)
@@ -552,9 +557,10 @@ def summary_table(data: dict) -> str:
         mean = f"{_num(entry['mean_score'])}/{_num(entry['max_score'])}"
         mistake = (entry["mistakes"] or entry["failed_tests"] or [{}])[0]
         text = mistake.get("mistake") or (f"fails: {mistake['test']}" if mistake else "")
+        text = text if len(text) <= 60 else text[:57] + "..."
         if mistake:
-            text += f" ({mistake['learners']})"
-        lines.append(f"{key:{width}}  {mean:>11}  {entry['full_marks_share']:>10.0%}  {text[:70]}")
+            text += f" ({mistake['learners']} learners)"
+        lines.append(f"{key:{width}}  {mean:>11}  {entry['full_marks_share']:>10.0%}  {text}")
     return "\n".join(lines)
 
 
