@@ -35,8 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--exercise", action="append", metavar="NAME",
                        help="grade only this exercise (repeatable)")
     check.add_argument("--cell-timeout", type=float, metavar="SECONDS",
-                       help="time limit for one notebook cell (default: a third of the "
-                            "execution budget, between 30 and 120)")
+                       help="time limit for one notebook cell (default: a sixth of the "
+                            "execution budget, between 15 and 120)")
     check.add_argument("--execution-budget", type=float, metavar="SECONDS",
                        help="time limit for executing a whole notebook (default: four times "
                             "what the solution takes, plus 30)")

@@ -217,8 +217,9 @@ def inline(notebooks: list[Path]) -> None:
     worst = 0.0
     for path in notebooks:
         notebook = read_notebook(path)
-        names = sorted({n for _, c in enumerate(notebook.cells) if c.cell_type == "code"
-                        and EXERCISE_TAG in tags(c) for n in top_level_names(c.source)})
+        names = sorted({n for c in notebook.cells if c.cell_type == "code"
+                        and EXERCISE_TAG in tags(c) for n in top_level_names(c.source)
+                        if not n.startswith("_")})  # private helpers are not exercises
         env = dict(os.environ, MPLBACKEND="Agg")
         done = subprocess.run([sys.executable, "-c", code, str(path), *names], cwd=path.parent,
                               capture_output=True, text=True, env=env)
