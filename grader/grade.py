@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader import report as reporters
@@ -118,17 +119,18 @@ class _Connections:
             self.template.close()
 
 
-def grade_notebook(path: Path, *, skip_execution: bool = False,
-                   exercises: set[str] | None = None, cell_timeout: float | None = None,
-                   execution_budget: float | None = None,
-                   limits: Limits | None = None) -> NotebookReport:
-    """Grade one notebook; a problem with the notebook ends up in the report, never raised.
+@dataclass
+class _Grading:
+    """One notebook on its way through the stages: read, executed, judged."""
 
-    ``execution_budget`` bounds the notebook's whole execution in seconds (default: a few times
-    what the solution takes, :func:`grader.execute.default_budget`), ``cell_timeout`` one cell
-    (default: :func:`grader.execute.default_cell_timeout` of the budget).
-    """
-    limits = limits or Limits()
+    path: Path
+    report: NotebookReport
+    notebook: object | None
+    start: float
+
+
+def _read(path: Path) -> _Grading:
+    """Read the notebook and find its suite; problems go into the report."""
     start = time.monotonic()
     report = NotebookReport(path=str(path))
     try:
@@ -140,21 +142,71 @@ def grade_notebook(path: Path, *, skip_execution: bool = False,
     if report.suite not in known_suites():
         report.error = (f"no hidden tests for a notebook named {report.suite!r}; keep the course's "
                         f"file name (one of: {', '.join(known_suites())})")
-        report.seconds = time.monotonic() - start
-        return report
-    if notebook is not None and not skip_execution:
-        budget = execution_budget or default_budget(report.suite)
-        cell = cell_timeout if cell_timeout is not None else default_cell_timeout(budget)
-        report.execution = execute(path, cell_timeout=min(cell, budget), budget=budget,
-                                   limits=limits)
-    connections = _Connections(notebook, limits, suite_exercises(report.suite))
-    try:
-        report.tests = run_suite(report.suite, connections, exercises=exercises)
-    finally:
-        connections.close()
-    report.load_errors = connections.load_errors()
-    report.seconds = time.monotonic() - start
+    return _Grading(path, report, notebook, start)
+
+
+def _gradable(grading: _Grading) -> bool:
+    return grading.report.suite in known_suites()
+
+
+def _execute(grading: _Grading, *, cell_timeout: float | None, execution_budget: float | None,
+             limits: Limits) -> None:
+    if grading.notebook is None or not _gradable(grading):
+        return
+    budget = execution_budget or default_budget(grading.report.suite)
+    cell = cell_timeout if cell_timeout is not None else default_cell_timeout(budget)
+    grading.report.execution = execute(grading.path, cell_timeout=min(cell, budget),
+                                       budget=budget, limits=limits)
+
+
+def _judge(grading: _Grading, *, exercises: set[str] | None, limits: Limits) -> NotebookReport:
+    report = grading.report
+    if _gradable(grading):
+        connections = _Connections(grading.notebook, limits, suite_exercises(report.suite))
+        try:
+            report.tests = run_suite(report.suite, connections, exercises=exercises)
+        finally:
+            connections.close()
+        report.load_errors = connections.load_errors()
+    report.seconds += time.monotonic() - grading.start
     return report
+
+
+def grade_notebook(path: Path, *, skip_execution: bool = False,
+                   exercises: set[str] | None = None, cell_timeout: float | None = None,
+                   execution_budget: float | None = None,
+                   limits: Limits | None = None) -> NotebookReport:
+    """Grade one notebook; a problem with the notebook ends up in the report, never raised.
+
+    ``execution_budget`` bounds the notebook's whole execution in seconds (default: a few times
+    what the solution takes, :func:`grader.execute.default_budget`), ``cell_timeout`` one cell
+    (default: :func:`grader.execute.default_cell_timeout` of the budget).
+    """
+    return grade_notebooks([path], skip_execution=skip_execution, exercises=exercises,
+                           cell_timeout=cell_timeout, execution_budget=execution_budget,
+                           limits=limits)[0]
+
+
+def grade_notebooks(paths: list[Path], *, skip_execution: bool = False,
+                    exercises: set[str] | None = None, cell_timeout: float | None = None,
+                    execution_budget: float | None = None,
+                    limits: Limits | None = None) -> list[NotebookReport]:
+    """Grade several notebooks: every one is executed before any is judged.
+
+    Judging imports torch and the suites into this process for good; executing first keeps this
+    process small while the learner's kernels run, so the peak memory of the whole grading is
+    that of one notebook's execution or of one notebook's judging, not of both at once.
+    """
+    limits = limits or Limits()
+    gradings = [_read(path) for path in paths]
+    if not skip_execution:
+        for grading in gradings:
+            started = time.monotonic()
+            _execute(grading, cell_timeout=cell_timeout, execution_budget=execution_budget,
+                     limits=limits)
+            grading.report.seconds += time.monotonic() - started
+            grading.start = time.monotonic()
+    return [_judge(grading, exercises=exercises, limits=limits) for grading in gradings]
 
 
 def main(*, paths: list[Path], json_path: Path | None = None, junit_path: Path | None = None,
@@ -168,11 +220,9 @@ def main(*, paths: list[Path], json_path: Path | None = None, junit_path: Path |
     """
     start = time.monotonic()
     notebooks = find_notebooks(paths)
-    reports = []
-    for path in notebooks:
-        reports.append(grade_notebook(path, skip_execution=skip_execution, exercises=exercises,
-                                      cell_timeout=cell_timeout, execution_budget=execution_budget,
-                                      limits=limits))
+    reports = grade_notebooks(notebooks, skip_execution=skip_execution, exercises=exercises,
+                              cell_timeout=cell_timeout, execution_budget=execution_budget,
+                              limits=limits)
     supervise.kill_strays()
     echo(reporters.table(reports))
     if json_path is not None:
