@@ -339,7 +339,7 @@ def _worker(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     args.worker.mkdir(mode=0o700, parents=True, exist_ok=True)
     if args.points:
-        _write_atomic(args.worker / "points.json", json.dumps(_collect_points()))
+        reporters.write_text(args.worker / "points.json", json.dumps(_collect_points()))
         return 0
     from grader.grade import grade_notebook
     from grader.sandbox import Limits
@@ -352,7 +352,8 @@ def _worker(argv: list[str]) -> int:
         report.path = name
         if report.error:
             report.error = report.error.replace(path, name)
-        _write_atomic(args.worker / f"{index:03d}.json", json.dumps(dataclasses.asdict(report)))
+        reporters.write_text(args.worker / f"{index:03d}.json",
+                             json.dumps(dataclasses.asdict(report)))
     return 0
 
 
@@ -384,18 +385,11 @@ def cached_points(out: Path) -> dict[str, list[dict]]:
     except (OSError, ValueError, KeyError, TypeError):
         pass
     points = points_possible()
-    _write_atomic(cache, json.dumps({"key": key, "points": points}))
+    reporters.write_text(cache, json.dumps({"key": key, "points": points}))
     return points
 
 
 # -- a learner's files --------------------------------------------------------------------------
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
-
-
 def full_reports(record: dict, points: dict[str, list[dict]]) -> list[NotebookReport]:
     """Every suite's report for one learner, in course order, from the learner's record.
 
@@ -451,12 +445,12 @@ def write_learner(out: Path, work: Plan, outcome: Outcome, points: dict[str, lis
         "notes": work.notes, "sha256": {k: work.fingerprint[k] for k in ("notebooks", "suites")},
         "grader_version": work.fingerprint["grader_version"],
     }
-    _write_atomic(folder / "results.json", json.dumps(results, indent=2) + "\n")
-    _write_atomic(folder / "results.xml", reporters.junit(reports))
-    _write_atomic(folder / "feedback.html", feedback.render(
+    reporters.write_text(folder / "results.json", json.dumps(results, indent=2) + "\n")
+    reporters.write_text(folder / "results.xml", reporters.junit(reports))
+    reporters.write_text(folder / "feedback.html", feedback.render(
         reports, title=f"Feedback for {work.student_id}", student_id=work.student_id,
         grading_status=record["grading_status"], notes=work.notes))
-    _write_atomic(folder / RECORD, json.dumps(record, indent=1) + "\n")
+    reporters.write_text(folder / RECORD, json.dumps(record, indent=1) + "\n")
     return record
 
 
@@ -666,9 +660,9 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     finally:
         bar.close()
         records = [r for r in (read_record(out, p.student_id) for p in plans) if r is not None]
-        _write_atomic(out / "gradebook.csv", gradebook(records, points))
+        reporters.write_text(out / "gradebook.csv", gradebook(records, points))
     data = summary(records, points)
-    _write_atomic(out / "summary.json", json.dumps(data, indent=2) + "\n")
+    reporters.write_text(out / "summary.json", json.dumps(data, indent=2) + "\n")
     summary_plot(data, out / "summary.png")
     echo(summary_table(data))
     echo(f"{len(todo)} regraded, {len(plans) - len(todo)} up to date; gradebook written to "

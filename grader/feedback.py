@@ -172,5 +172,6 @@ def render(reports: list[NotebookReport], *, title: str = "Feedback", student_id
 
 def write(path: Path, reports: list[NotebookReport], **kwargs) -> None:
     """Write the feedback page for ``reports`` to ``path`` (see :func:`render`)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(reports, **kwargs), encoding="utf-8")
+    from grader.report import write_text
+
+    write_text(path, render(reports, **kwargs))
