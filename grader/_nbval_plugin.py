@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from queue import Empty
 
 import pytest
 
@@ -47,6 +48,30 @@ def _execute_cell_input(self, cell_input, allow_stdin=None):
 
 
 nbval_kernel.RunningKernel.execute_cell_input = _execute_cell_input
+
+INTERRUPT_GRACE = 5.0
+"""Seconds nbval may go on reading a timed-out cell's output after interrupting the kernel.
+
+A cell that printed without end has a backlog of output that the kernel keeps sending after the
+interrupt; without this, nbval would read (and keep) it until the grader's backstop."""
+_original_interrupt = nbval_kernel.RunningKernel.interrupt
+_original_get_message = nbval_kernel.RunningKernel.get_message
+
+
+def _interrupt(self):
+    self.interrupted_at = time.monotonic()
+    return _original_interrupt(self)
+
+
+def _get_message(self, stream, timeout=None):
+    interrupted_at = getattr(self, "interrupted_at", None)
+    if interrupted_at is not None and time.monotonic() - interrupted_at > INTERRUPT_GRACE:
+        raise Empty  # nbval then stops the kernel and reports the time-out
+    return _original_get_message(self, stream, timeout=timeout)
+
+
+nbval_kernel.RunningKernel.interrupt = _interrupt
+nbval_kernel.RunningKernel.get_message = _get_message
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
