@@ -209,12 +209,24 @@ class ProcessLimit:
             pass
 
 
+def _sweep(root: Path) -> None:
+    """Remove the empty groups of graders that are gone (killed before they could clean up)."""
+    for stale in root.glob("grader-*-*"):
+        owner = stale.name.split("-")[1]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            try:
+                stale.rmdir()  # fails, harmlessly, while processes remain in it
+            except OSError:
+                pass
+
+
 def _pids_cgroup(processes: int) -> Path | None:
     for root in _PIDS_CGROUP_ROOTS:
         if not (root / "cgroup.procs").exists():
             continue
         if root.name != "pids" and "pids" not in _read(root / "cgroup.subtree_control"):
             continue  # a cgroup2 root where the pids controller is not enabled for children
+        _sweep(root)
         group = root / f"grader-{os.getpid()}-{time.monotonic_ns()}"
         try:
             group.mkdir()
