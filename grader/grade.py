@@ -121,12 +121,13 @@ class _Connections:
 
 @dataclass
 class _Grading:
-    """One notebook on its way through the stages: read, executed, judged."""
+    """One notebook on its way through the stages: read, executed, judged.
+
+    Each stage adds the time it took to ``report.seconds``."""
 
     path: Path
     report: NotebookReport
     notebook: object | None
-    start: float
 
 
 def _read(path: Path) -> _Grading:
@@ -142,7 +143,8 @@ def _read(path: Path) -> _Grading:
     if report.suite not in known_suites():
         report.error = (f"no hidden tests for a notebook named {report.suite!r}; keep the course's "
                         f"file name (one of: {', '.join(known_suites())})")
-    return _Grading(path, report, notebook, start)
+    report.seconds = time.monotonic() - start
+    return _Grading(path, report, notebook)
 
 
 def _gradable(grading: _Grading) -> bool:
@@ -157,10 +159,11 @@ def _execute(grading: _Grading, *, cell_timeout: float | None, execution_budget:
     cell = cell_timeout if cell_timeout is not None else default_cell_timeout(budget)
     grading.report.execution = execute(grading.path, cell_timeout=min(cell, budget),
                                        budget=budget, limits=limits)
+    grading.report.seconds += grading.report.execution.seconds
 
 
 def _judge(grading: _Grading, *, exercises: set[str] | None, limits: Limits) -> NotebookReport:
-    report = grading.report
+    report, start = grading.report, time.monotonic()
     if _gradable(grading):
         connections = _Connections(grading.notebook, limits, suite_exercises(report.suite))
         try:
@@ -168,7 +171,7 @@ def _judge(grading: _Grading, *, exercises: set[str] | None, limits: Limits) -> 
         finally:
             connections.close()
         report.load_errors = connections.load_errors()
-    report.seconds += time.monotonic() - grading.start
+    report.seconds += time.monotonic() - start
     return report
 
 
@@ -201,11 +204,8 @@ def grade_notebooks(paths: list[Path], *, skip_execution: bool = False,
     gradings = [_read(path) for path in paths]
     if not skip_execution:
         for grading in gradings:
-            started = time.monotonic()
             _execute(grading, cell_timeout=cell_timeout, execution_budget=execution_budget,
                      limits=limits)
-            grading.report.seconds += time.monotonic() - started
-            grading.start = time.monotonic()
     return [_judge(grading, exercises=exercises, limits=limits) for grading in gradings]
 
 

@@ -297,12 +297,10 @@ class Template:
     that already holds them. If the template dies, the next :meth:`fork` starts a new one.
     """
 
-    def __init__(self, cells: list[tuple[str, str]], *, limits: Limits | None = None,
-                 confinement: Confinement | None = None) -> None:
+    def __init__(self, cells: list[tuple[str, str]], *, limits: Limits | None = None) -> None:
         self.cells = [[label, source] for label, source in cells]
         self.limits = limits or Limits()
-        self._own_confinement = confinement is None
-        self.confinement = confinement or Confinement(self.limits)
+        self.confinement = Confinement(self.limits)
         self.workdir = self.confinement.scratch("grader-sandbox-")
         self._channel: _Channel | None = None
         self._control: socket.socket | None = None
@@ -326,7 +324,6 @@ class Template:
             raise
         finally:
             theirs.close()
-        child.template = None
         self._channel, self._control = _Channel(child, to_child, from_child), ours
         reply = self._channel.request({"op": "load", "cells": self.cells},
                                       self.limits.start_timeout, what="loading the notebook's cells")
@@ -374,8 +371,7 @@ class Template:
             self._channel = None
         supervise.kill_strays()
         if release:
-            if self._own_confinement:
-                self.confinement.release()
+            self.confinement.release()
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
