@@ -11,7 +11,10 @@ of reach of an ``import``), and serves requests:
 - ``{"op": "load", "cells": [[label, source], ...]}`` executes the cells, in order, in the
   namespace; replies ``{"defined": [...names...], "errors": [[label, message], ...]}``.
 - ``{"op": "call", "name": ..., "args": [...], "kwargs": {...}}`` calls the learner's function;
-  replies ``{"ok": result}`` or ``{"error": {"type", "mro", "message", "traceback"}}``.
+  replies ``{"ok": result}`` or ``{"error": {"type", "mro", "message", "traceback"}}``. When the
+  call changed a tensor or array it was given (its values, shape or strides: ``x /= 2``,
+  ``x.transpose_(0, 1)``), the reply also holds ``"modified": [argument names]``; the grader
+  decides what that costs (:func:`grader.sandbox.check_reply`).
 
 :func:`dispatch` is the same logic without the process: the inline ``check()`` uses it so that a
 public check sees exactly what the grader would.
@@ -21,6 +24,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.abc
+import inspect
 import linecache
 import os
 import socket
@@ -28,6 +32,8 @@ import sys
 import time
 import traceback
 from typing import Any
+
+import numpy as np
 
 from grader import codec
 
@@ -109,16 +115,78 @@ def _missing(name: str) -> dict:
                       "message": f"no function named {name!r} is defined in the notebook"}}
 
 
+def _arrays(value: Any, path: str):
+    """``(path, array)`` for every tensor and numpy array inside ``value`` (lists, tuples, dicts)."""
+    torch = sys.modules.get("torch")
+    if (torch is not None and isinstance(value, torch.Tensor)) or isinstance(value, np.ndarray):
+        yield path, value
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from _arrays(item, f"{path}[{index}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _arrays(item, f"{path}[{key!r}]")
+
+
+def _state(array: Any) -> tuple:
+    """What an in-place change would alter: shape, strides, dtype and a copy of the bytes."""
+    if isinstance(array, np.ndarray):
+        return array.shape, array.strides, array.dtype.str, array.tobytes()
+    data = array.detach().cpu().contiguous().reshape(-1).clone()
+    return tuple(array.shape), array.stride(), str(array.dtype), data
+
+
+def _same_state(before: tuple, after: tuple) -> bool:
+    if isinstance(before[3], bytes):
+        return before == after
+    torch = sys.modules["torch"]
+    return before[:3] == after[:3] and torch.equal(_bits(before[3]), _bits(after[3]))
+
+
+def _bits(data: Any) -> Any:
+    """A tensor's elements as integers of the same width, so NaN equals NaN and -0.0 != 0.0."""
+    torch = sys.modules["torch"]
+    widths = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64, 16: torch.int64}
+    if data.dtype == torch.bool:
+        return data
+    return data.view(widths[data.element_size()])
+
+
+def _argument_names(function: Any, args: list, kwargs: dict) -> list[str]:
+    """The names the function gives its positional arguments (``argument N`` where unknown)."""
+    names = [f"argument {index + 1}" for index in range(len(args))]
+    try:
+        bound = inspect.signature(function).bind_partial(*args, **kwargs)
+        positional = [k for k in bound.arguments if k not in kwargs]
+        names[: len(positional)] = positional
+    except (TypeError, ValueError):
+        pass
+    return names
+
+
 def call(namespace: dict, request: dict) -> dict:
     """Run one decoded ``call`` request against ``namespace`` and build its reply."""
     name = request["name"]
     function = namespace.get(name)
     if not callable(function):
         return _missing(name)
+    args, kwargs = request["args"], request["kwargs"]
+    names = _argument_names(function, args, kwargs)
+    given = [*((names[i], a) for i, a in enumerate(args)), *kwargs.items()]
+    arrays = [(path, array) for label, value in given for path, array in _arrays(value, label)]
+    before = [_state(array) for _, array in arrays]
     try:
-        return {"ok": function(*request["args"], **request["kwargs"])}
+        reply = {"ok": function(*args, **kwargs)}
     except BaseException as exc:  # noqa: BLE001 - report everything, including SystemExit
         return _error_reply(exc)
+    try:
+        modified = [path for (path, array), state in zip(arrays, before)
+                    if not _same_state(state, _state(array))]
+    except BaseException:  # noqa: BLE001 - e.g. a tensor resized to something unreadable
+        modified = [path for path, _ in arrays]
+    if modified:
+        reply["modified"] = modified
+    return reply
 
 
 def dispatch(namespace: dict, message: bytes) -> bytes:

@@ -7,8 +7,9 @@ whatever the sandboxed learner code sends.
 
 Supported values: ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, lists, tuples,
 dicts with string keys, numpy arrays of numeric or bool dtype, torch tensors of those dtypes
-(``bfloat16`` included: it travels as its 16-bit pattern), and references to callables
-(:class:`StudentRef`, :class:`FixtureRef`), which only the sandbox resolves.
+(``bfloat16`` included: it travels as its 16-bit pattern), references to callables
+(:class:`StudentRef`, :class:`FixtureRef`), which only the sandbox resolves, and :class:`View`, a
+tensor or array that the receiver rebuilds as a non-contiguous view with the same values.
 """
 from __future__ import annotations
 
@@ -42,6 +43,31 @@ class FixtureRef:
 
     name: str
     kwargs: dict = field(default_factory=dict)
+
+
+VIEW_LAYOUTS = ("transposed", "heads", "strided")
+"""How a :class:`View` is laid out in memory when it arrives (shape and values never change):
+
+- ``transposed``: stored with its last two dimensions swapped and viewed back, as ``w.t()`` or
+  ``k.transpose(-2, -1)`` is (the last dimension is not contiguous);
+- ``heads``: stored with dimensions -3 and -2 swapped and viewed back, as a ``(B, T, H, D)``
+  projection seen as ``(B, H, T, D)`` is (the last dimension stays contiguous, ``.view`` over
+  the heads fails);
+- ``strided``: every other element of a buffer twice as wide along the last dimension, starting
+  at the second one (stride 2, a storage offset; NaN, or the dtype's largest value, in the
+  elements between).
+
+A layout that needs more dimensions than the value has falls back to ``strided``; a value with no
+dimension (or no element) arrives as it is.
+"""
+
+
+@dataclass(frozen=True)
+class View:
+    """``value`` (a torch tensor or numpy array), to arrive as a non-contiguous view ``layout``."""
+
+    value: Any
+    layout: str = "strided"
 
 
 def _torch():
@@ -88,6 +114,13 @@ class _Encoder:
             if not all(isinstance(k, str) for k in value):
                 raise CodecError("dict keys must be strings")
             return {"dict": {k: self.encode(v) for k, v in value.items()}}
+        if isinstance(value, View):
+            if value.layout not in VIEW_LAYOUTS:
+                raise CodecError(f"unknown view layout {value.layout!r}; one of {VIEW_LAYOUTS}")
+            node = self.encode(value.value)
+            if "array" not in node:
+                raise CodecError("only tensors and arrays can be sent as views")
+            return {**node, "layout": value.layout}
         if isinstance(value, (StudentRef, FixtureRef)):
             kind = "student" if isinstance(value, StudentRef) else "fixture"
             return {"callable": kind, "name": value.name, "kwargs": self.encode(value.kwargs)}
@@ -170,12 +203,39 @@ def _decode(node: Any, arrays: dict, resolve) -> Any:
         if array is None:
             raise CodecError("malformed message: missing array")
         if node["kind"] == "numpy":
-            return array
+            return _as_view(array, node.get("layout"), np)
         torch = _torch()
         if node["dtype"] == "bfloat16":
-            return torch.from_numpy(array.astype(np.int16)).view(torch.bfloat16)
-        return torch.from_numpy(array)
+            tensor = torch.from_numpy(array.astype(np.int16)).view(torch.bfloat16)
+        else:
+            tensor = torch.from_numpy(array)
+        return _as_view(tensor, node.get("layout"), torch)
     raise CodecError("malformed message: unknown node")
+
+
+def _swapped(x: Any, a: int, b: int, lib: Any) -> Any:
+    """The values of ``x`` stored with dimensions ``a`` and ``b`` swapped, viewed back."""
+    if lib is np:
+        return np.ascontiguousarray(np.swapaxes(x, a, b)).swapaxes(a, b)
+    return x.transpose(a, b).contiguous().transpose(a, b)
+
+
+def _as_view(x: Any, layout: str | None, lib: Any) -> Any:
+    """``x`` rebuilt as a non-contiguous view ``layout`` (see :data:`VIEW_LAYOUTS`)."""
+    if layout is None or x.ndim == 0 or 0 in x.shape:
+        return x
+    if layout not in VIEW_LAYOUTS:
+        raise CodecError(f"malformed message: unknown view layout {layout!r}")
+    if layout == "transposed" and x.ndim >= 2:
+        return _swapped(x, -1, -2, lib)
+    if layout == "heads" and x.ndim >= 3:
+        return _swapped(x, -3, -2, lib)
+    floating = x.dtype.kind in "fc" if lib is np else (x.dtype.is_floating_point or x.dtype.is_complex)
+    boolean = x.dtype == (np.bool_ if lib is np else lib.bool)
+    filler = float("nan") if floating else (False if boolean else lib.iinfo(x.dtype).max)
+    buffer = lib.full((*x.shape[:-1], 2 * x.shape[-1]), filler, dtype=x.dtype)
+    buffer[..., 1::2] = x
+    return buffer[..., 1::2]
 
 
 def write_frame(stream: BinaryIO, payload: bytes) -> None:

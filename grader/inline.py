@@ -7,7 +7,7 @@ from typing import Any
 from grader import _child, codec
 from grader.judge import known_suites, run_suite, suite_path
 from grader.results import PASSED
-from grader.sandbox import error_from_reply
+from grader.sandbox import result_of_reply
 
 
 def _in_process(namespace: dict):
@@ -15,10 +15,7 @@ def _in_process(namespace: dict):
 
     def call(name: str, args: tuple, kwargs: dict, timeout: float) -> Any:
         request = codec.encode({"op": "call", "name": name, "args": list(args), "kwargs": kwargs})
-        reply = codec.decode(_child.dispatch(namespace, request))
-        if "ok" in reply:
-            return reply["ok"]
-        raise error_from_reply(name, reply["error"])
+        return result_of_reply(name, codec.decode(_child.dispatch(namespace, request)))
 
     return lambda exercise: (call, [])
 

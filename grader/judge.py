@@ -20,7 +20,7 @@ import pytest
 from grader import codec
 from grader.errors import GraderError
 from grader.results import FAILED, GRADER_ERROR, PASSED, TestResult
-from grader.sandbox import ExerciseMissing, StudentError, StudentRaised
+from grader.sandbox import ArgumentsModified, ExerciseMissing, StudentError, StudentRaised
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 OUTPUT_CHARS = 1200
@@ -45,6 +45,13 @@ class StudentProxy:
         self.timeout = 10.0
         """Seconds a single call may take before the sandbox is killed. The solutions' slowest
         call takes under 2 s on a loaded 2-core machine; a test that needs longer sets this."""
+        self.may_modify_arguments = False
+        """Whether a call may change the tensors and arrays it is given. By default a call that
+        does fails the test (:class:`grader.sandbox.ArgumentsModified`): exercises leave their
+        inputs unchanged unless their docstring says otherwise."""
+
+    def __repr__(self) -> str:
+        return "student"  # how a property test's failing example names this argument
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
@@ -53,6 +60,10 @@ class StudentProxy:
         def call(*args: Any, **kwargs: Any) -> Any:
             try:
                 return self._call(name, args, kwargs, self.timeout)
+            except ArgumentsModified as exc:
+                if self.may_modify_arguments:
+                    return exc.result
+                raise
             except ExerciseMissing as exc:
                 hint = "; ".join(self._load_errors)
                 message = f"{exc}: is the cell that defines it still in the notebook?"
@@ -70,6 +81,17 @@ class StudentProxy:
     def fixture(self, name: str, **kwargs: Any) -> codec.FixtureRef:
         """A trusted helper ``grader.fixtures.<name>`` (arguments bound), to pass as an argument."""
         return codec.FixtureRef(name, kwargs)
+
+
+def view(value: Any, layout: str = "strided") -> codec.View:
+    """``value`` (tensor or array) to reach the learner's function as a non-contiguous view.
+
+    The function receives the same shape and values, laid out as ``layout`` says (one of
+    :data:`grader.codec.VIEW_LAYOUTS`: ``"transposed"``, ``"heads"``, ``"strided"``), as the
+    transposed or sliced tensors of a real model are. Code that calls ``.view`` where the
+    layout does not allow it, or reads the storage directly, fails.
+    """
+    return codec.View(value, layout)
 
 
 # -- comparison helpers -------------------------------------------------------------------------
@@ -255,6 +277,34 @@ def _exercise_marker(item: pytest.Item):
     return marker.args[0], float(marker.kwargs.get("points", 1)), bool(marker.kwargs.get("public", False))
 
 
+EXAMPLE_CHARS = 400
+"""A property test's failing example is cut to this many characters in the feedback."""
+
+
+_EXAMPLE_NOTES = ("Failing test case:", "Falsifying example:")
+"""How hypothesis begins the note that holds a failing example (newer and older wordings)."""
+
+
+def _first_leaf(exc: BaseException) -> BaseException:
+    """The first exception inside a group (how hypothesis reports a failure it saw only once)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _example(exc: BaseException) -> str:
+    """The failing example hypothesis noted on ``exc``, as one short clause (or nothing)."""
+    for note in getattr(exc, "__notes__", ()):
+        prefix = next((p for p in _EXAMPLE_NOTES if note.startswith(p)), None)
+        if prefix is not None:
+            text = " ".join(note.removeprefix(prefix).split())
+            text = text.replace("( ", "(").replace(", )", ")").replace("student=student, ", "")
+            if len(text) > EXAMPLE_CHARS:
+                text = text[: EXAMPLE_CHARS - 5] + " ...)"
+            return f" [failing example: {text}]"
+    return ""
+
+
 def _bounded(text: str) -> str:
     text = text.strip()
     return text if len(text) <= OUTPUT_CHARS else text[: OUTPUT_CHARS - 15] + " ... (cut)"
@@ -311,11 +361,12 @@ class JudgePlugin:
         if excinfo is None:
             result.output = _bounded(recorded)
             return result
-        exc = excinfo.value
+        exc = _first_leaf(excinfo.value)
         if isinstance(exc, StudentError):
-            result.status, result.output = exc.status, _bounded(str(exc))
+            result.status, result.output = exc.status, _bounded(str(exc) + _example(exc))
         elif isinstance(exc, AssertionError):
-            result.status, result.output = FAILED, _bounded(str(exc) or "assertion failed")
+            result.status = FAILED
+            result.output = _bounded((str(exc) or "assertion failed") + _example(exc))
         elif excinfo.errisinstance(pytest.skip.Exception):
             result.status, result.output = PASSED, _bounded(recorded or str(exc.msg))
         else:
@@ -356,5 +407,5 @@ def run_suite(suite: str, connect: Callable[[str], tuple[Call, list[str]]], *,
 
 __all__ = [
     "StudentProxy", "fail", "expect_true", "expect_shape", "expect_dtype", "expect_close",
-    "expect_equal", "expect_raises", "as_array", "run_suite", "known_suites", "suite_path",
+    "expect_equal", "expect_raises", "as_array", "run_suite", "known_suites", "suite_path", "view",
 ]

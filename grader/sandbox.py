@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import codec, supervise
-from grader.results import CRASHED, ERROR, MISSING, NOT_IMPLEMENTED, TIMED_OUT
+from grader.results import CRASHED, ERROR, FAILED, MISSING, NOT_IMPLEMENTED, TIMED_OUT
 
 GRADER_ROOT = Path(__file__).resolve().parent.parent
 """The folder that holds the ``grader`` package (the repository's root in a checkout)."""
@@ -86,6 +86,21 @@ class StudentCrashed(StudentError):
     """The child process died during the call."""
 
     status = CRASHED
+
+
+class ArgumentsModified(StudentError):
+    """The function returned, but changed a tensor or array it was given in place.
+
+    ``result`` holds what it returned, for a test that allows the change
+    (:attr:`grader.judge.StudentProxy.may_modify_arguments`).
+    """
+
+    status = FAILED
+
+    def __init__(self, message: str, *, result: Any = None, modified: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.result = result
+        self.modified = modified
 
 
 class ExerciseMissing(StudentError):
@@ -467,9 +482,25 @@ class Sandbox:
             timeout = min(timeout, self.limits.call_timeout)
         reply = self._channel.request({"op": "call", "name": name, "args": list(args),
                                        "kwargs": kwargs}, timeout, what=f"calling {name}")
-        if "ok" in reply:
-            return reply["ok"]
+        return result_of_reply(name, reply)
+
+
+def result_of_reply(name: str, reply: dict) -> Any:
+    """The value a ``call`` reply carries, or the StudentError it stands for.
+
+    A reply that says the call modified some of its arguments raises :class:`ArgumentsModified`
+    (with the value), since an exercise leaves its inputs unchanged unless its docstring says so.
+    """
+    if "ok" not in reply:
         raise error_from_reply(name, reply["error"])
+    modified = reply.get("modified")
+    if modified:
+        names = ", ".join(f"`{m}`" for m in modified)
+        raise ArgumentsModified(
+            f"{name} changed its input {names} in place; it must leave its arguments unchanged "
+            "(write `x = x * s`, not `x *= s` or `x.mul_(s)`, and do not return a modified input)",
+            result=reply["ok"], modified=tuple(modified))
+    return reply["ok"]
 
 
 def error_from_reply(name: str, error: dict) -> StudentError:

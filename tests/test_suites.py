@@ -19,7 +19,9 @@ def _suite_tests(suite: str) -> list[dict]:
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test_"):
             continue
-        info = {"name": node.name, "doc": ast.get_docstring(node), "exercise": None}
+        info = {"name": node.name, "doc": ast.get_docstring(node), "exercise": None,
+                 "property": any(isinstance(d, ast.Call) and ast.unparse(d.func).endswith("given")
+                                 for d in node.decorator_list)}
         for decorator in node.decorator_list:
             if isinstance(decorator, ast.Call) and ast.unparse(decorator.func) == "pytest.mark.exercise":
                 info["exercise"] = ast.literal_eval(decorator.args[0])
@@ -52,9 +54,11 @@ def test_suite_follows_the_contract(suite):
         assert test.get("points", 1) > 0 or test.get("informational"), f"{test['name']} is worth no points"
     public = Counter(t["exercise"] for t in tests if t.get("public"))
     total = Counter(t["exercise"] for t in tests)
+    properties = Counter(t["exercise"] for t in tests if t["property"])
     for exercise in exercises:
         assert public[exercise] >= 1, f"{exercise} has no public check"
         assert total[exercise] > public[exercise], f"{exercise} needs hidden tests beyond the public ones"
+        assert properties[exercise] >= 1, f"{exercise} needs a property test (@given) over its inputs"
     catalogue = importlib.import_module(f"tests.catalogue.{suite}").WRONG_ANSWERS
     per_exercise = Counter(w.exercise for w in catalogue)
     for exercise in exercises:

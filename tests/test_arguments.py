@@ -1,0 +1,148 @@
+"""The sandbox sees what a call did to its arguments, and hidden tests can send strided views.
+
+An exercise leaves its inputs unchanged unless its docstring says otherwise; since arguments and
+results cross the process boundary as copies, the grader could not see an in-place change unless
+the sandbox reported it. These tests run real sandboxes (spawned, as the inline tests do not).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from grader import _child, codec, inline
+from grader.judge import StudentProxy, run_suite, view
+from grader.results import FAILED, PASSED
+from grader.sandbox import ArgumentsModified, Sandbox, StudentRaised
+
+CELLS = [("setup", "import torch\nimport numpy as np\n"), ("exercise", '''
+def halve_in_place(x, scale=2.0):
+    x /= scale
+    return x
+
+def halve(x, scale=2.0):
+    return x / scale
+
+def transpose_in_place(x):
+    return x.t_()
+
+def halve_numpy_in_place(arrays):
+    arrays["a"] *= 0.5
+    return arrays["a"].sum()
+
+def flatten_with_view(x):
+    return x.view(-1)
+
+def read_storage(x):
+    return torch.as_strided(x, (x.numel(),), (1,))
+
+def nan_preserving(x):
+    return x.clone()
+''')]
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with Sandbox(CELLS) as box:
+        yield box
+
+
+def test_an_argument_changed_in_place_is_reported_with_its_name(sandbox):
+    x = torch.arange(4.0)
+    with pytest.raises(ArgumentsModified, match="`x`") as raised:
+        sandbox.call("halve_in_place", (x,), {}, timeout=30)
+    assert torch.equal(raised.value.result, x / 2)  # what it returned is kept
+    assert raised.value.status == FAILED
+    assert torch.equal(sandbox.call("halve", (x,), {}, timeout=30), x / 2)
+
+
+@pytest.mark.parametrize("name, args, modified", [
+    ("transpose_in_place", (torch.ones(2, 3),), ("x",)),  # values kept, shape changed
+    ("halve_numpy_in_place", ({"a": np.ones(3), "b": np.ones(2)},), ("arrays['a']",)),
+    ("halve_in_place", (), ("x",)),
+])
+def test_changes_inside_containers_and_to_shapes_are_reported(sandbox, name, args, modified):
+    kwargs = {} if args else {"x": torch.ones(3, dtype=torch.float16)}
+    with pytest.raises(ArgumentsModified) as raised:
+        sandbox.call(name, args, kwargs, timeout=30)
+    assert raised.value.modified == modified
+
+
+def test_nan_and_negative_zero_inputs_left_alone_are_not_reported(sandbox):
+    x = torch.tensor([float("nan"), -0.0, 1.0]).bfloat16()
+    assert torch.equal(sandbox.call("nan_preserving", (x,), {}, timeout=30).isnan(), x.isnan())
+
+
+def test_a_proxy_may_allow_a_change_the_docstring_promises(sandbox):
+    student = StudentProxy(lambda name, args, kwargs, timeout: sandbox.call(
+        name, args, kwargs, timeout=timeout))
+    with pytest.raises(ArgumentsModified):
+        student.halve_in_place(torch.ones(2))
+    student.may_modify_arguments = True
+    assert torch.equal(student.halve_in_place(torch.ones(2)), torch.full((2,), 0.5))
+    assert repr(student) == "student"
+
+
+def test_strided_views_reach_the_learner_as_views(sandbox):
+    x = torch.randn(2, 3, 4)
+    assert torch.equal(sandbox.call("flatten_with_view", (x,), {}, timeout=30), x.reshape(-1))
+    for layout in ("transposed", "heads"):
+        with pytest.raises(StudentRaised, match="view size is not compatible"):
+            sandbox.call("flatten_with_view", (view(x, layout),), {}, timeout=30)
+    assert torch.equal(sandbox.call("read_storage", (view(x, "strided"),), {}, timeout=30).isnan(),
+                       torch.arange(24) % 2 == 1)  # code that assumes a dense storage reads NaN
+
+
+def test_the_inline_check_reports_changed_arguments_too():
+    namespace = _child.fresh_namespace()
+    _child.load_cells(namespace, CELLS)
+    call, _ = inline._in_process(namespace)("halve_in_place")
+    with pytest.raises(ArgumentsModified):
+        call("halve_in_place", (torch.ones(2),), {}, 30)
+
+
+SUITE = '''
+import pytest, torch
+from hypothesis import given, strategies as st
+from grader.judge import expect_close
+from grader.properties import grading
+
+@pytest.mark.exercise("halve", points=1)
+@grading(max_examples=20)
+@given(n=st.integers(1, 50))
+def test_halve_property(student, n):
+    """halve divides by two."""
+    x = torch.arange(float(n))
+    expect_close(student.halve(x), x / 2, what="halve(x)")
+
+@pytest.mark.exercise("halve_in_place", points=1)
+def test_halve_in_place_named(student):
+    """halve_in_place leaves x alone."""
+    student.halve_in_place(torch.ones(3))
+'''
+
+
+def test_a_failing_property_names_its_example_and_a_changed_argument_fails(tmp_path, monkeypatch):
+    import grader.judge as judge
+
+    (tmp_path / "test_toy.py").write_text(SUITE)
+    (tmp_path / "pytest.ini").write_text((judge.SUITES_DIR / "pytest.ini").read_text())
+    monkeypatch.setattr(judge, "SUITES_DIR", tmp_path)
+    namespace = _child.fresh_namespace()
+    _child.load_cells(namespace, [("setup", "import torch"), ("exercise", '''
+def halve(x):
+    return x / 2 if x.numel() < 7 else x / 3
+
+def halve_in_place(x):
+    return x.mul_(0.5)
+''')])
+    results = {r.name: r for r in run_suite("toy", inline._in_process(namespace))}
+    prop = results["test_halve_property"]
+    assert prop.status == FAILED, prop.output
+    assert "failing example: test_halve_property(n=" in prop.output and "student" not in prop.output
+    named = results["test_halve_in_place_named"]
+    assert named.status == FAILED and "changed its input `x` in place" in named.output
+    assert {r.status for r in results.values()} == {FAILED}
+    namespace["halve"] = lambda x: x / 2
+    again = run_suite("toy", inline._in_process(namespace), exercises={"halve"})
+    assert [r.status for r in again] == [PASSED]
