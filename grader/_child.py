@@ -9,7 +9,8 @@ further import of the grader's modules (the hidden tests and their reference ans
 of reach of an ``import``), and serves requests:
 
 - ``{"op": "load", "cells": [[label, source], ...]}`` executes the cells, in order, in the
-  namespace; replies ``{"defined": [...names...], "errors": [[label, message], ...]}``.
+  namespace; replies ``{"defined": [...names...], "errors": [[label, message], ...],
+  "forkable": bool}`` (false once the cells have started CUDA, which a forked child cannot use).
 - ``{"op": "call", "name": ..., "args": [...], "kwargs": {...}}`` calls the learner's function;
   replies ``{"ok": result}`` or ``{"error": {"type", "mro", "message", "traceback"}}``. When the
   call changed a tensor or array it was given (its values, shape or strides: ``x /= 2``,
@@ -83,7 +84,16 @@ def load_cells(namespace: dict, cells: list) -> dict:
         except BaseException as exc:  # noqa: BLE001 - SystemExit and friends are the learner's
             errors.append([label, f"{type(exc).__name__}: {exc}"[:TRACEBACK_CHARS]])
     defined = sorted(k for k, v in namespace.items() if callable(v) and not k.startswith("_"))
-    return {"defined": defined, "errors": errors}
+    return {"defined": defined, "errors": errors, "forkable": not _cuda_initialized()}
+
+
+def _cuda_initialized() -> bool:
+    """Whether the cells started CUDA: a forked copy of this process could not use it."""
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch.cuda.is_initialized())
+    except Exception:  # noqa: BLE001 - a broken torch is the cells' problem, not the grader's
+        return False
 
 
 def _resolver(namespace: dict):

@@ -62,6 +62,8 @@ class Options:
     """Seconds one notebook cell may run (None: the grader's default for each notebook)."""
     run_as: str | None = None
     """Run the learners' code as this unprivileged user (see ``check --run-as``)."""
+    memory_limit: float | None = None
+    """Address space of each learner process in GiB (None: the sandbox's default)."""
 
 
 @dataclass
@@ -289,6 +291,8 @@ def grade_learner(work: Plan, options: Options, *, timeout: float,
             command += ["--cell-timeout", f"{options.cell_timeout:g}"]
         command += ["--skip-execution"] if options.skip_execution else []
         command += ["--run-as", options.run_as] if options.run_as else []
+        if options.memory_limit is not None:
+            command += ["--memory-limit", f"{options.memory_limit:g}"]
         for suite, path in work.notebooks.items():
             command += ["--notebook", suite, path.relative_to(work.folder).as_posix(),
                         str(path.resolve())]
@@ -334,6 +338,7 @@ def _worker(argv: list[str]) -> int:
     parser.add_argument("--skip-execution", action="store_true")
     parser.add_argument("--cell-timeout", type=float, default=None)
     parser.add_argument("--run-as", default=None)
+    parser.add_argument("--memory-limit", type=float, default=None)
     parser.add_argument("--notebook", nargs=3, action="append", default=[],
                         metavar=("SUITE", "NAME", "PATH"))
     args = parser.parse_args(argv)
@@ -341,13 +346,15 @@ def _worker(argv: list[str]) -> int:
     if args.points:
         reporters.write_text(args.worker / "points.json", json.dumps(_collect_points()))
         return 0
+    from grader.cli import memory_bytes
     from grader.grade import grade_notebook
     from grader.sandbox import Limits
 
     supervise.become_subreaper()  # the worker starts nothing but the learner's code
     for index, (suite, name, path) in enumerate(args.notebook):
         report = grade_notebook(Path(path), skip_execution=args.skip_execution,
-                                cell_timeout=args.cell_timeout, limits=Limits(run_as=args.run_as))
+                                cell_timeout=args.cell_timeout,
+                                limits=Limits(run_as=args.run_as, **memory_bytes(args.memory_limit)))
         supervise.kill_strays()  # nothing of the learner's may be alive when the record is written
         report.path = name
         if report.error:

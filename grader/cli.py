@@ -12,6 +12,11 @@ from grader.errors import GraderError
 from grader.report import VISIBILITIES
 
 ROOT = Path(__file__).resolve().parent.parent
+GPU_MEMORY_GIB = 64.0
+"""The default ``--memory-limit`` where an NVIDIA GPU is present: CUDA reserves a large address
+space, and under the usual 6 GiB it cannot start at all (torch then sees no GPU)."""
+MEMORY_HELP = ("address space of each learner process, in GiB (default: 6, or "
+               f"{GPU_MEMORY_GIB:g} where an NVIDIA GPU is present: CUDA cannot start below about 32)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--run-as", metavar="USER",
                        help="run the learner's code as this unprivileged user (the grader must "
                             "run as root; the user must be able to read the grader and Python)")
+    check.add_argument("--memory-limit", type=_gibibytes, metavar="GIB", help=MEMORY_HELP)
     check.add_argument("--html", type=Path, metavar="FILE",
                        help="write a self-contained HTML feedback page to FILE")
     _add_hosted_options(check)
@@ -73,6 +79,18 @@ def _add_batch(commands) -> None:
                        help="time limit for one notebook cell (default: as for check)")
     batch.add_argument("--run-as", metavar="USER",
                        help="run the learners' code as this unprivileged user (grader as root)")
+    batch.add_argument("--memory-limit", type=_gibibytes, metavar="GIB", help=MEMORY_HELP)
+
+
+def _gibibytes(text: str) -> float:
+    """A ``--memory-limit``: a positive number of GiB."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value != value:
+        raise argparse.ArgumentTypeError(f"expected a positive number of GiB, got {text!r}")
+    return value
 
 
 def _batch(args) -> None:
@@ -83,10 +101,11 @@ def _batch(args) -> None:
     batch.main(submissions=args.submissions, out=args.out, jobs=args.jobs, students=args.student,
                force=args.force, flat=args.flat, timeout_per_student=args.timeout_per_student,
                options=batch.Options(skip_execution=args.skip_execution,
-                                     cell_timeout=args.cell_timeout, run_as=args.run_as))
+                                     cell_timeout=args.cell_timeout, run_as=args.run_as,
+                                     memory_limit=_memory_limit(args.memory_limit)))
 
 
-def _limits(run_as: str | None):
+def _limits(run_as: str | None, memory_limit: float | None = None):
     from grader import supervise
     from grader.sandbox import Limits
 
@@ -97,7 +116,19 @@ def _limits(run_as: str | None):
             raise GraderError(str(exc)) from None
         if os.geteuid() != 0:
             raise GraderError(f"--run-as {run_as} needs the grader to run as root")
-    return Limits(run_as=run_as)
+    return Limits(run_as=run_as, **memory_bytes(_memory_limit(memory_limit)))
+
+
+def _memory_limit(chosen: float | None) -> float | None:
+    """The ``--memory-limit`` in GiB: the one chosen, else a GPU's default, else None."""
+    if chosen is not None:
+        return chosen
+    return GPU_MEMORY_GIB if Path("/dev/nvidiactl").exists() else None
+
+
+def memory_bytes(memory_limit: float | None) -> dict:
+    """``Limits`` keyword for a ``--memory-limit`` in GiB (none: the default limit)."""
+    return {} if memory_limit is None else {"memory_bytes": int(memory_limit * (1 << 30))}
 
 
 def _add_hosted_options(check: argparse.ArgumentParser) -> None:
@@ -202,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
                                  exercises=set(args.exercise) if args.exercise else None,
                                  cell_timeout=args.cell_timeout,
                                  execution_budget=args.execution_budget,
-                                 limits=_limits(args.run_as))
+                                 limits=_limits(args.run_as, args.memory_limit))
             status = _check_reports(args, reports, time.monotonic() - start)
             if args.html is not None:
                 from grader import feedback

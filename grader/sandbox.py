@@ -321,6 +321,9 @@ class Template:
         self._control: socket.socket | None = None
         self.defined: list[str] = []
         self.load_errors: list[str] = []
+        self.forkable = True
+        """False when the cells started CUDA (a GPU notebook): a forked child cannot use it, so
+        each sandbox is then spawned and loads the cells itself."""
 
     @property
     def pid(self) -> int | None:
@@ -346,6 +349,7 @@ class Template:
             raise StudentCrashed(f"the sandbox could not load the cells: {reply['error']}")
         self.defined = list(reply["defined"])
         self.load_errors = [f"{label}: {message}" for label, message in reply["errors"]]
+        self.forkable = bool(reply.get("forkable", True))
 
     def _ask(self, message: bytes, fds: list[int] = ()) -> str:
         assert self._control is not None
@@ -393,8 +397,8 @@ class Template:
 class Sandbox:
     """One child process holding the learner's cells; restarted on demand after a failure.
 
-    With a ``template``, each (re)start forks a child from it; without one, it spawns a child
-    that loads ``cells`` itself.
+    With a ``template``, each (re)start forks a child from it; without one, or when the template
+    cannot be forked (its cells started CUDA), it spawns a child that loads the cells itself.
     """
 
     def __init__(self, cells: list[tuple[str, str]] = (), *, limits: Limits | None = None,
@@ -429,7 +433,7 @@ class Sandbox:
     # -- life cycle -------------------------------------------------------------------------
     def start(self) -> None:
         """Start the child with the cells (``load_errors`` says which cells raised)."""
-        if self.template is not None:
+        if self.template is not None and self.template.forkable:
             parent_read, child_write = os.pipe()
             child_read, parent_write = os.pipe()
             try:
@@ -445,7 +449,8 @@ class Sandbox:
             self.defined, self.load_errors = self.template.defined, self.template.load_errors
             return
         self._channel = _Channel(*_spawn(self._confine(), self.workdir))
-        reply = self._channel.request({"op": "load", "cells": self.cells},
+        cells = self.template.cells if self.template is not None else self.cells
+        reply = self._channel.request({"op": "load", "cells": cells},
                                       self.limits.start_timeout, what="loading the notebook's cells")
         self.defined = list(reply["defined"])
         self.load_errors = [f"{label}: {message}" for label, message in reply["errors"]]

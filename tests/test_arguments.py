@@ -13,7 +13,7 @@ import torch
 from grader import _child, codec, inline
 from grader.judge import StudentProxy, run_suite, view
 from grader.results import FAILED, PASSED
-from grader.sandbox import ArgumentsModified, Sandbox, StudentRaised
+from grader.sandbox import ArgumentsModified, Limits, Sandbox, StudentRaised
 
 CELLS = [("setup", "import torch\nimport numpy as np\n"), ("exercise", '''
 def halve_in_place(x, scale=2.0):
@@ -146,3 +146,44 @@ def halve_in_place(x):
     namespace["halve"] = lambda x: x / 2
     again = run_suite("toy", inline._in_process(namespace), exercises={"halve"})
     assert [r.status for r in again] == [PASSED]
+
+
+def test_a_template_whose_cells_started_cuda_spawns_each_sandbox_instead_of_forking():
+    """A forked copy of a process that started CUDA cannot use it (notebook 06 on a GPU)."""
+    from grader.sandbox import Template
+
+    pretend_cuda = "import torch\ntorch.cuda.is_initialized = lambda: True\nimport os\n"
+    template = Template([("setup", pretend_cuda), ("exercise", "def parent():\n    return os.getppid()\n")])
+    try:
+        template.start()
+        assert template.forkable is False
+        with Sandbox(template=template) as box:
+            assert box.call("parent", (), {}, timeout=30) != template.pid  # spawned, not forked
+            assert box.defined == template.defined and "parent" in box.defined
+    finally:
+        template.close()
+    forkable = Template([("setup", "import os"), ("exercise", "def parent():\n    return os.getppid()\n")])
+    try:
+        forkable.start()
+        with Sandbox(template=forkable) as box:
+            assert box.call("parent", (), {}, timeout=30) == forkable.pid
+    finally:
+        forkable.close()
+
+
+def test_memory_limit_option_sets_the_learners_address_space():
+    import subprocess
+    import sys
+
+    from grader.cli import _limits
+    from tests.conftest import ROOT
+
+    assert _limits(None, 1.5).memory_bytes == 3 << 29
+    bad = subprocess.run([sys.executable, "-m", "grader", "check", "--memory-limit", "lots"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert bad.returncode == 2 and "positive number of GiB, got 'lots'" in bad.stderr
+    allocate = "def big(gib):\n    return float(np.ones(int(gib * 2**30) // 8).sum())\n"
+    with Sandbox([("setup", "import numpy as np"), ("exercise", allocate)],
+                 limits=Limits(memory_bytes=1 << 30)) as box:
+        with pytest.raises(StudentRaised, match="MemoryError|Unable to allocate"):
+            box.call("big", (2,), {}, timeout=30)
