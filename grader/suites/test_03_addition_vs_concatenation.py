@@ -6,8 +6,14 @@ normal equations, numpy for LDA, einsum for the logit terms), never with the lea
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true
+from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
+
+INDEX_DTYPES = {"int64": torch.int64, "int32": torch.int32}
+"""The integer dtypes token ids and labels may come in (the docstrings promise both)."""
 
 
 def _randn(*shape, seed, dtype=torch.float64):
@@ -134,6 +140,74 @@ def test_embed_rejects_float_ids(student):
                   _randn(6, 4, seed=26), "add", what="embed with float token ids")
 
 
+@pytest.mark.exercise("embed", points=3)
+@grading()
+@given(batch=st.sampled_from([(), (1,), (3,), (2, 3)]), t=st.integers(1, 6), spare=st.integers(0, 3),
+       vocab=st.integers(1, 9), d_tok=st.integers(1, 5), d_pos=st.integers(1, 5),
+       mode=st.sampled_from(["add", "concat"]), dtype=dtypes(), id_dtype=st.sampled_from(sorted(INDEX_DTYPES)),
+       ids_layout=layouts(), tokens_layout=layouts(), positions_layout=layouts(), seed=seeds())
+def test_embed_property(student, batch, t, spare, vocab, d_tok, d_pos, mode, dtype, id_dtype, ids_layout,
+                        tokens_layout, positions_layout, seed):
+    """embed matches the float64 reference for any batch, T <= T_max, widths, dtypes, id dtypes and layouts."""
+    d_pos = d_tok if mode == "add" else d_pos
+    ids = _randint(vocab, *batch, t, seed=seed).to(INDEX_DTYPES[id_dtype])
+    tokens = tensor(seed + 1, vocab, d_tok, dtype=FLOAT_DTYPES[dtype])
+    positions = tensor(seed + 2, t + spare, d_pos, dtype=FLOAT_DTYPES[dtype])      # spare = 0: exact fit
+    what = f'embed(ids {tuple(ids.shape)} {id_dtype}, {dtype} tables, "{mode}")'
+    got = student.embed(laid_out(ids, ids_layout), laid_out(tokens, tokens_layout),
+                        laid_out(positions, positions_layout), mode)
+    want = _embed(ids.long(), tokens, positions, mode)
+    expect_dtype(got, FLOAT_DTYPES[dtype], what=what)
+    expect_shape(got, tuple(want.shape), what=what)
+    # Indexing is exact and "add" is one rounding of an exact float64 sum of two table entries, so
+    # any correct answer (in the tables' dtype or in float64 then cast) is within one ulp (eps * |x|).
+    expect_close(got, want.to(FLOAT_DTYPES[dtype]), rtol=torch.finfo(FLOAT_DTYPES[dtype]).eps, atol=0,
+                 what=what, mistakes=_embed_mistakes(ids.long(), tokens, positions, mode))
+
+
+@pytest.mark.exercise("embed", points=1)
+def test_embed_accepts_the_edges_next_to_the_errors(student):
+    """T = T_max, ids 0 and V - 1, (1,) ids and concat of unequal widths all work."""
+    tokens, positions = _randn(4, 3, seed=27), _randn(5, 2, seed=28)
+    for ids, mode in ((torch.tensor([[0, 3, 3, 0, 1]]), "concat"), (torch.tensor([3]), "concat"),
+                      (torch.tensor([0, 3, 1, 2, 3]), "add")):
+        table = positions if mode == "concat" else _randn(5, 3, seed=29)
+        what = f'embed(ids {ids.tolist()} with V = 4, T_max = 5, "{mode}")'
+        got = student.embed(ids, tokens, table, mode)
+        expect_close(got, _embed(ids, tokens, table, mode), atol=1e-12, rtol=0, what=what)
+
+
+@pytest.mark.exercise("embed", points=1)
+def test_embed_rejects_ids_without_a_dimension(student):
+    """0-d token ids (no position axis) are rejected with a ValueError; ids of shape (1,) work."""
+    tokens, positions = _randn(5, 4, seed=30), _randn(6, 4, seed=31)
+    got = student.embed(torch.tensor([2]), tokens, positions, "add")
+    expect_close(got, _embed(torch.tensor([2]), tokens, positions, "add"), atol=1e-12, rtol=0,
+                 what="embed(ids of shape (1,))")
+    expect_raises(ValueError, student.embed, torch.tensor(2), tokens, positions, "add",
+                  what="embed with 0-d token ids")
+
+
+@pytest.mark.exercise("embed", points=1)
+def test_embed_rejects_bool_ids(student):
+    """Boolean token ids are rejected with a ValueError (indexing would read them as a mask); int32 ids work."""
+    tokens, positions = _randn(5, 4, seed=32), _randn(6, 4, seed=33)
+    ids = torch.tensor([1, 0, 4], dtype=torch.int32)
+    got = student.embed(ids, tokens, positions, "concat")
+    expect_close(got, _embed(ids.long(), tokens, positions, "concat"), atol=1e-12, rtol=0,
+                 what="embed(int32 ids)")
+    expect_raises(ValueError, student.embed, torch.tensor([True, False, True]), tokens, positions, "concat",
+                  what="embed with bool token ids")
+
+
+@pytest.mark.exercise("embed", points=1)
+def test_embed_rejects_near_miss_modes(student):
+    """Modes "Add", "concatenate" and "" are rejected with a ValueError (only "add" and "concat" exist)."""
+    ids, tokens, positions = torch.tensor([0, 1]), _randn(3, 2, seed=34), _randn(4, 2, seed=35)
+    for mode in ("Add", "concatenate", ""):
+        expect_raises(ValueError, student.embed, ids, tokens, positions, mode, what=f"embed(..., mode={mode!r})")
+
+
 # -- linear_probe -------------------------------------------------------------------------------
 def _ridge(features, labels, ridge, *, bias="last", targets="one-hot", penalise="diagonal", classes=None):
     """Reference ridge classifier, with switches that reproduce catalogued mistakes."""
@@ -232,6 +306,86 @@ def test_linear_probe_rejects_mismatched_labels(student):
                   what="linear_probe with 10 rows and 9 labels")
 
 
+RIDGES = [1e-3, 0.05, 0.5, 3.7, 20.0]
+"""Ridge strengths the property tests draw (not whole numbers, and from nearly none to strong)."""
+
+
+def _labels(n, classes, seed, *, absent):
+    """n labels with max = classes - 1 (so C = classes); with ``absent``, class 0 never occurs."""
+    low = 1 if absent and classes > 1 else 0
+    labels = _randint(classes - low, n, seed=seed) + low
+    labels[0] = classes - 1
+    return labels
+
+
+@pytest.mark.exercise("linear_probe", points=3)
+@grading()
+@given(n_extra=st.integers(0, 30), d=st.integers(1, 6), classes=st.integers(2, 5), absent=st.booleans(),
+       ridge=st.sampled_from(RIDGES), dtype=dtypes(), label_dtype=st.sampled_from(sorted(INDEX_DTYPES)),
+       features_layout=layouts(), labels_layout=layouts(), seed=seeds())
+def test_linear_probe_property(student, n_extra, d, classes, absent, ridge, dtype, label_dtype, features_layout,
+                               labels_layout, seed):
+    """linear_probe matches the float64 closed form for any N, d, C (absent classes too), ridge, dtype and layout."""
+    n = d + 2 + n_extra
+    labels = _labels(n, classes, seed, absent=absent)
+    means = _randn(classes, d, seed=seed + 1)
+    features = (means[labels] + 0.5 * _randn(n, d, seed=seed + 2) + 2.0).to(FLOAT_DTYPES[dtype])
+    what = f"linear_probe weights (N={n}, d={d}, labels up to {classes - 1}, ridge={ridge}, {dtype} features)"
+    got = student.linear_probe(laid_out(features, features_layout),
+                               laid_out(labels.to(INDEX_DTYPES[label_dtype]), labels_layout), ridge=ridge)
+    want = _ridge(features, labels, ridge)     # from the same rounded features, in float64
+    expect_dtype(got, torch.float64, what=what)
+    expect_shape(got, (d + 1, classes), what=what)
+    # X^T X + ridge I has condition number below ~1e6 here; any float64 method (solve, lstsq on the
+    # augmented system, pinv) lands within ~1e-10 of the reference, a float32 or half solve does not.
+    expect_close(got, want, atol=RIDGE_TOL, rtol=RIDGE_TOL, what=what,
+                 mistakes=_ridge_mistakes(features, labels, ridge))
+
+
+@pytest.mark.exercise("linear_probe", points=1)
+def test_linear_probe_rejects_a_negative_ridge(student):
+    """ridge = -0.1 is rejected with a ValueError; ridge = 0 (ordinary least squares) works."""
+    features, labels = _probe_data(30, 3, 3, seed=52)
+    got = student.linear_probe(features, labels, ridge=0.0)
+    expect_close(got, _ridge(features, labels, 0.0), atol=RIDGE_TOL, rtol=RIDGE_TOL,
+                 what="linear_probe weights with ridge=0")
+    expect_raises(ValueError, student.linear_probe, features, labels, ridge=-0.1,
+                  what="linear_probe with ridge=-0.1")
+
+
+@pytest.mark.exercise("linear_probe", points=1)
+def test_linear_probe_rejects_a_negative_label(student):
+    """A label -1 is rejected with a ValueError; labels that are all 0 (C = 1) work."""
+    features, labels = _probe_data(12, 2, 2, seed=54)
+    zeros = torch.zeros(12, dtype=torch.int64)
+    got = student.linear_probe(features, zeros, ridge=0.3)
+    expect_close(got, _ridge(features, zeros, 0.3), atol=RIDGE_TOL, rtol=RIDGE_TOL,
+                 what="linear_probe weights with every label 0")
+    bad = labels.clone()
+    bad[3] = -1
+    expect_raises(ValueError, student.linear_probe, features, bad, what="linear_probe with a label -1")
+
+
+@pytest.mark.exercise("linear_probe", points=1)
+def test_linear_probe_rejects_features_that_are_not_2d(student):
+    """Features of shape (N,) or (N, d, 2) are rejected with a ValueError; (N, 1) works."""
+    features, labels = _probe_data(10, 1, 2, seed=56)
+    got = student.linear_probe(features, labels, ridge=0.2)
+    expect_close(got, _ridge(features, labels, 0.2), atol=RIDGE_TOL, rtol=RIDGE_TOL,
+                 what="linear_probe weights for d = 1")
+    expect_raises(ValueError, student.linear_probe, features[:, 0], labels, what="linear_probe with features (10,)")
+    expect_raises(ValueError, student.linear_probe, _randn(10, 3, 2, seed=57), labels,
+                  what="linear_probe with features (10, 3, 2)")
+
+
+@pytest.mark.exercise("linear_probe", points=1)
+def test_linear_probe_rejects_labels_that_are_not_1d(student):
+    """Labels of shape (N, 1) are rejected with a ValueError."""
+    features, labels = _probe_data(10, 3, 2, seed=58)
+    expect_raises(ValueError, student.linear_probe, features, labels[:, None],
+                  what="linear_probe with labels of shape (10, 1)")
+
+
 # -- mean_abs_cosine ----------------------------------------------------------------------------
 def _cosines(a, b):
     a, b = a.double(), b.double()
@@ -283,12 +437,12 @@ def test_mean_abs_cosine_with_itself_includes_the_diagonal(student):
 
 @pytest.mark.exercise("mean_abs_cosine", points=1)
 def test_mean_abs_cosine_float32_input_returns_float(student):
-    """float32 rows give a Python float close to the float64 value."""
+    """float32 rows give a Python float equal to the float64 value (computed in float64)."""
     a, b = _randn(6, 5, seed=85, dtype=torch.float32), _randn(4, 5, seed=86, dtype=torch.float32)
     got = student.mean_abs_cosine(a, b)
     expect_true(isinstance(got, float), f"mean_abs_cosine should return a Python float, not {type(got).__name__}")
-    # float32 rows are exact inputs; a float32 computation would still be within 1e-6.
-    expect_close(got, _cosines(a, b).abs().mean(), atol=1e-6, rtol=0, what="mean_abs_cosine",
+    # float32 rows are exact inputs and the docstring promises float64: 1e-9 (float32 misses by ~1e-7).
+    expect_close(got, _cosines(a, b).abs().mean(), atol=1e-9, rtol=1e-9, what="mean_abs_cosine",
                  mistakes=_cosine_mistakes(a, b))
 
 
@@ -297,6 +451,39 @@ def test_mean_abs_cosine_rejects_different_widths(student):
     """Rows of width 4 and 5 are rejected with a ValueError."""
     expect_raises(ValueError, student.mean_abs_cosine, _randn(3, 4, seed=87), _randn(3, 5, seed=88),
                   what="mean_abs_cosine with widths 4 and 5")
+
+
+@pytest.mark.exercise("mean_abs_cosine", points=2)
+@grading()
+@given(n=st.integers(1, 7), m=st.integers(1, 7), d=st.integers(1, 8), same=st.booleans(), dtype=dtypes(),
+       a_layout=layouts(), b_layout=layouts(), seed=seeds())
+def test_mean_abs_cosine_property(student, n, m, d, same, dtype, a_layout, b_layout, seed):
+    """mean |cos| over all N x M pairs matches float64 for any N, M, d, float dtype and layout (rows of any length)."""
+    scales = 10.0 ** (2 * torch.rand(n + m, 1, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) - 1)
+    a = (tensor(seed + 1, n, d) * scales[:n]).to(FLOAT_DTYPES[dtype])          # row norms from 0.1 to 10 times
+    b = a.clone() if same else (tensor(seed + 2, m, d) * scales[n:] + 0.3).to(FLOAT_DTYPES[dtype])
+    what = f"mean_abs_cosine(a {tuple(a.shape)}, b {tuple(b.shape)}, {dtype})"
+    got = student.mean_abs_cosine(laid_out(a, a_layout), laid_out(b, b_layout))
+    expect_true(isinstance(got, float), f"{what} should return a Python float, not {type(got).__name__}")
+    # The docstring promises float64: from the same rounded rows, any float64 formula agrees to ~1e-15,
+    # while a computation in float32 (~1e-7) or in half precision (~1e-3) does not.
+    expect_close(got, _cosines(a, b).abs().mean(), atol=1e-9, rtol=1e-9, what=what,
+                 mistakes=_cosine_mistakes(a, b))
+
+
+@pytest.mark.exercise("mean_abs_cosine", points=1)
+def test_mean_abs_cosine_rejects_inputs_that_are_not_matrices(student):
+    """a of shape (4,) or (2, 3, 4), or b of shape (2, 3, 4), is rejected with a ValueError; (1, 1) rows work."""
+    got = student.mean_abs_cosine(torch.tensor([[-2.0]]), torch.tensor([[0.5]]))
+    expect_close(got, 1.0, atol=1e-12, rtol=0, what="mean_abs_cosine of (1, 1) rows -2 and 0.5",
+                 mistakes={"signed cosines averaged (the absolute value is missing)": -1.0})
+    b = _randn(5, 4, seed=89)
+    expect_raises(ValueError, student.mean_abs_cosine, _randn(4, seed=90), b,
+                  what="mean_abs_cosine with a of shape (4,)")
+    expect_raises(ValueError, student.mean_abs_cosine, _randn(2, 3, 4, seed=91), b,
+                  what="mean_abs_cosine with a of shape (2, 3, 4)")
+    expect_raises(ValueError, student.mean_abs_cosine, b, _randn(2, 3, 4, seed=92),
+                  what="mean_abs_cosine with b of shape (2, 3, 4)")
 
 
 
@@ -331,8 +518,11 @@ def _lda_mistakes(features, labels, ridge):
         "bias row first instead of last": _lda(features, labels, ridge, bias="first"),
         "no S^-1 (nearest centroid instead of LDA)": _lda(features, labels, ridge, whiten=False),
     }
-    if len(labels) > int(labels.max()) + 1:
-        mistakes["ridge term missing"] = _lda(features, labels, 0.0)
+    if len(labels) - int(labels.max()) - 1 >= features.shape[1]:   # else the scatter alone is singular
+        try:
+            mistakes["ridge term missing"] = _lda(features, labels, 0.0)
+        except np.linalg.LinAlgError:
+            pass
     return mistakes
 
 
@@ -438,6 +628,67 @@ def test_lda_probe_rejects_mismatched_labels(student):
     expect_raises(ValueError, student.lda_probe, features, bad, what="lda_probe with a label -1")
 
 
+@pytest.mark.exercise("lda_probe", points=3)
+@grading()
+@given(sizes=st.lists(st.integers(1, 9), min_size=1, max_size=5), d=st.integers(1, 6),
+       ridge=st.sampled_from([1e-2, 0.1, 0.5, 2.5]), dtype=dtypes(), label_dtype=st.sampled_from(sorted(INDEX_DTYPES)),
+       features_layout=layouts(), labels_layout=layouts(), seed=seeds())
+def test_lda_probe_property(student, sizes, d, ridge, dtype, label_dtype, features_layout, labels_layout, seed):
+    """lda_probe matches the float64 formula for any class sizes (N = C and C = 1 too), d, ridge, dtype and layout."""
+    features, labels = _lda_data(tuple(sizes), d, seed, dtype=FLOAT_DTYPES[dtype])
+    what = f"lda_probe weights (class sizes {sizes}, d={d}, ridge={ridge}, {dtype} features)"
+    got = student.lda_probe(laid_out(features, features_layout),
+                            laid_out(labels.to(INDEX_DTYPES[label_dtype]), labels_layout), ridge=ridge)
+    want = _lda(features, labels, ridge)       # from the same rounded features, in float64
+    expect_dtype(got, torch.float64, what=what)
+    expect_shape(got, tuple(want.shape), what=what)
+    # S has eigenvalues >= ridge >= 0.01 and at most ~1e3: float64 solve, inv or pinv agree to
+    # ~1e-12 of the largest weight; half or float32 arithmetic misses by 1e-3 or 1e-6.
+    scale = max(1.0, float(want.abs().max()))
+    expect_close(got, want, atol=LDA_TOL * scale, rtol=LDA_TOL, what=what,
+                 mistakes=_lda_mistakes(features, labels, ridge))
+
+
+@pytest.mark.exercise("lda_probe", points=1)
+def test_lda_probe_rejects_a_negative_ridge(student):
+    """ridge = -0.1 is rejected with a ValueError; ridge = 0 works when the within-class scatter is invertible."""
+    features, labels = _lda_data((10, 12), 3, seed=172)
+    got = student.lda_probe(features, labels, ridge=0.0)
+    expect_close(got, _lda(features, labels, 0.0), atol=LDA_TOL, rtol=LDA_TOL, what="lda_probe weights with ridge=0")
+    expect_raises(ValueError, student.lda_probe, features, labels, ridge=-0.1, what="lda_probe with ridge=-0.1")
+
+
+@pytest.mark.exercise("lda_probe", points=1)
+def test_lda_probe_rejects_zero_ridge_with_one_example_per_class(student):
+    """N == C with ridge = 0 is rejected with a ValueError; N = C + 1 with ridge = 0 (d = 1) works."""
+    features = torch.tensor([[0.0], [1.0], [3.0], [3.5]], dtype=torch.float64)
+    labels = torch.tensor([0, 1, 2, 2])
+    got = student.lda_probe(features, labels, ridge=0.0)
+    expect_close(got, _lda(features, labels, 0.0), atol=LDA_TOL, rtol=LDA_TOL,
+                 what="lda_probe weights for N = C + 1, ridge=0")
+    expect_raises(ValueError, student.lda_probe, features[:3], labels[:3], ridge=0.0,
+                  what="lda_probe with one example per class and ridge=0")
+
+
+@pytest.mark.exercise("lda_probe", points=1)
+def test_lda_probe_rejects_features_that_are_not_2d(student):
+    """Features of shape (N,) or (N, d, 2) are rejected with a ValueError; d = 1 works."""
+    features, labels = _lda_data((5, 7), 1, seed=174)
+    got = student.lda_probe(features, labels, ridge=0.1)
+    expect_close(got, _lda(features, labels, 0.1), atol=LDA_TOL, rtol=LDA_TOL, what="lda_probe weights for d = 1")
+    expect_raises(ValueError, student.lda_probe, features[:, 0], labels, what="lda_probe with features (12,)")
+    expect_raises(ValueError, student.lda_probe, _randn(12, 3, 2, seed=175), labels,
+                  what="lda_probe with features (12, 3, 2)")
+
+
+@pytest.mark.exercise("lda_probe", points=1)
+def test_lda_probe_rejects_labels_that_are_not_1d(student):
+    """Labels of shape (N, 1) are rejected with a ValueError."""
+    features, labels = _lda_data((5, 5), 3, seed=176)
+    expect_raises(ValueError, student.lda_probe, features, labels[:, None],
+                  what="lda_probe with labels of shape (10, 1)")
+
+
 # -- attention_logit_terms ----------------------------------------------------------------------
 def _terms(e, p, w_q, w_k, *, scale="head", swap_mixed=False, keys_with_wq=False, untransposed=False,
            transposed_logits=False):
@@ -538,3 +789,49 @@ def test_attention_logit_terms_rejects_bad_shapes(student):
                   what="attention_logit_terms with vectors of width 3 and W of width 5")
     expect_raises(ValueError, student.attention_logit_terms, e, _randn(5, 3, seed=246), _randn(2, 3, seed=247),
                   _randn(2, 3, seed=248), what="attention_logit_terms with T = 4 tokens and 5 positions")
+
+
+@pytest.mark.exercise("attention_logit_terms", points=3)
+@grading()
+@given(batch=st.sampled_from([(), (2,), (2, 3)]), pos_batched=st.booleans(), t=st.integers(1, 6),
+       d=st.integers(1, 6), d_head=st.integers(1, 5), dtype=dtypes(), e_layout=layouts(), p_layout=layouts(),
+       w_q_layout=layouts(), w_k_layout=layouts(), seed=seeds())
+def test_attention_logit_terms_property(student, batch, pos_batched, t, d, d_head, dtype, e_layout, p_layout,
+                                        w_q_layout, w_k_layout, seed):
+    """The four terms match float64 for any batch shape, T, d, d_head, float dtype and layout of all four inputs."""
+    kind = FLOAT_DTYPES[dtype]
+    e = tensor(seed, *batch, t, d, dtype=kind)
+    p = tensor(seed + 1, *(batch if pos_batched else ()), t, d, dtype=kind)
+    w_q, w_k = tensor(seed + 2, d_head, d, dtype=kind), tensor(seed + 3, d_head, d, dtype=kind)
+    what = f"attention_logit_terms(e {tuple(e.shape)}, p {tuple(p.shape)}, W {(d_head, d)}, {dtype})"
+    got = student.attention_logit_terms(laid_out(e, e_layout), laid_out(p, p_layout), laid_out(w_q, w_q_layout),
+                                        laid_out(w_k, w_k_layout))
+    want = _terms(e, p, w_q, w_k)               # from the same rounded inputs, in float64
+    expect_dtype(got, kind, what=what)
+    expect_shape(got, (4, *batch, t, t), what=what)
+    # Forward error of a chain of products in any order: at most ~(2d + d_head + 4) roundings of the
+    # dtype times |e||W_q|^T|W_k||e|^T / sqrt(d_head) (the same terms from absolute values); a float64
+    # computation cast to the dtype is within one rounding of it.
+    bound = float(_terms(e.abs(), p.abs(), w_q.abs(), w_k.abs()).max())
+    atol = (2 * d + d_head + 4) * torch.finfo(kind).eps * bound + 1e-12
+    expect_close(got, want, atol=atol, rtol=0, what=what, mistakes=_terms_mistakes(e, p, w_q, w_k))
+
+
+@pytest.mark.exercise("attention_logit_terms", points=1)
+def test_attention_logit_terms_rejects_position_vectors_of_another_width(student):
+    """Position vectors of width 5 (tokens and W of width 3) are rejected with a ValueError; T = d = d_head = 1 works."""
+    e, p, w_q, w_k = (_randn(1, 1, seed=s) for s in (250, 251, 252, 253))
+    got = student.attention_logit_terms(e, p, w_q, w_k)
+    expect_close(got, _terms(e, p, w_q, w_k), atol=TERMS_TOL, rtol=TERMS_TOL,
+                 what="attention_logit_terms with T = d = d_head = 1")
+    expect_raises(ValueError, student.attention_logit_terms, _randn(4, 3, seed=254), _randn(4, 5, seed=255),
+                  _randn(2, 3, seed=256), _randn(2, 3, seed=257),
+                  what="attention_logit_terms with token width 3, position width 5 and W of width 3")
+
+
+@pytest.mark.exercise("attention_logit_terms", points=1)
+def test_attention_logit_terms_rejects_weights_that_are_not_matrices(student):
+    """W_q and W_k of shape (3,) (not (d_head, d)) are rejected with a ValueError."""
+    e, p = _randn(4, 3, seed=258), _randn(4, 3, seed=259)
+    expect_raises(ValueError, student.attention_logit_terms, e, p, _randn(3, seed=260), _randn(3, seed=261),
+                  what="attention_logit_terms with W_q and W_k of shape (3,)")

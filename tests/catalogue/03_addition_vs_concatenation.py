@@ -280,3 +280,397 @@ def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
     return cos.abs().mean().item()
 ''', feedback="pairs i == j left out"),
 ]
+
+# -- mistakes that only the property tests and the error tests with their valid edges see ---------
+_EMBED_CHECKS = '''
+    if mode not in ("add", "concat"):
+        raise ValueError("unknown mode")
+    if token_ids.dim() < 1 or token_ids.dtype.is_floating_point or token_ids.dtype == torch.bool:
+        raise ValueError("ids must be an integer tensor (..., T)")
+    t = token_ids.shape[-1]
+    if mode == "add" and token_table.shape[1] != pos_table.shape[1]:
+        raise ValueError("widths differ")
+    if t > pos_table.shape[0]:
+        raise ValueError("too long")
+    if token_ids.min() < 0 or token_ids.max() >= token_table.shape[0]:
+        raise ValueError("id out of range")
+'''
+
+_EMBED_BODY = '''
+    e, p = token_table[token_ids], pos_table[:t]
+    if mode == "add":
+        return e + p
+    return torch.cat([e, p.expand(*e.shape[:-1], p.shape[-1])], dim=-1)
+'''
+
+_EMBED_SIGNATURE = '''
+def embed(token_ids, token_table, pos_table, mode):'''
+
+_PROBE_BODY = '''
+    x = torch.cat([features.double(), torch.ones(features.shape[0], 1, dtype=torch.float64)], 1)
+    y = torch.nn.functional.one_hot(labels.long(), int(labels.max()) + 1).double()
+    return torch.linalg.solve(x.T @ x + ridge * torch.eye(x.shape[1], dtype=torch.float64), x.T @ y)
+'''
+
+_LDA_CHECKS = '''
+def lda_probe(features, labels, ridge=1e-3):
+    if features.dim() != 2 or labels.dim() != 1 or labels.shape[0] != features.shape[0]:
+        raise ValueError("bad shapes")
+    if labels.min() < 0 or ridge < 0:
+        raise ValueError("bad labels or ridge")
+    n, d = features.shape
+    c = int(labels.max()) + 1
+    counts = torch.bincount(labels, minlength=c)
+    if (counts == 0).any():
+        raise ValueError("empty class")
+    if n == c and ridge == 0:
+        raise ValueError("ridge must be > 0 with one example per class")
+'''
+
+_TERMS_CHECKS = '''
+def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
+    if w_q.dim() != 2 or w_q.shape != w_k.shape or token_vectors.shape[-1] != w_q.shape[1] \\
+            or pos_vectors.shape[-1] != w_q.shape[1] or token_vectors.shape[-2] != pos_vectors.shape[-2]:
+        raise ValueError("bad shapes")
+'''
+
+_TERMS_BODY = '''
+    qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
+    s = w_q.shape[0] ** 0.5
+    return torch.stack([a @ b.transpose(-2, -1) / s for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
+'''
+
+WRONG_ANSWERS += [
+    # -- embed -----------------------------------------------------------------------------------
+    WrongAnswer("embed", "ids flattened with .view (non-contiguous ids fail)", _EMBED_SIGNATURE + _EMBED_CHECKS + '''
+    flat = token_table[token_ids.view(-1)]
+    e, p = flat.view(*token_ids.shape, token_table.shape[1]), pos_table[:t]
+    if mode == "add":
+        return e + p
+    return torch.cat([e, p.expand(*e.shape[:-1], p.shape[-1])], dim=-1)
+'''),
+    WrongAnswer("embed", "int32 ids rejected", _EMBED_SIGNATURE + '''
+    if token_ids.dtype != torch.int64:
+        raise ValueError("token ids must be int64")
+''' + _EMBED_CHECKS + _EMBED_BODY),
+    WrongAnswer("embed", "bool ids accepted (only floating ids rejected)", _EMBED_SIGNATURE + '''
+    if mode not in ("add", "concat"):
+        raise ValueError("unknown mode")
+    if token_ids.dim() < 1 or token_ids.dtype.is_floating_point:
+        raise ValueError("ids must be integers")
+    t = token_ids.shape[-1]
+    if mode == "add" and token_table.shape[1] != pos_table.shape[1]:
+        raise ValueError("widths differ")
+    if t > pos_table.shape[0]:
+        raise ValueError("too long")
+    if token_ids.long().min() < 0 or token_ids.long().max() >= token_table.shape[0]:
+        raise ValueError("id out of range")
+''' + _EMBED_BODY),
+    WrongAnswer("embed", "0-d ids not rejected (IndexError)", _EMBED_SIGNATURE + '''
+    if mode not in ("add", "concat"):
+        raise ValueError("unknown mode")
+    if token_ids.dtype.is_floating_point or token_ids.dtype == torch.bool:
+        raise ValueError("ids must be integers")
+    t = token_ids.shape[-1]
+    if mode == "add" and token_table.shape[1] != pos_table.shape[1]:
+        raise ValueError("widths differ")
+    if t > pos_table.shape[0]:
+        raise ValueError("too long")
+    if token_ids.min() < 0 or token_ids.max() >= token_table.shape[0]:
+        raise ValueError("id out of range")
+''' + _EMBED_BODY),
+    WrongAnswer("embed", "half-precision tables upcast to float32 (float32 returned)",
+                _EMBED_SIGNATURE + _EMBED_CHECKS + '''
+    if token_table.dtype in (torch.float16, torch.bfloat16):   # "half is not precise enough"
+        token_table, pos_table = token_table.float(), pos_table.float()
+''' + _EMBED_BODY),
+    WrongAnswer("embed", "mode compared case-insensitively", _EMBED_SIGNATURE + '''
+    mode = mode.lower()
+''' + _EMBED_CHECKS + _EMBED_BODY),
+    # -- linear_probe ----------------------------------------------------------------------------
+    WrongAnswer("linear_probe", "one_hot of int32 labels (no .long())", _PROBE_HEAD + '''
+    if labels.min() < 0 or ridge < 0:
+        raise ValueError("bad labels or ridge")
+    x = torch.cat([features.double(), torch.ones(n, 1, dtype=torch.float64)], 1)
+    y = torch.nn.functional.one_hot(labels, int(labels.max()) + 1).double()
+    return torch.linalg.solve(x.T @ x + ridge * torch.eye(x.shape[1], dtype=torch.float64), x.T @ y)
+'''),
+    WrongAnswer("linear_probe", "ridge = 0 rejected", _PROBE_HEAD + '''
+    if labels.min() < 0 or ridge <= 0:
+        raise ValueError("labels must be >= 0 and ridge > 0")
+''' + _PROBE_BODY),
+    WrongAnswer("linear_probe", "bias not regularised (sklearn convention)", _PROBE_HEAD + '''
+    if labels.min() < 0 or ridge < 0:
+        raise ValueError("bad labels or ridge")
+    x = torch.cat([features.double(), torch.ones(n, 1, dtype=torch.float64)], 1)
+    y = torch.nn.functional.one_hot(labels.long(), int(labels.max()) + 1).double()
+    penalty = ridge * torch.eye(x.shape[1], dtype=torch.float64)
+    penalty[-1, -1] = 0.0
+    return torch.linalg.solve(x.T @ x + penalty, x.T @ y)
+'''),
+    WrongAnswer("linear_probe", "only the shapes validated (negative ridge and labels slip through)",
+                _PROBE_HEAD + _PROBE_BODY),
+    WrongAnswer("linear_probe", "features not checked to be 2-D", '''
+def linear_probe(features, labels, ridge=1e-3):
+    if labels.dim() != 1 or labels.shape[0] != features.shape[0]:
+        raise ValueError("bad labels")
+    if labels.min() < 0 or ridge < 0:
+        raise ValueError("bad labels or ridge")
+''' + _PROBE_BODY),
+    WrongAnswer("linear_probe", "Gram matrix formed in the features' dtype", _PROBE_HEAD + '''
+    if labels.min() < 0 or ridge < 0:
+        raise ValueError("bad labels or ridge")
+    x = torch.cat([features, torch.ones(n, 1, dtype=features.dtype)], 1)
+    y = torch.nn.functional.one_hot(labels.long(), int(labels.max()) + 1).to(features.dtype)
+    gram = (x.T @ x).double() + ridge * torch.eye(x.shape[1], dtype=torch.float64)
+    return torch.linalg.solve(gram, (x.T @ y).double())
+'''),
+    # -- lda_probe -------------------------------------------------------------------------------
+    WrongAnswer("lda_probe", "features centred in place", _LDA_CHECKS + '''
+    x = features.double()
+    means = torch.stack([x[labels == k].mean(0) for k in range(c)])
+    x -= means[labels]
+    cov = x.T @ x / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64)
+''' + _LDA_TAIL),
+    WrongAnswer("lda_probe", "class means through one_hot (int32 labels fail)", _LDA_CHECKS + '''
+    x = features.double()
+    onehot = torch.nn.functional.one_hot(labels, c).double()
+    means = onehot.T @ x / counts.double()[:, None]
+    r = x - means[labels]
+    cov = r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64)
+''' + _LDA_TAIL),
+    WrongAnswer("lda_probe", "zero ridge with one example per class not rejected", '''
+def lda_probe(features, labels, ridge=1e-3):
+    if features.dim() != 2 or labels.dim() != 1 or labels.shape[0] != features.shape[0]:
+        raise ValueError("bad shapes")
+    if labels.min() < 0 or ridge < 0:
+        raise ValueError("bad labels or ridge")
+    n, d = features.shape
+    c = int(labels.max()) + 1
+    counts = torch.bincount(labels, minlength=c)
+    if (counts == 0).any():
+        raise ValueError("empty class")
+    x = features.double()
+    means = torch.stack([x[labels == k].mean(0) for k in range(c)])
+    r = x - means[labels]
+    cov = r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64)
+''' + _LDA_TAIL),
+    WrongAnswer("lda_probe", "negative ridge not rejected", '''
+def lda_probe(features, labels, ridge=1e-3):
+    if features.dim() != 2 or labels.dim() != 1 or labels.shape[0] != features.shape[0]:
+        raise ValueError("bad shapes")
+    if labels.min() < 0:
+        raise ValueError("bad labels")
+    n, d = features.shape
+    c = int(labels.max()) + 1
+    counts = torch.bincount(labels, minlength=c)
+    if (counts == 0).any():
+        raise ValueError("empty class")
+    if n == c and ridge == 0:
+        raise ValueError("ridge must be > 0 with one example per class")
+    x = features.double()
+    means = torch.stack([x[labels == k].mean(0) for k in range(c)])
+    r = x - means[labels]
+    cov = r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64)
+''' + _LDA_TAIL),
+    WrongAnswer("lda_probe", "average of per-class covariances instead of the pooled scatter", _LDA_CHECKS + '''
+    x = features.double()
+    means = torch.stack([x[labels == k].mean(0) for k in range(c)])
+    cov = ridge * torch.eye(d, dtype=torch.float64)
+    for k in range(c):
+        r = x[labels == k] - means[k]
+        cov = cov + r.T @ r / max(len(r) - 1, 1) / c
+''' + _LDA_TAIL),
+    WrongAnswer("lda_probe", "uniform prior log(1/C) instead of log(N_c/N)", _LDA_CHECKS + '''
+    x = features.double()
+    means = torch.stack([x[labels == k].mean(0) for k in range(c)])
+    r = x - means[labels]
+    cov = r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64)
+    w = torch.linalg.solve(cov, means.T)
+    bias = -(means.T * w).sum(0) / 2 - math.log(c)
+    return torch.cat([w, bias[None]], 0)
+'''),
+    # -- attention_logit_terms -------------------------------------------------------------------
+    WrongAnswer("attention_logit_terms", "rows flattened with .view for torch.mm (non-contiguous inputs fail)",
+                _TERMS_CHECKS + '''
+    def project(x, w):                  # (..., T, d) -> (..., T, d_head) through one 2-D product
+        return torch.mm(x.view(-1, x.shape[-1]), w.T).view(*x.shape[:-1], w.shape[0])
+    qe, ke = project(token_vectors, w_q), project(token_vectors, w_k)
+    qp, kp = project(pos_vectors, w_q), project(pos_vectors, w_k)
+    qe, qp = torch.broadcast_tensors(qe, qp)
+    ke, kp = torch.broadcast_tensors(ke, kp)
+    s = w_q.shape[0] ** 0.5
+    return torch.stack([a @ b.transpose(-2, -1) / s for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
+'''),
+    WrongAnswer("attention_logit_terms", "half inputs upcast to float32 (float32 returned)", _TERMS_CHECKS + '''
+    if w_q.dtype in (torch.float16, torch.bfloat16):   # "half matmul is not supported on CPU"
+        token_vectors, pos_vectors, w_q, w_k = (x.float() for x in (token_vectors, pos_vectors, w_q, w_k))
+    e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
+''' + _TERMS_BODY),
+    WrongAnswer("attention_logit_terms", "W_q scaled in place", _TERMS_CHECKS + '''
+    e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
+    w_q /= w_q.shape[0] ** 0.5          # fold 1/sqrt(d_head) into the queries
+    qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
+    return torch.stack([a @ b.transpose(-2, -1) for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
+'''),
+    WrongAnswer("attention_logit_terms", "position width not checked (matmul error)", '''
+def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
+    if w_q.dim() != 2 or w_q.shape != w_k.shape or token_vectors.shape[-1] != w_q.shape[1] \\
+            or token_vectors.shape[-2] != pos_vectors.shape[-2]:
+        raise ValueError("bad shapes")
+    e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
+''' + _TERMS_BODY),
+    WrongAnswer("attention_logit_terms", "1-D weights not rejected", '''
+def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
+    if w_q.shape != w_k.shape or token_vectors.shape[-1] != w_q.shape[-1] \\
+            or pos_vectors.shape[-1] != w_q.shape[-1] or token_vectors.shape[-2] != pos_vectors.shape[-2]:
+        raise ValueError("bad shapes")
+    e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
+''' + _TERMS_BODY),
+    # -- mean_abs_cosine -------------------------------------------------------------------------
+    WrongAnswer("mean_abs_cosine", "rows normalised in place", '''
+def mean_abs_cosine(a, b):
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[1]:
+        raise ValueError("bad shapes")
+    a, b = a.double(), b.double()
+    a /= a.norm(dim=1, keepdim=True)
+    b /= b.norm(dim=1, keepdim=True)
+    return (a @ b.T).abs().mean().item()
+'''),
+    WrongAnswer("mean_abs_cosine", "computed in the input dtype", '''
+def mean_abs_cosine(a, b):
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[1]:
+        raise ValueError("bad shapes")
+    a = a / a.norm(dim=1, keepdim=True)
+    b = b / b.norm(dim=1, keepdim=True)
+    return (a @ b.T).abs().mean().item()
+'''),
+    WrongAnswer("mean_abs_cosine", "only the widths validated (1-D or 3-D inputs slip through)", '''
+def mean_abs_cosine(a, b):
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError("widths differ")
+    a = a.double() / a.double().norm(dim=-1, keepdim=True)
+    b = b.double() / b.double().norm(dim=-1, keepdim=True)
+    return (a @ b.T).abs().mean().item()
+'''),
+    WrongAnswer("mean_abs_cosine", "rounded to 4 decimals", _COSINE_HEAD + '''
+    cos = (a / a.norm(dim=1, keepdim=True)) @ (b / b.norm(dim=1, keepdim=True)).T
+    return round(cos.abs().mean().item(), 4)
+'''),
+]
+
+CORRECT_VARIANTS = [
+    ("embed", "one-hot matrix product in the tables' dtype, ids cast to int64", '''
+def embed(token_ids, token_table, pos_table, mode):
+    if mode not in ("add", "concat"):
+        raise ValueError("unknown mode")
+    if token_ids.dim() < 1 or token_ids.dtype.is_floating_point or token_ids.dtype.is_complex \\
+            or token_ids.dtype == torch.bool:
+        raise ValueError("ids must be an integer tensor (..., T)")
+    ids = token_ids.long()
+    t = ids.shape[-1]
+    if mode == "add" and token_table.shape[1] != pos_table.shape[1]:
+        raise ValueError("widths differ")
+    if t > pos_table.shape[0]:
+        raise ValueError("too long")
+    if ids.numel() and (ids.min() < 0 or ids.max() >= token_table.shape[0]):
+        raise ValueError("id out of range")
+    e = torch.nn.functional.one_hot(ids, token_table.shape[0]).to(token_table.dtype) @ token_table
+    p = pos_table[:t]
+    if mode == "add":
+        return e + p
+    return torch.cat([e, torch.broadcast_to(p, (*e.shape[:-1], p.shape[-1]))], dim=-1)
+'''),
+    ("embed", "F.embedding in float64, then cast back", '''
+def embed(token_ids, token_table, pos_table, mode):
+    if mode not in ("add", "concat"):
+        raise ValueError("unknown mode")
+    if token_ids.dim() < 1 or not (token_ids.dtype in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)):
+        raise ValueError("ids must be an integer tensor (..., T)")
+    t = token_ids.shape[-1]
+    if mode == "add" and token_table.shape[1] != pos_table.shape[1]:
+        raise ValueError("widths differ")
+    if t > pos_table.shape[0]:
+        raise ValueError("too long")
+    ids = token_ids.reshape(-1).long()
+    if ((ids < 0) | (ids >= token_table.shape[0])).any():
+        raise ValueError("id out of range")
+    e = torch.nn.functional.embedding(ids, token_table.double()).reshape(*token_ids.shape, -1)
+    p = pos_table.double()[:t].expand(*e.shape[:-1], -1)
+    out = e + p if mode == "add" else torch.cat([e, p], dim=-1)
+    return out.to(token_table.dtype)
+'''),
+    ("linear_probe", "least squares on the augmented system [X; sqrt(ridge) I]", '''
+def linear_probe(features, labels, ridge=1e-3):
+    if features.dim() != 2 or labels.dim() != 1 or len(labels) != len(features):
+        raise ValueError("bad shapes")
+    if (labels < 0).any() or ridge < 0:
+        raise ValueError("bad labels or ridge")
+    n, d = features.shape
+    x = torch.cat([features, torch.ones(n, 1, dtype=features.dtype)], 1).double()
+    c = int(labels.max()) + 1
+    y = torch.zeros(n, c, dtype=torch.float64)
+    y[torch.arange(n), labels.long()] = 1.0
+    x_aug = torch.cat([x, math.sqrt(ridge) * torch.eye(d + 1, dtype=torch.float64)], 0)
+    y_aug = torch.cat([y, torch.zeros(d + 1, c, dtype=torch.float64)], 0)
+    return torch.linalg.lstsq(x_aug, y_aug, driver="gelsd").solution
+'''),
+    ("lda_probe", "per-class loop for the means, explicit inverse", '''
+def lda_probe(features, labels, ridge=1e-3):
+    if features.dim() != 2 or labels.dim() != 1 or labels.shape[0] != features.shape[0]:
+        raise ValueError("bad shapes")
+    if len(labels) == 0 or labels.min() < 0 or ridge < 0:
+        raise ValueError("bad labels or ridge")
+    x = features.to(torch.float64)
+    n, d = x.shape
+    c = int(labels.max()) + 1
+    groups = [x[labels == k] for k in range(c)]
+    if any(len(g) == 0 for g in groups):
+        raise ValueError("empty class")
+    if n == c and ridge == 0:
+        raise ValueError("ridge must be > 0 with one example per class")
+    means = torch.stack([g.mean(0) for g in groups])
+    scatter = sum((g - m).T @ (g - m) for g, m in zip(groups, means))
+    s_inv = torch.linalg.inv(scatter / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64))
+    w = s_inv @ means.T
+    prior = torch.tensor([math.log(len(g) / n) for g in groups], dtype=torch.float64)
+    bias = -0.5 * torch.einsum("cd,de,ce->c", means, s_inv, means) + prior
+    return torch.cat([w, bias[None]], 0)
+'''),
+    ("attention_logit_terms", "einsum with W_q^T W_k folded first", '''
+def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
+    if w_q.dim() != 2 or w_q.shape != w_k.shape:
+        raise ValueError("bad weights")
+    d_head, d = w_q.shape
+    if token_vectors.dim() < 2 or pos_vectors.dim() < 2 or token_vectors.shape[-1] != d \\
+            or pos_vectors.shape[-1] != d or token_vectors.shape[-2] != pos_vectors.shape[-2]:
+        raise ValueError("bad vectors")
+    e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
+    m = torch.einsum("hd,he->de", w_q, w_k) / math.sqrt(d_head)       # W_q^T W_k / sqrt(d_head)
+    return torch.stack([torch.einsum("...id,de,...je->...ij", a, m, b)
+                        for a, b in ((e, e), (e, p), (p, e), (p, p))])
+'''),
+    ("attention_logit_terms", "float64 computation cast back to the inputs' dtype", '''
+def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
+    if w_q.dim() != 2 or w_q.shape != w_k.shape:
+        raise ValueError("bad weights")
+    d_head, d = w_q.shape
+    if token_vectors.dim() < 2 or pos_vectors.dim() < 2 or token_vectors.shape[-1] != d \\
+            or pos_vectors.shape[-1] != d or token_vectors.shape[-2] != pos_vectors.shape[-2]:
+        raise ValueError("bad vectors")
+    dtype = torch.promote_types(torch.promote_types(token_vectors.dtype, pos_vectors.dtype),
+                                torch.promote_types(w_q.dtype, w_k.dtype))
+    e, p = torch.broadcast_tensors(token_vectors.double(), pos_vectors.double())
+    q = [x @ w_q.double().T for x in (e, p)]
+    k = [x @ w_k.double().T for x in (e, p)]
+    terms = [q[i] @ k[j].transpose(-2, -1) / math.sqrt(d_head) for i, j in ((0, 0), (0, 1), (1, 0), (1, 1))]
+    return torch.stack(terms).to(dtype)
+'''),
+    ("mean_abs_cosine", "F.cosine_similarity over broadcast pairs in float64", '''
+def mean_abs_cosine(a, b):
+    if a.ndim != 2 or b.ndim != 2 or a.shape[-1] != b.shape[-1]:
+        raise ValueError("a and b must be (N, d) and (M, d)")
+    cos = torch.nn.functional.cosine_similarity(a.double()[:, None, :], b.double()[None, :, :], dim=-1)
+    return float(cos.abs().sum() / (a.shape[0] * b.shape[0]))
+'''),
+]
