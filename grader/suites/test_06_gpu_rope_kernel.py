@@ -16,7 +16,18 @@ sin, interleaved=..., layout=...)`` builds the requested memory layout inside th
 (contiguous, transposed views of (B, T, H, D) storage, head slices of a fused QKV buffer), on the
 device Triton runs on, calls the learner's function and returns ``(result, inputs after the
 call)``; ``student.call_rope_autograd`` runs forward and backward through ``TritonRoPE.apply``.
-Input checks (ValueError) call the learner's functions directly.
+Input checks (ValueError) call the learner's functions directly; each error test also makes the valid
+call next to the bad one (D = 2, T = 1, tables of exactly the rows needed, an odd D with an even
+rotary_dim) through the harness.
+
+Property tests (hypothesis, grading profile: derandomized, the same examples for every learner)
+draw small sizes (T of 1 and past a 64-token block, D of 2 and with D / 2 no power of two, B, H_q
+and H_k independently), a dtype (float32, float16; bfloat16 only when the sandbox's kernels run on
+a GPU: under the interpreter the docstrings promise a ValueError instead, tested on its own), every
+harness layout (``strided`` puts NaN between channels, so a kernel that ignores the channel stride
+fails), each form of position_ids (none, an int offset, (B,) offsets, (B, T) ids, int32 or int64)
+with tables that fit exactly, rotary_dim (none, D, a partial one) and inplace; the inputs after
+each call are compared with the inputs before.
 
 Every reference is computed here, in float64, from the same float32 cos/sin tables the learner
 receives. Shapes stay small because Triton's interpreter costs about a millisecond per program.
@@ -27,17 +38,111 @@ leaves room for any correct order of operations while every catalogued mistake i
 float16: the float32 result is rounded once to float16, an error of at most 2^-11 |y| (half an
 ulp), so rtol=1e-3 with atol=1e-4 (for subnormals); a round trip rounds twice and each error is
 carried by the rotation at the scale of the pair's norm, so its atol is 4 * 2^-11 * max |pair|.
+bfloat16 (on a GPU only): one rounding to 8 significant bits, rtol=2^-8 (see BF16 below).
 Pass-through channels (rotary_dim and beyond) are copied, not computed: they are compared exactly.
 """
 import pytest
 import torch
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from grader.judge import (expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
-                          expect_true, fail)
+                          expect_true, fail, view)
+from grader.properties import grading, seeds, tensor
 from grader.sandbox import StudentCrashed
 
 FP32 = dict(rtol=1e-5, atol=1e-5)
 FP16 = dict(rtol=1e-3, atol=1e-4)
+# bfloat16 (GPU only): the float32 result is rounded once to 8 significant bits, at most 2^-9 |y|;
+# rtol 2^-8 leaves a factor 2 for the float32 arithmetic before it. bfloat16 has float32's exponent
+# range (no subnormals at these scales), so atol only covers float32 rounding near zero.
+BF16 = dict(rtol=2.0**-8, atol=1e-5)
+TOLERANCE = {torch.float32: FP32, torch.float16: FP16, torch.bfloat16: BF16}
+
+# -- what the property tests draw -----------------------------------------------------------------
+# Small sizes (Triton's interpreter runs each program in numpy), chosen so that every mask matters.
+SEQ_LENS = st.sampled_from([1, 2, 5, 37, 65])     # 1: a decoding step; 37, 65: not a multiple of a 64-token block
+HEAD_DIMS = st.sampled_from([2, 6, 16, 80])       # 2: one pair; 6, 80: D / 2 (3, 40) is no power of two
+BATCHES = st.sampled_from([1, 2])
+HEADS = st.sampled_from([(1, 1), (2, 1), (3, 2), (4, 1), (1, 3), (2, 2)])  # (H_q, H_k): MHA, GQA, MQA, more k heads
+KERNEL_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+DTYPE_NAMES = st.sampled_from(list(KERNEL_DTYPES))  # bfloat16 examples are dropped under the interpreter
+HARNESS_LAYOUTS = st.sampled_from(["contiguous", "transposed", "fused_qkv", "strided"])
+POSITION_FORMS = st.sampled_from(["default", "offset", "offsets", "ids"])
+ROTARY = st.sampled_from(["default", "full", "partial"])
+
+_DEVICE = {}
+
+
+def _on_gpu(student):
+    """Whether the sandbox's kernels run compiled on a CUDA device (bfloat16 allowed there).
+
+    The notebook's setup cell decides it from the sandbox's environment (TRITON_INTERPRET, a CUDA
+    device); the harness's probe reports where it puts tensors. Asked once, remembered for the run.
+    """
+    if "cuda" not in _DEVICE:
+        flag, _ = _harness(student.call_rope_rows, student.fixture("gpu_rope_kernel.kernel_device"),
+                           torch.zeros(1, 2), torch.ones(1, 1), torch.zeros(1, 1))
+        _DEVICE["cuda"] = bool(int(flag))
+    return _DEVICE["cuda"]
+
+
+def _kernel_dtype(student, name):
+    """The dtype called ``name``; a bfloat16 example is skipped under the interpreter (it needs a GPU)."""
+    if name == "bfloat16":
+        assume(_on_gpu(student))
+    return KERNEL_DTYPES[name]
+
+
+def _bfloat16_rule(student, valid, function, *args, what, **kwargs):
+    """bfloat16 inputs: ``valid()`` must pass on a GPU; under the interpreter ``function`` must raise ValueError."""
+    if _on_gpu(student):
+        valid()
+    else:
+        expect_raises(ValueError, function, *args, what=f"{what} under Triton's interpreter", **kwargs)
+
+
+def _rejects_other_devices(student, function, *args, what, **kwargs):
+    """On a GPU, CPU tensors given straight to ``function`` raise ValueError (nothing to check on the CPU)."""
+    if _on_gpu(student):
+        expect_raises(ValueError, function, *args, what=f"{what} with CPU tensors (Triton runs on the GPU)",
+                      **kwargs)
+
+
+def _draw_options(batch, seq_len, head_dim, rotary, positions, start, int32, seed):
+    """Keyword options for a drawn example and the table rows and width they need.
+
+    rotary: "default" (no rotary_dim), "full" (rotary_dim=D) or "partial" (2 * ceil(D / 4), all of
+    D when D = 2). positions: "default" (none given), "offset" (the int ``start``), "offsets" (a
+    (B,) tensor in [0, start], the last one start) or "ids" (a (B, T) tensor in [0, start + T), one
+    of them start + T - 1). Every form needs exactly start + T rows (T for "default").
+    """
+    options, rows = {}, seq_len
+    width = head_dim
+    if rotary != "default":
+        width = head_dim if rotary == "full" else min(head_dim, 2 * -(-head_dim // 4))
+        options["rotary_dim"] = width
+    gen = torch.Generator().manual_seed(seed + 17)
+    index_dtype = torch.int32 if int32 else torch.int64
+    if positions == "offset":
+        options["position_ids"], rows = start, start + seq_len
+    elif positions == "offsets":
+        offsets = torch.randint(0, start + 1, (batch,), generator=gen)
+        offsets[-1] = start
+        options["position_ids"], rows = offsets.to(index_dtype), start + seq_len
+    elif positions == "ids":
+        ids = torch.randint(0, start + seq_len, (batch, seq_len), generator=gen)
+        ids[-1, -1] = start + seq_len - 1
+        options["position_ids"], rows = ids.to(index_dtype), start + seq_len
+    return options, rows, width
+
+
+def _expect_left_alone(after, inputs, layout, interleaved=False, **at):
+    """q, k, cos and sin after an out-of-place call are exactly as they were."""
+    for label, before, now in zip(("q", "k", "cos", "sin"), inputs, after):
+        rotated = (_rope64(before, *inputs[2:], bool(interleaved), **at) if label in ("q", "k")
+                   else before.double())
+        _expect_unchanged(now, before, rotated, f"{label} after the call ({layout} inputs)")
 
 
 # -- inputs and references ----------------------------------------------------------------------
@@ -267,6 +372,53 @@ def test_rows_rejects_bad_shapes(student):
     expect_raises(ValueError, student.rope_rows_triton, x[None], cos, sin, what="rope_rows_triton with x (1, 8, 16)")
 
 
+@pytest.mark.exercise("rope_rows_triton", points=2)
+@grading(max_examples=6)
+@given(seq_len=SEQ_LENS, head_dim=HEAD_DIMS, dtype=DTYPE_NAMES, tables=st.sampled_from(["float32", "float64"]),
+       seed=seeds())
+def test_rows_property(student, seq_len, head_dim, dtype, tables, seed):
+    """Any T (1, past a block), any even D (2, 6, 80), float32/float16 x (bfloat16 on a GPU), float32/float64 tables."""
+    dtype = _kernel_dtype(student, dtype)
+    x = tensor(seed, seq_len, head_dim, dtype=dtype)
+    cos, sin = (t.to(getattr(torch, tables)) for t in _tables(seq_len, head_dim))  # "any float dtype"
+    after = _check_rows(student, x, cos, sin, TOLERANCE[dtype])
+    _expect_unchanged(after, x, _rope64(x, cos, sin), "x after the call")
+
+
+@pytest.mark.exercise("rope_rows_triton", points=1)
+def test_rows_rejects_non_contiguous_x(student):
+    """A non-contiguous x (a transposed view, a channel-strided slice) raises ValueError; a contiguous one works."""
+    x, cos, sin = _row_inputs(6, 8, seed=106)
+    for layout in ("transposed", "strided"):
+        expect_raises(ValueError, student.rope_rows_triton, view(x, layout), cos, sin,
+                      what=f"rope_rows_triton with a non-contiguous ({layout}) x of shape (6, 8)")
+    _check_rows(student, *_row_inputs(6, 8, seed=107))
+
+
+@pytest.mark.exercise("rope_rows_triton", points=1)
+def test_rows_rejects_unsupported_dtypes(student):
+    """float64 x raises ValueError, and bfloat16 under the interpreter (on a GPU it works); float16 works."""
+    x, cos, sin = _row_inputs(6, 8, seed=108, dtype=torch.float64)
+    expect_raises(ValueError, student.rope_rows_triton, x, cos, sin, what="rope_rows_triton with a float64 x")
+    bf16 = _row_inputs(6, 8, seed=109, dtype=torch.bfloat16)
+    _bfloat16_rule(student, lambda: _check_rows(student, *bf16, BF16), student.rope_rows_triton, *bf16,
+                   what="rope_rows_triton with a bfloat16 x")
+    _check_rows(student, *_row_inputs(6, 8, seed=110, dtype=torch.float16), FP16)
+    _rejects_other_devices(student, student.rope_rows_triton, *_row_inputs(6, 8, seed=110),
+                           what="rope_rows_triton")
+
+
+@pytest.mark.exercise("rope_rows_triton", points=1)
+def test_rows_rejects_tables_of_other_lengths(student):
+    """Tables with T + 1 rows, or sin of another shape than cos, raise ValueError; (1, 1) tables for x (1, 2) work."""
+    x, cos, sin = _row_inputs(6, 8, seed=111)
+    expect_raises(ValueError, student.rope_rows_triton, x, *_tables(7, 8),
+                  what="rope_rows_triton with (7, 4) tables for x (6, 8)")
+    expect_raises(ValueError, student.rope_rows_triton, x, cos, sin[:, :3],
+                  what="rope_rows_triton with cos (6, 4) and sin (6, 3)")
+    _check_rows(student, *_row_inputs(1, 2, seed=112))
+
+
 # -- step 2: rope_heads_triton (heads, q and k in one launch, strides) -----------------------------
 def _check_heads(student, q, k, cos, sin, layout="contiguous", tol=FP32):
     return _check_step(student, "rope_heads_triton", q, k, cos, sin, None, layout, tol)
@@ -326,6 +478,94 @@ def test_heads_reject_mismatched_inputs(student):
                   torch.cat([sin, sin], -1), what="rope_heads_triton with (8, 16) tables for head_dim 16")
 
 
+@pytest.mark.exercise("rope_heads_triton", points=3)
+@grading(max_examples=6)
+@given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, dtype=DTYPE_NAMES, layout=HARNESS_LAYOUTS,
+       seed=seeds())
+def test_heads_property(student, batch, heads, seq_len, head_dim, dtype, layout, seed):
+    """Any B, H_q and H_k (GQA, more k heads), T, even D, dtype and layout (channel stride 2 too); inputs untouched."""
+    dtype = _kernel_dtype(student, dtype)
+    inputs = _inputs(batch, *heads, seq_len, head_dim, seed=seed, dtype=dtype)
+    after = _check_heads(student, *inputs, layout=layout, tol=TOLERANCE[dtype])
+    _expect_left_alone(after, inputs, layout)
+
+
+
+@pytest.mark.exercise("rope_heads_triton", points=1)
+def test_heads_channel_strided(student):
+    """q, k, cos and sin with stride 2 along the channels (NaN between): addresses use x.stride(3) and cos.stride(1)."""
+    _check_heads(student, *_inputs(2, 3, 1, 7, 12, seed=129), layout="strided")
+
+def _rejects_wrong_ranks(student, name, **flag):
+    """q 3-D or k 5-D raise ValueError; the smallest valid call (B = H = T = 1, D = 2) works."""
+    q, k, cos, sin = _inputs(1, 2, 1, 6, 8, seed=131)
+    expect_raises(ValueError, getattr(student, name), q[0], k, cos, sin, what=f"{name} with a 3-D q (2, 6, 8)", **flag)
+    expect_raises(ValueError, getattr(student, name), q, k[None], cos, sin, what=f"{name} with a 5-D k (1, 1, 1, 6, 8)",
+                  **flag)
+    _check_step(student, name, *_inputs(1, 1, 1, 1, 2, seed=132), flag.get("interleaved"))
+
+
+def _rejects_other_batch_or_length(student, name, **flag):
+    """k with another B or T than q raises ValueError; another head count (3 k heads for 1 q head) works."""
+    q, _, cos, sin = _inputs(2, 2, 1, 6, 8, seed=133)
+    _, k_batch, _, _ = _inputs(1, 2, 1, 6, 8, seed=134)
+    _, k_length, _, _ = _inputs(2, 2, 1, 5, 8, seed=135)
+    expect_raises(ValueError, getattr(student, name), q, k_batch, cos, sin,
+                  what=f"{name} with q (2, 2, 6, 8) and k (1, 1, 6, 8)", **flag)
+    expect_raises(ValueError, getattr(student, name), q, k_length, cos, sin,
+                  what=f"{name} with q (2, 2, 6, 8) and k (2, 1, 5, 8)", **flag)
+    _check_step(student, name, *_inputs(2, 1, 3, 6, 8, seed=136), flag.get("interleaved"))
+
+
+def _rejects_odd_head_dim_and_other_tables(student, name, **flag):
+    """D = 7, tables with T + 1 rows, sin of another shape than cos: ValueError; (T, D // 2) tables work."""
+    q, k, _, _ = _inputs(1, 2, 1, 6, 7, seed=137)
+    expect_raises(ValueError, getattr(student, name), q, k, *_tables(6, 6),
+                  what=f"{name} with head_dim 7 and (6, 3) tables", **flag)
+    q, k, cos, sin = _inputs(1, 2, 1, 6, 8, seed=138)
+    expect_raises(ValueError, getattr(student, name), q, k, *_tables(7, 8),
+                  what=f"{name} with (7, 4) tables for T = 6", **flag)
+    expect_raises(ValueError, getattr(student, name), q, k, cos, sin[:, :3],
+                  what=f"{name} with cos (6, 4) and sin (6, 3)", **flag)
+    _check_step(student, name, q, k, cos, sin, flag.get("interleaved"))
+
+
+def _rejects_unsupported_dtypes(student, name, **flag):
+    """float64 q and k raise ValueError, bfloat16 too under the interpreter (on a GPU it works); float16 works."""
+    inputs = _inputs(1, 2, 1, 6, 8, seed=139, dtype=torch.float64)
+    expect_raises(ValueError, getattr(student, name), *inputs, what=f"{name} with float64 q and k", **flag)
+    bf16 = _inputs(1, 2, 1, 6, 8, seed=140, dtype=torch.bfloat16)
+    _bfloat16_rule(student, lambda: _check_step(student, name, *bf16, flag.get("interleaved"), tol=BF16),
+                   getattr(student, name), *bf16, what=f"{name} with bfloat16 q and k", **flag)
+    _check_step(student, name, *_inputs(1, 2, 1, 6, 8, seed=141, dtype=torch.float16), flag.get("interleaved"),
+                tol=FP16)
+    _rejects_other_devices(student, getattr(student, name), *_inputs(1, 2, 1, 6, 8, seed=141), what=name, **flag)
+
+
+@pytest.mark.exercise("rope_heads_triton", points=1)
+def test_heads_reject_wrong_ranks(student):
+    """A 3-D q or a 5-D k raises ValueError; the smallest valid call (B = H = T = 1, D = 2) works."""
+    _rejects_wrong_ranks(student, "rope_heads_triton")
+
+
+@pytest.mark.exercise("rope_heads_triton", points=1)
+def test_heads_reject_other_batch_or_length(student):
+    """k with another batch size or seq_len than q raises ValueError; another head count works."""
+    _rejects_other_batch_or_length(student, "rope_heads_triton")
+
+
+@pytest.mark.exercise("rope_heads_triton", points=1)
+def test_heads_reject_odd_head_dim_and_other_tables(student):
+    """head_dim 7, tables with T + 1 rows, sin of another shape than cos raise ValueError; (T, D // 2) works."""
+    _rejects_odd_head_dim_and_other_tables(student, "rope_heads_triton")
+
+
+@pytest.mark.exercise("rope_heads_triton", points=1)
+def test_heads_reject_unsupported_dtypes(student):
+    """float64 raises ValueError, bfloat16 too under the interpreter (on a GPU it works); float16 works."""
+    _rejects_unsupported_dtypes(student, "rope_heads_triton")
+
+
 # -- step 3: rope_interleaved_triton (both layouts, coalesced interleaved loads) --------------------
 def _check_layouts(student, q, k, cos, sin, interleaved, layout="contiguous", tol=FP32):
     return _check_step(student, "rope_interleaved_triton", q, k, cos, sin, interleaved, layout, tol)
@@ -369,6 +609,44 @@ def test_layouts_leave_inputs_unchanged(student):
     """q, k, cos and sin are unchanged after an interleaved call on transposed inputs."""
     _expect_inputs_unchanged(student, "rope_interleaved_triton", _inputs(1, 2, 2, 24, 32, seed=128),
                              "transposed", True)
+
+
+@pytest.mark.exercise("rope_interleaved_triton", points=3)
+@grading(max_examples=6)
+@given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, interleaved=st.booleans(),
+       dtype=DTYPE_NAMES, layout=HARNESS_LAYOUTS, seed=seeds())
+def test_layouts_property(student, batch, heads, seq_len, head_dim, interleaved, dtype, layout, seed):
+    """Both pair layouts over any B, H_q, H_k, T, even D (2, 6, 80), dtype and memory layout; inputs untouched."""
+    dtype = _kernel_dtype(student, dtype)
+    inputs = _inputs(batch, *heads, seq_len, head_dim, seed=seed, dtype=dtype)
+    after = _check_layouts(student, *inputs, interleaved, layout=layout, tol=TOLERANCE[dtype])
+    _expect_left_alone(after, inputs, layout, interleaved)
+
+
+
+@pytest.mark.exercise("rope_interleaved_triton", points=1)
+def test_layouts_channel_strided(student):
+    """Both layouts with stride 2 along the channels (NaN between): the interleaved load uses x.stride(3) too."""
+    for interleaved in (True, False):
+        _check_layouts(student, *_inputs(2, 2, 3, 7, 12, seed=130), interleaved, layout="strided")
+
+@pytest.mark.exercise("rope_interleaved_triton", points=1)
+def test_layouts_reject_wrong_ranks_and_sizes(student):
+    """Interleaved: a 3-D q, a 5-D k, k with another B or T raise ValueError; the smallest call and GQA work."""
+    _rejects_wrong_ranks(student, "rope_interleaved_triton", interleaved=True)
+    _rejects_other_batch_or_length(student, "rope_interleaved_triton", interleaved=True)
+
+
+@pytest.mark.exercise("rope_interleaved_triton", points=1)
+def test_layouts_reject_odd_head_dim_and_other_tables(student):
+    """Interleaved: head_dim 7, tables with T + 1 rows, sin unlike cos raise ValueError; (T, D // 2) works."""
+    _rejects_odd_head_dim_and_other_tables(student, "rope_interleaved_triton", interleaved=True)
+
+
+@pytest.mark.exercise("rope_interleaved_triton", points=1)
+def test_layouts_reject_unsupported_dtypes(student):
+    """Interleaved: float64 raises ValueError, bfloat16 too under the interpreter; float16 works."""
+    _rejects_unsupported_dtypes(student, "rope_interleaved_triton", interleaved=True)
 
 
 # -- step 4: rope_forward_triton (positions, partial rotary, in place) ------------------------------
@@ -502,6 +780,146 @@ def test_forward_rejects_mismatched_inputs(student):
                   torch.cat([sin, sin], -1), what="rope_forward_triton with (8, 16) tables for head_dim 16")
 
 
+@pytest.mark.exercise("rope_forward_triton", points=3)
+@grading(max_examples=7)
+@given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, rotary=ROTARY, positions=POSITION_FORMS,
+       start=st.integers(0, 40), spare_rows=st.sampled_from([0, 3]), int32=st.booleans(), interleaved=st.booleans(),
+       inplace=st.booleans(), dtype=DTYPE_NAMES, layout=HARNESS_LAYOUTS, seed=seeds())
+def test_forward_property(student, batch, heads, seq_len, head_dim, rotary, positions, start, spare_rows, int32,
+                          interleaved, inplace, dtype, layout, seed):
+    """Any sizes, rotary_dim, position_ids form (int, (B,), (B, T); tables that fit exactly), layout, dtype, inplace."""
+    dtype = _kernel_dtype(student, dtype)
+    q, k, _, _ = _inputs(batch, *heads, seq_len, head_dim, seed=seed, dtype=dtype)
+    options, rows, width = _draw_options(batch, seq_len, head_dim, rotary, positions, start, int32, seed)
+    cos, sin = _tables(rows + spare_rows, width)
+    # In place, the harness's contiguous q and k are (under the interpreter) the arguments themselves.
+    student.may_modify_arguments = inplace
+    try:
+        after = _check_forward(student, q, k, cos, sin, interleaved, layout, TOLERANCE[dtype], inplace=inplace,
+                               **options)
+    finally:
+        student.may_modify_arguments = False
+    at = {key: options[key] for key in ("position_ids", "rotary_dim") if key in options}
+    if not inplace:
+        _expect_left_alone(after, (q, k, cos, sin), layout, interleaved, **at)
+        return
+    for label, before, now in zip(("q", "k"), (q, k), after):
+        expect_close(now, _rope64(before, cos, sin, interleaved, **at),
+                     what=f"{label} after an inplace=True call ({layout}; it should hold the rotation)",
+                     mistakes={"the call was not done in place (the input is unchanged)": before.double()},
+                     **TOLERANCE[dtype])
+    for label, before, now in zip(("cos", "sin"), (cos, sin), after[2:]):
+        expect_equal(now, before, what=f"{label} after an inplace=True call")
+
+
+
+@pytest.mark.exercise("rope_forward_triton", points=1)
+def test_forward_channel_strided(student):
+    """Channel stride 2 (NaN between), (B, T) positions, rotary_dim 8 of 12, both layouts: addresses use strides."""
+    q, k, _, _ = _inputs(2, 3, 1, 5, 12, seed=233)
+    at = dict(position_ids=torch.tensor([[0, 1, 2, 3, 4], [7, 8, 9, 10, 11]]), rotary_dim=8)
+    for interleaved in (False, True):
+        _check_forward(student, q, k, *_tables(12, 8), interleaved, layout="strided", **at)
+
+@pytest.mark.exercise("rope_forward_triton", points=1)
+def test_forward_rejects_wrong_ranks_and_sizes(student):
+    """A 3-D q, k with another B or T raise ValueError; more k heads (3) than q heads (1) works."""
+    q, k, cos, sin = _inputs(2, 2, 1, 6, 8, seed=220)
+    expect_raises(ValueError, student.rope_forward_triton, q[0], k, cos, sin,
+                  what="rope_forward_triton with a 3-D q (2, 6, 8)")
+    expect_raises(ValueError, student.rope_forward_triton, q, k[:1], cos, sin,
+                  what="rope_forward_triton with q (2, 2, 6, 8) and k (1, 1, 6, 8)")
+    expect_raises(ValueError, student.rope_forward_triton, q, k[:, :, :5], cos, sin,
+                  what="rope_forward_triton with q (2, 2, 6, 8) and k (2, 1, 5, 8)")
+    _check_forward(student, *_inputs(2, 1, 3, 6, 8, seed=221), True)
+
+
+@pytest.mark.exercise("rope_forward_triton", points=1)
+def test_forward_rejects_rotary_dim_below_two(student):
+    """rotary_dim 0 or -2 raises ValueError; rotary_dim 2 (one pair) works."""
+    q, k, _, _ = _inputs(1, 2, 1, 6, 8, seed=223)
+    for rotary_dim, width in ((0, 0), (-2, 1)):
+        expect_raises(ValueError, student.rope_forward_triton, q, k, *_tables(6, 2 * width), rotary_dim=rotary_dim,
+                      what=f"rope_forward_triton with rotary_dim {rotary_dim} and (6, {width}) tables")
+    _check_forward(student, q, k, *_tables(6, 2), True, rotary_dim=2)
+
+
+@pytest.mark.exercise("rope_forward_triton", points=1)
+def test_forward_odd_head_dim_needs_an_even_rotary_dim(student):
+    """head_dim 7 without rotary_dim (or rotary_dim 7) raises ValueError; head_dim 7 with rotary_dim 6 works."""
+    q, k, _, _ = _inputs(2, 2, 1, 5, 7, seed=224)
+    expect_raises(ValueError, student.rope_forward_triton, q, k, *_tables(5, 6),
+                  what="rope_forward_triton with head_dim 7, no rotary_dim and (5, 3) tables")
+    expect_raises(ValueError, student.rope_forward_triton, q, k, *_tables(5, 6), rotary_dim=7,
+                  what="rope_forward_triton with head_dim 7, rotary_dim 7 and (5, 3) tables")
+    _check_forward(student, q, k, *_tables(5, 6), rotary_dim=6)
+
+
+@pytest.mark.exercise("rope_forward_triton", points=1)
+def test_forward_rejects_negative_positions_and_long_offsets(student):
+    """Offset -1, a position id -1, (B,) offsets -1 or running past the tables raise ValueError; exact fits work."""
+    q, k, cos, sin = _decode_inputs(225, n_positions=10, seq_len=4)  # B = 2, T = 4, 10 positions
+    bad = {"an int offset of -1": -1, "position_ids holding -1": torch.tensor([[0, 1, 2, 3], [-1, 0, 1, 2]]),
+           "(B,) offsets [0, -1]": torch.tensor([0, -1]),
+           "(B,) offsets [0, 7] (positions 7..10, 10 rows)": torch.tensor([0, 7])}
+    for label, position_ids in bad.items():
+        expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=position_ids,
+                      what=f"rope_forward_triton with {label} and 10-row tables")
+    for position_ids in (6, torch.tensor([[9, 0, 0, 0], [1, 2, 3, 9]])):  # the last row fits
+        _check_forward(student, q, k, cos, sin, position_ids=position_ids)
+
+
+@pytest.mark.exercise("rope_forward_triton", points=1)
+def test_forward_rejects_position_ids_of_wrong_shape(student):
+    """position_ids (B, T + 1), (B + 1,) or (B, T, 1) raise ValueError; a (B, T) int32 tensor works."""
+    q, k, cos, sin = _decode_inputs(226, n_positions=16, seq_len=4)  # B = 2, T = 4
+    bad = {"(2, 5)": torch.zeros(2, 5, dtype=torch.long), "(3,)": torch.zeros(3, dtype=torch.long),
+           "(2, 4, 1)": torch.zeros(2, 4, 1, dtype=torch.long)}
+    for shape, position_ids in bad.items():
+        expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=position_ids,
+                      what=f"rope_forward_triton with position_ids of shape {shape} for B = 2, T = 4")
+    _check_forward(student, q, k, cos, sin, position_ids=torch.tensor([[3, 1, 4, 1], [5, 9, 2, 6]], dtype=torch.int32))
+
+
+@pytest.mark.exercise("rope_forward_triton", points=1)
+def test_forward_rejects_float_position_ids(student):
+    """Floating-point position_ids (even whole numbers, (B, T) or (B,)) raise ValueError; int64 ones work."""
+    q, k, cos, sin = _decode_inputs(227, n_positions=16, seq_len=4)
+    rows = torch.tensor([[0.0, 1.0, 2.0, 3.0], [5.0, 6.0, 7.0, 8.0]])
+    for label, position_ids in (("(2, 4) float32", rows), ("(2,) float64", torch.tensor([0.0, 5.0]).double())):
+        expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=position_ids,
+                      what=f"rope_forward_triton with {label} position_ids")
+    _check_forward(student, q, k, cos, sin, position_ids=rows.long())
+
+
+@pytest.mark.exercise("rope_forward_triton", points=1)
+def test_forward_rejects_tables_that_differ(student):
+    """sin of another shape than cos, or 1-D tables, raise ValueError; (T, 1) tables for head_dim 2 work."""
+    q, k, cos, sin = _inputs(1, 2, 1, 6, 8, seed=228)
+    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin[:5],
+                  what="rope_forward_triton with cos (6, 4) and sin (5, 4)")
+    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin[:, :3],
+                  what="rope_forward_triton with cos (6, 4) and sin (6, 3)")
+    q2, k2, cos2, sin2 = _inputs(1, 2, 1, 6, 2, seed=229)
+    expect_raises(ValueError, student.rope_forward_triton, q2, k2, cos2[:, 0], sin2[:, 0],
+                  what="rope_forward_triton with 1-D (6,) tables for head_dim 2")
+    _check_forward(student, q2, k2, cos2, sin2, True)
+
+
+@pytest.mark.exercise("rope_forward_triton", points=1)
+def test_forward_rejects_unsupported_dtypes(student):
+    """float64 raises ValueError, bfloat16 too under the interpreter (on a GPU it works); float16 works."""
+    q, k, cos, sin = _inputs(1, 2, 1, 6, 8, seed=230, dtype=torch.float64)
+    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin,
+                  what="rope_forward_triton with float64 q and k")
+    bf16 = _inputs(1, 2, 1, 6, 8, seed=231, dtype=torch.bfloat16)
+    _bfloat16_rule(student, lambda: _check_forward(student, *bf16, tol=BF16, position_ids=0),
+                   student.rope_forward_triton, *bf16, what="rope_forward_triton with bfloat16 q and k")
+    _check_forward(student, *_inputs(1, 2, 1, 6, 8, seed=232, dtype=torch.float16), tol=FP16)
+    _rejects_other_devices(student, student.rope_forward_triton, *_inputs(1, 2, 1, 6, 8, seed=232),
+                           what="rope_forward_triton")
+
+
 @pytest.mark.exercise("rope_forward_triton", points=0, informational=True)
 def test_forward_bandwidth_on_a_gpu(student, record_property):
     """Informational, 0 points: GB/s and the ratio to a device-to-device copy on a CUDA device; skipped without one."""
@@ -598,6 +1016,56 @@ def test_backward_rejects_wrong_tables(student):
                   torch.cat([sin, sin], -1), what="rope_backward_triton with (8, 16) tables for head_dim 16")
 
 
+@pytest.mark.exercise("rope_backward_triton", points=2)
+@grading(max_examples=6)
+@given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, rotary=ROTARY, positions=POSITION_FORMS,
+       start=st.integers(0, 40), int32=st.booleans(), interleaved=st.booleans(), dtype=DTYPE_NAMES,
+       layout=HARNESS_LAYOUTS, seed=seeds())
+def test_backward_property(student, batch, heads, seq_len, head_dim, rotary, positions, start, int32, interleaved,
+                           dtype, layout, seed):
+    """Rotation by -θ over any sizes, rotary_dim, position_ids form, layout and dtype; the gradients untouched."""
+    dtype = _kernel_dtype(student, dtype)
+    g_q, g_k, _, _ = _inputs(batch, *heads, seq_len, head_dim, seed=seed, dtype=dtype)
+    options, rows, width = _draw_options(batch, seq_len, head_dim, rotary, positions, start, int32, seed)
+    cos, sin = _tables(rows, width)
+    after = _check_backward(student, g_q, g_k, cos, sin, interleaved, layout, TOLERANCE[dtype], **options)
+    for label, before, now in zip(("grad_q", "grad_k", "cos", "sin"), (g_q, g_k, cos, sin), after):
+        expect_equal(now, before, what=f"{label} after the call ({layout} inputs)")
+
+
+@pytest.mark.exercise("rope_backward_triton", points=1)
+def test_backward_rejects_bad_shapes_like_forward(student):
+    """A 3-D grad_q, grad_k with another B, an odd rotary_dim, sin unlike cos: ValueError; the smallest call works."""
+    g_q, g_k, cos, sin = _inputs(2, 2, 1, 6, 8, seed=39)
+    bad = {"a 3-D grad_q": ((g_q[0], g_k, cos, sin), {}),
+           "grad_q (2, 2, 6, 8) and grad_k (1, 1, 6, 8)": ((g_q, g_k[:1], cos, sin), {}),
+           "rotary_dim 3 and (6, 1) tables": ((g_q, g_k, *_tables(6, 2)), {"rotary_dim": 3}),
+           "cos (6, 4) and sin (6, 3)": ((g_q, g_k, cos, sin[:, :3]), {})}
+    for label, (args, kwargs) in bad.items():
+        expect_raises(ValueError, student.rope_backward_triton, *args, what=f"rope_backward_triton with {label}",
+                      **kwargs)
+    _check_backward(student, *_inputs(1, 1, 1, 1, 2, seed=39), True)
+
+
+@pytest.mark.exercise("rope_backward_triton", points=1)
+def test_backward_rejects_bad_positions_and_dtypes(student):
+    """Positions past the tables or negative, float or misshapen position_ids, float64 gradients: ValueError."""
+    g_q, g_k, cos, sin = _decode_inputs(45, n_positions=10, seq_len=4)
+    bad = {"an int offset of 7 (positions 7..10, 10 rows)": ((g_q, g_k, cos, sin), {"position_ids": 7}),
+           "a position id -1": ((g_q, g_k, cos, sin), {"position_ids": torch.tensor([[0, 1, 2, 3], [-1, 0, 1, 2]])}),
+           "float position_ids": ((g_q, g_k, cos, sin), {"position_ids": torch.tensor([0.0, 2.0])}),
+           "position_ids of shape (2, 5)": ((g_q, g_k, cos, sin),
+                                            {"position_ids": torch.zeros(2, 5, dtype=torch.long)}),
+           "float64 gradients": ((g_q.double(), g_k.double(), cos, sin), {})}
+    for label, (args, kwargs) in bad.items():
+        expect_raises(ValueError, student.rope_backward_triton, *args, what=f"rope_backward_triton with {label}",
+                      **kwargs)
+    bf16 = (g_q.bfloat16(), g_k.bfloat16(), cos, sin)
+    _bfloat16_rule(student, lambda: _check_backward(student, *bf16, tol=BF16, position_ids=6),
+                   student.rope_backward_triton, *bf16, what="rope_backward_triton with bfloat16 gradients")
+    _check_backward(student, g_q, g_k, cos, sin, position_ids=6)  # positions 6..9: the last row fits
+
+
 # -- TritonRoPE ---------------------------------------------------------------------------------
 def _check_autograd(student, q, k, cos, sin, interleaved=False, layout="contiguous", tol=FP32, seed=0, **at):
     gen = torch.Generator().manual_seed(seed + 1000)
@@ -611,6 +1079,7 @@ def _check_autograd(student, q, k, cos, sin, interleaved=False, layout="contiguo
     for got, g, what in ((d_q, g_q, "q.grad"), (d_k, g_k, "k.grad")):
         expect_true(got is not None, f"{what} is None after backward: did backward return a gradient for it?")
         expect_shape(got, tuple(g.shape), what=what)
+        expect_dtype(got, g.dtype, what=what)
         mistakes = _mistakes(g, cos, sin, interleaved, -1.0, **at)
         if interleaved:  # named before the generic layout mistake, which returns the same values
             mistakes = {"backward used the default layout: the interleaved flag was not kept on ctx":
@@ -651,3 +1120,32 @@ def test_autograd_positions_and_partial_rotary(student):
     q, k, _, _ = _inputs(2, 2, 1, 6, 32, seed=44)
     position_ids = torch.tensor([[*range(6)], [*range(30, 36)]])
     _check_autograd(student, q, k, *_tables(40, 16), seed=44, position_ids=position_ids, rotary_dim=16)
+
+
+@pytest.mark.exercise("TritonRoPE", points=2)
+@grading(max_examples=5)
+@given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, rotary=ROTARY, positions=POSITION_FORMS,
+       start=st.integers(0, 40), int32=st.booleans(), interleaved=st.booleans(), dtype=DTYPE_NAMES,
+       layout=st.sampled_from(["contiguous", "transposed", "strided"]), seed=seeds())
+def test_autograd_property(student, batch, heads, seq_len, head_dim, rotary, positions, start, int32, interleaved,
+                           dtype, layout, seed):
+    """Outputs by θ, gradients by -θ over any sizes, rotary_dim, position_ids form, layout, dtype."""
+    dtype = _kernel_dtype(student, dtype)
+    q, k, _, _ = _inputs(batch, *heads, seq_len, head_dim, seed=seed, dtype=dtype)
+    options, rows, width = _draw_options(batch, seq_len, head_dim, rotary, positions, start, int32, seed)
+    _check_autograd(student, q, k, *_tables(rows, width), interleaved, layout, TOLERANCE[dtype], seed=seed % 1000,
+                    **options)
+
+
+@pytest.mark.exercise("TritonRoPE", points=1)
+def test_autograd_rejects_bad_inputs_like_forward(student):
+    """Through apply: positions past the tables, an odd rotary_dim, float64 q and k raise ValueError."""
+    q, k, cos, sin = _decode_inputs(46, n_positions=10, seq_len=4)
+    grads = (torch.ones_like(q), torch.ones_like(k))
+    bad = {"position_ids=7 (positions 7..10, 10 rows)": ((q, k, cos, sin, *grads), {"position_ids": 7}),
+           "rotary_dim 3 and (10, 1) tables": ((q, k, *_tables(10, 2), *grads), {"rotary_dim": 3}),
+           "float64 q and k": ((q.double(), k.double(), cos, sin, *(g.double() for g in grads)), {})}
+    for label, (args, kwargs) in bad.items():
+        expect_raises(ValueError, student.call_rope_autograd, student.ref("TritonRoPE"), *args,
+                      what=f"TritonRoPE.apply with {label}", **kwargs)
+    _check_autograd(student, q, k, cos, sin, seed=46, position_ids=6)  # positions 6..9: the last row fits

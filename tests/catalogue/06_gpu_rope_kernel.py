@@ -164,3 +164,147 @@ WRONG_ANSWERS = [
         "position_ids=ctx.position_ids, rotary_dim=ctx.rotary_dim)", "rotary_dim=ctx.rotary_dim)")),
         feedback="position_ids were not kept on ctx"),
 ]
+
+# -- kinds of mistakes the property and error tests catch (issue 16) --------------------------------------
+_ROWS_DTYPE_CHECK = ('    if x.dtype not in allowed:\n'
+                     '        raise ValueError(f"x must be one of {allowed} here, got {x.dtype}")\n')
+_ROWS_CONTIGUOUS_CHECK = ('    if not x.is_contiguous():\n'
+                          '        raise ValueError("x must be contiguous (this kernel assumes row stride D); '
+                          'call x.contiguous() "\n'
+                          '                         "or use the strided kernel of the next step")\n')
+_HEADS_CHECKS = ('        if x.dtype not in allowed:\n'
+                 '            raise ValueError(f"{name} must be one of {allowed} here, got {x.dtype}")\n')
+_SHAPES_AGREE = "    if (k.shape[0], k.shape[2], k.shape[3]) != (batch, seq_len, head_dim):\n"
+_ODD_HEAD_DIM = ('    if head_dim % 2:\n'
+                 '        raise ValueError(f"head_dim must be even to form rotation pairs, got {head_dim}")\n')
+_TABLES_CHECK = "    if tuple(cos.shape) != (seq_len, half) or tuple(sin.shape) != (seq_len, half):\n"
+_INTERLEAVED_VALIDATION_START = ('    allowed = (torch.float16, torch.float32) if INTERPRET '
+                                 'else (torch.float16, torch.float32, torch.bfloat16)\n')
+_POSITION_SHAPE_CHECK = ('        if tuple(pos.shape) != (batch, seq_len):\n'
+                         '            raise ValueError(f"position_ids must have shape (B, T) = ({batch}, {seq_len}) '
+                         'or (B,), got "\n'
+                         '                             f"{tuple(position_ids.shape)}")\n')
+
+
+def _without_validation(exercise: str) -> str:
+    """The solution's cell for ``exercise`` with its whole input validation removed (shapes still read)."""
+    source = _exercise_source(exercise)
+    start = source.index(_INTERLEAVED_VALIDATION_START)
+    end = source.index("    q_out = torch.empty(")
+    return source[:start] + ("    (batch, n_q_heads, seq_len, head_dim), n_k_heads = q.shape, k.shape[1]\n"
+                             "    half = head_dim // 2\n") + source[end:]
+
+
+WRONG_ANSWERS += [
+    # -- rope_rows_triton --------------------------------------------------------------------------------
+    WrongAnswer(_ROWS, "dtype not checked: a float64 x is accepted", _mutant(_ROWS, (_ROWS_DTYPE_CHECK, ""))),
+    WrongAnswer(_ROWS, "contiguity not checked: a non-contiguous x is read as if contiguous", _mutant(
+        _ROWS, (_ROWS_CONTIGUOUS_CHECK, ""))),
+    WrongAnswer(_ROWS, "returns float32 for a float16 x", _mutant(_ROWS, (
+        "out = torch.empty_like(x)", "out = torch.empty_like(x, dtype=torch.float32)")), feedback="dtype"),
+    WrongAnswer(_ROWS, "only the tables' width checked: tables with other row counts or sin unlike cos accepted",
+                _mutant(_ROWS, ("    if tuple(cos.shape) != (seq_len, half) or tuple(sin.shape) != (seq_len, half):\n",
+                                "    if cos.shape[-1] != half:\n"))),
+    # -- rope_heads_triton -------------------------------------------------------------------------------
+    WrongAnswer(_HEADS, "unit channel stride assumed (x.stride(3) ignored)", _mutant(
+        _HEADS, ("x1 = tl.load(x_rows + j * stride_xd,", "x1 = tl.load(x_rows + j,"),
+        ("x2 = tl.load(x_rows + (j + half_dim) * stride_xd,", "x2 = tl.load(x_rows + (j + half_dim),"))),
+    WrongAnswer(_HEADS, "tables' column stride ignored (cos.stride(1) taken as 1)", _mutant(
+        _HEADS, ("cos_ptr + t[:, None] * stride_ct + j[None, :] * stride_cd",
+                 "cos_ptr + t[:, None] * stride_ct + j[None, :]"),
+        ("sin_ptr + t[:, None] * stride_st + j[None, :] * stride_sd",
+         "sin_ptr + t[:, None] * stride_st + j[None, :]"))),
+    WrongAnswer(_HEADS, "only head_dim compared: k with another batch size or seq_len accepted", _mutant(
+        _HEADS, (_SHAPES_AGREE, "    if k.shape[3] != head_dim:\n"))),
+    WrongAnswer(_HEADS, "odd head_dim not rejected", _mutant(_HEADS, (_ODD_HEAD_DIM, ""))),
+    WrongAnswer(_HEADS, "dtype not checked: float64 q and k accepted", _mutant(_HEADS, (_HEADS_CHECKS, ""))),
+    # -- rope_interleaved_triton -------------------------------------------------------------------------
+    WrongAnswer(_LAYOUTS, "no input validation (step 2's checks not carried over)", _without_validation(_LAYOUTS)),
+    WrongAnswer(_LAYOUTS, "interleaved load assumes a unit channel stride", _mutant(_LAYOUTS, (
+        "x = tl.load(x_rows + d * stride_xd, mask=mask, other=0.0)", "x = tl.load(x_rows + d, mask=mask, other=0.0)"))),
+    WrongAnswer(_LAYOUTS, "only cos's shape checked (sin unlike cos accepted)", _mutant(_LAYOUTS, (
+        _TABLES_CHECK, "    if tuple(cos.shape) != (seq_len, half):\n"))),
+    WrongAnswer(_LAYOUTS, "dtype not checked: float64 q and k accepted", _mutant(_LAYOUTS, (_HEADS_CHECKS, ""))),
+    # -- rope_forward_triton -----------------------------------------------------------------------------
+    WrongAnswer(_FWD, "float position_ids cast to int64 instead of rejected", _mutant(_FWD, (
+        "        pos = position_ids\n"
+        "        if pos.dtype not in (torch.int32, torch.int64) or pos.device.type != DEVICE.type:",
+        "        pos = position_ids.long()\n"
+        "        if pos.device.type != DEVICE.type:"))),
+    WrongAnswer(_FWD, "only int64 position_ids accepted (int32 rejected)", _mutant(_FWD, (
+        "if pos.dtype not in (torch.int32, torch.int64) or", "if pos.dtype != torch.int64 or"))),
+    WrongAnswer(_FWD, "shape of a (B, T) position_ids not checked", _mutant(_FWD, (_POSITION_SHAPE_CHECK, ""))),
+    WrongAnswer(_FWD, "negative positions not rejected", _mutant(
+        _FWD, ("if offset < 0 or offset + seq_len > n_positions:", "if offset + seq_len > n_positions:"),
+        ("pos.min().item() < 0 or pos.max().item() >= n_positions", "pos.max().item() >= n_positions"))),
+    WrongAnswer(_FWD, "off by one: tables of exactly offset + T rows rejected", _mutant(_FWD, (
+        "if offset < 0 or offset + seq_len > n_positions:", "if offset < 0 or offset + seq_len >= n_positions:"))),
+    WrongAnswer(_FWD, "odd head_dim rejected even with an even rotary_dim", _mutant(_FWD, (
+        "    rotary_dim = head_dim if rotary_dim is None else rotary_dim\n",
+        "    if head_dim % 2:\n"
+        "        raise ValueError(f\"head_dim must be even, got {head_dim}\")\n"
+        "    rotary_dim = head_dim if rotary_dim is None else rotary_dim\n"))),
+    WrongAnswer(_FWD, "rotary_dim 0 accepted (only the upper bound checked)", _mutant(_FWD, (
+        "or not 0 < rotary_dim <= head_dim", "or rotary_dim > head_dim"))),
+    WrongAnswer(_FWD, "half-split tile assumes a unit channel stride", _mutant(
+        _FWD, ("x1 = tl.load(x_rows + j * stride_xd,", "x1 = tl.load(x_rows + j,"),
+        ("x2 = tl.load(x_rows + (j + half_rot) * stride_xd,", "x2 = tl.load(x_rows + (j + half_rot),"))),
+    # -- rope_backward_triton ----------------------------------------------------------------------------
+    WrongAnswer(_BWD, "float32 gradients returned for half-precision gradients", _mutant(_BWD, (
+        _BWD_CALL, _BWD_CALL.replace("_rope_launch(grad_q, grad_k,", "_rope_launch(grad_q.float(), grad_k.float(),"))),
+        feedback="dtype"),
+    WrongAnswer(_BWD, "an int offset dropped: gradients rotated from position 0", _mutant(_BWD, (
+        _BWD_CALL, _BWD_CALL.replace("position_ids=position_ids",
+                                     "position_ids=position_ids if torch.is_tensor(position_ids) else None")))),
+    # -- TritonRoPE --------------------------------------------------------------------------------------
+    WrongAnswer(_FN, "rotary_dim not kept for backward", _mutant(_FN, (
+        "position_ids=ctx.position_ids, rotary_dim=ctx.rotary_dim)", "position_ids=ctx.position_ids)"))),
+    WrongAnswer(_FN, "position_ids saved with save_for_backward (an int offset cannot be)", _mutant(
+        _FN, ("ctx.save_for_backward(cos, sin)\n"
+              "        ctx.interleaved, ctx.position_ids, ctx.rotary_dim = interleaved, position_ids, rotary_dim",
+              "ctx.save_for_backward(cos, sin, position_ids)\n"
+              "        ctx.interleaved, ctx.rotary_dim = interleaved, rotary_dim"),
+        ("cos, sin = ctx.saved_tensors", "cos, sin, position_ids = ctx.saved_tensors"),
+        ("position_ids=ctx.position_ids,", "position_ids=position_ids,"))),
+    WrongAnswer(_FN, "forward computes in float32 (q.float()): float32 outputs for half inputs", _mutant(_FN, (
+        "return rope_forward_triton(q, k, cos, sin,", "return rope_forward_triton(q.float(), k.float(), cos, sin,")),
+        feedback="dtype"),
+]
+
+CORRECT_VARIANTS = [
+    (_ROWS, "tables cast to contiguous float32 on the host", _mutant(_ROWS, (
+        "cos, sin = cos.contiguous(), sin.contiguous()",
+        "cos, sin = cos.float().contiguous(), sin.float().contiguous()"))),
+    (_ROWS, "one program per 16 tokens whatever T", _mutant(_ROWS, (
+        "block_t = min(64, triton.next_power_of_2(seq_len))", "block_t = 16"))),
+    (_HEADS, "tables made contiguous float32 before the launch", _mutant(_HEADS, (
+        "    q_out = torch.empty(q.shape, dtype=q.dtype, device=q.device)  # contiguous, whatever q's strides\n",
+        "    cos, sin = cos.float().contiguous(), sin.float().contiguous()\n"
+        "    q_out = torch.empty(q.shape, dtype=q.dtype, device=q.device)  # contiguous, whatever q's strides\n"))),
+    (_LAYOUTS, "interleaved pairs read with two strided loads (2j and 2j + 1)", _mutant(_LAYOUTS, (
+        "        x = tl.load(x_rows + d * stride_xd, mask=mask, other=0.0).to(tl.float32)  # one contiguous load\n"
+        "        x1, x2 = tl.split(tl.reshape(x, (BLOCK_T, BLOCK_H, BLOCK_D2, 2)))          # even, odd channels\n"
+        "        y = tl.join(x1 * cos - x2 * sin, x2 * cos + x1 * sin)                       # (..., BLOCK_D2, 2)\n"
+        "        y = tl.reshape(y, (BLOCK_T, BLOCK_H, 2 * BLOCK_D2))\n"
+        "        tl.store(out_rows + d * stride_od, y.to(out_ptr.dtype.element_ty), mask=mask)\n",
+        "        j = tl.arange(0, BLOCK_D2).to(tl.int64)[None, None, :]\n"
+        "        pairs = rows & (j < half_dim)\n"
+        "        x1 = tl.load(x_rows + 2 * j * stride_xd, mask=pairs, other=0.0).to(tl.float32)\n"
+        "        x2 = tl.load(x_rows + (2 * j + 1) * stride_xd, mask=pairs, other=0.0).to(tl.float32)\n"
+        "        tl.store(out_rows + 2 * j * stride_od, (x1 * cos - x2 * sin).to(out_ptr.dtype.element_ty),\n"
+        "                 mask=pairs)\n"
+        "        tl.store(out_rows + (2 * j + 1) * stride_od, (x2 * cos + x1 * sin).to(out_ptr.dtype.element_ty),\n"
+        "                 mask=pairs)\n"))),
+    (_FWD, "inplace computed out of place, then copied into q and k", _mutant(
+        _FWD, ("    if inplace:\n        q_out, k_out = q, k\n    else:\n",
+               "    if True:\n"),
+        ("COPY_PASS=(not inplace) and rotary_dim < head_dim", "COPY_PASS=rotary_dim < head_dim"),
+        ("    return q_out, k_out\n", "    if inplace:\n        q.copy_(q_out)\n        k.copy_(k_out)\n"
+                                    "        return q, k\n    return q_out, k_out\n"))),
+    (_BWD, "the forward rotation with -sin", _mutant(_BWD, (
+        _BWD_CALL, _BWD_CALL.replace("cos, sin, interleaved, backward=True",
+                                     "cos, -sin, interleaved, backward=False")))),
+    (_FN, "backward calls rope_forward_triton with -sin", _mutant(_FN, (
+        "grad_q, grad_k = rope_backward_triton(grad_q_rot, grad_k_rot, cos, sin, ctx.interleaved,",
+        "grad_q, grad_k = rope_forward_triton(grad_q_rot, grad_k_rot, cos, -sin, ctx.interleaved,"))),
+]
