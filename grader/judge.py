@@ -281,7 +281,8 @@ EXAMPLE_CHARS = 400
 """A property test's failing example is cut to this many characters in the feedback."""
 
 
-_EXAMPLE_NOTES = ("Failing test case:", "Falsifying example:")
+_EXAMPLE_NOTES = ("Failing test case:", "Failing explicit example:", "Falsifying example:",
+                  "Falsifying explicit example:")
 """How hypothesis begins the note that holds a failing example (newer and older wordings)."""
 
 

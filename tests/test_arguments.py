@@ -103,13 +103,14 @@ def test_the_inline_check_reports_changed_arguments_too():
 
 SUITE = '''
 import pytest, torch
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 from grader.judge import expect_close
 from grader.properties import grading
 
 @pytest.mark.exercise("halve", points=1)
 @grading(max_examples=20)
 @given(n=st.integers(1, 50))
+@example(n=3)
 def test_halve_property(student, n):
     """halve divides by two."""
     x = torch.arange(float(n))
@@ -143,6 +144,9 @@ def halve_in_place(x):
     named = results["test_halve_in_place_named"]
     assert named.status == FAILED and "changed its input `x` in place" in named.output
     assert {r.status for r in results.values()} == {FAILED}
+    namespace["halve"] = lambda x: x / 2 if x.numel() != 3 else x
+    explicit = run_suite("toy", inline._in_process(namespace), exercises={"halve"})
+    assert "[failing example: test_halve_property(n=3)]" in explicit[0].output
     namespace["halve"] = lambda x: x / 2
     again = run_suite("toy", inline._in_process(namespace), exercises={"halve"})
     assert [r.status for r in again] == [PASSED]

@@ -93,3 +93,42 @@ def test_llama3_matches_hf(solution, d, base, orig, s, factors):
                      low_freq_factor=factors[0], high_freq_factor=factors[1])
     theirs, _ = _hf("llama3", config)
     torch.testing.assert_close(ours, theirs, rtol=RTOL, atol=0)
+
+
+# The explicit examples of the hidden property tests: ramp ends that coincide (at 0 and at d - 1),
+# a high end past d/2 - 1 and one clamped to d - 1, bases and scales that are not whole numbers.
+EDGE_YARN = [(32, 1e4, 5, 4.0, (32.0, 1.0)), (8, 2.0, 700, 2.5, (32.0, 1.0)), (128, 1e4, 60000, 8.0, (32.0, 1.0)),
+             (4, 1.5, 445, 3.0, (64.0, 0.5)), (4, 1e4, 1, 2.0, (32.0, 1.0)), (8, 1.5, 64, 2.0, (32.0, 1.0)),
+             (64, 12345.6, 3000, 2.75, (20.5, 1.5))]
+
+
+@pytest.mark.parametrize("d, base, orig, s, betas", EDGE_YARN)
+def test_yarn_edges_match_hf(solution, d, base, orig, s, betas):
+    inv_freq, factor = solution(NAME).yarn_inv_freq(d, base, s, orig, *betas)
+    config = _config(d, base, "yarn", int(orig * s), factor=s, original_max_position_embeddings=orig,
+                     beta_fast=betas[0], beta_slow=betas[1])
+    theirs, their_factor = _hf("yarn", config)
+    torch.testing.assert_close(inv_freq.double(), theirs, rtol=RTOL, atol=0)
+    assert factor == pytest.approx(their_factor, rel=1e-12)
+
+
+EDGE_LLAMA3 = [(2, 1e4, 8, 4.0, (1.0, 4.0)), (2, 5e5, 8192, 8.0, (1.0, 4.0)), (16, 1.5, 64, 8.0, (1.0, 4.0)),
+               (64, 5e5, 8192, 8.0, (0.5, 0.6)), (32, 12345.6, 777, 2.75, (0.3, 5.5))]
+
+
+@pytest.mark.parametrize("d, base, orig, s, factors", EDGE_LLAMA3)
+def test_llama3_edges_match_hf(solution, d, base, orig, s, factors):
+    ours = solution(NAME).llama3_inv_freq(d, base, s, orig, *factors).double()
+    config = _config(d, base, "llama3", int(orig * s), factor=s, original_max_position_embeddings=orig,
+                     low_freq_factor=factors[0], high_freq_factor=factors[1])
+    theirs, _ = _hf("llama3", config)
+    torch.testing.assert_close(ours, theirs, rtol=RTOL, atol=0)
+
+
+@pytest.mark.parametrize("d, base, orig, s", [(4, 1e4, 128, 2.5), (34, 777.7, 300, 1.0), (8, 5e5, 1, 3.25)])
+@pytest.mark.parametrize("multiple", [0.25, 1.0, 2.6])
+def test_dynamic_edges_match_hf(solution, d, base, orig, s, multiple):
+    seq_len = max(1, int(multiple * orig))
+    new_base = solution(NAME).dynamic_ntk_base(base, s, d, seq_len, orig)
+    theirs, _ = _hf("dynamic", _config(d, base, "dynamic", orig, factor=s), seq_len=seq_len)
+    torch.testing.assert_close(_theta(d, new_base), theirs, rtol=RTOL, atol=0)

@@ -230,3 +230,246 @@ def passkey_accuracy(generate_fn, lengths, depths, trials):
     return accuracy
 '''),
 ]
+
+# -- mistakes that only the property tests and the error tests of each kind catch ------------------
+_PROMPT_TAIL = '''
+    at = min(boundaries, key=lambda b: (abs(b - depth * n_filler), b))
+    return filler[:at] + needle + filler[at:] + QUESTION
+'''
+
+WRONG_ANSWERS += [
+    # -- linear_scaling_inv_freq ------------------------------------------------------------------
+    WrongAnswer("linear_scaling_inv_freq", "divides inv_freq in place", _PI + '''
+    inv_freq /= scale
+    return inv_freq.float()
+''', feedback="in place"),
+    WrongAnswer("linear_scaling_inv_freq", "divides in the input's half precision", _PI + '''
+    return (inv_freq / scale).float()
+''', feedback="half precision"),
+    WrongAnswer("linear_scaling_inv_freq", "accepts a 0-D inv_freq (checks only dim > 1)", '''
+def linear_scaling_inv_freq(inv_freq, scale):
+    if inv_freq.dim() > 1 or scale < 1:
+        raise ValueError("bad input")
+    return (inv_freq.double() / scale).float()
+'''),
+    # -- ntk_aware_base ---------------------------------------------------------------------------
+    WrongAnswer("ntk_aware_base", "base not validated", '''
+def ntk_aware_base(base, scale, head_dim):
+    if head_dim < 4 or head_dim % 2 or scale < 1:
+        raise ValueError("bad input")
+    return float(base) * float(scale) ** (head_dim / (head_dim - 2))
+'''),
+    WrongAnswer("ntk_aware_base", "base <= 1 rejected (the docstring allows any base > 0)", '''
+def ntk_aware_base(base, scale, head_dim):
+    if head_dim < 4 or head_dim % 2 or base <= 1 or scale < 1:
+        raise ValueError("bad input")
+    return float(base) * float(scale) ** (head_dim / (head_dim - 2))
+'''),
+    WrongAnswer("ntk_aware_base", "head_dim 4 rejected (head_dim <= 4)", '''
+def ntk_aware_base(base, scale, head_dim):
+    if head_dim <= 4 or head_dim % 2 or base <= 0 or scale < 1:
+        raise ValueError("bad input")
+    return float(base) * float(scale) ** (head_dim / (head_dim - 2))
+'''),
+    WrongAnswer("ntk_aware_base", "scale truncated to an integer", _NTK + '''
+    return float(base) * int(scale) ** (head_dim / (head_dim - 2))
+'''),
+    # -- dynamic_ntk_base -------------------------------------------------------------------------
+    WrongAnswer("dynamic_ntk_base", "original length not validated (ZeroDivisionError on 0)", '''
+def dynamic_ntk_base(base, scale, head_dim, seq_len, original_max_position_embeddings):
+    if head_dim < 4 or head_dim % 2 or base <= 0 or scale < 1 or seq_len < 1:
+        raise ValueError("bad input")
+    L0 = original_max_position_embeddings
+    return base * (scale * max(seq_len, L0) / L0 - (scale - 1)) ** (head_dim / (head_dim - 2))
+'''),
+    WrongAnswer("dynamic_ntk_base", "only odd head_dim rejected (head_dim 2 divides by zero)", '''
+def dynamic_ntk_base(base, scale, head_dim, seq_len, original_max_position_embeddings):
+    L0 = original_max_position_embeddings
+    if head_dim % 2 or base <= 0 or scale < 1 or seq_len < 1 or L0 < 1:
+        raise ValueError("bad input")
+    return base * (scale * max(seq_len, L0) / L0 - (scale - 1)) ** (head_dim / (head_dim - 2))
+'''),
+    WrongAnswer("dynamic_ntk_base", "base not validated", '''
+def dynamic_ntk_base(base, scale, head_dim, seq_len, original_max_position_embeddings):
+    L0 = original_max_position_embeddings
+    if head_dim < 4 or head_dim % 2 or scale < 1 or seq_len < 1 or L0 < 1:
+        raise ValueError("bad input")
+    return base * (scale * max(seq_len, L0) / L0 - (scale - 1)) ** (head_dim / (head_dim - 2))
+'''),
+    WrongAnswer("dynamic_ntk_base", "seq_len checked with == 0 (negative lengths accepted)", '''
+def dynamic_ntk_base(base, scale, head_dim, seq_len, original_max_position_embeddings):
+    L0 = original_max_position_embeddings
+    if head_dim < 4 or head_dim % 2 or base <= 0 or scale < 1 or seq_len == 0 or L0 < 1:
+        raise ValueError("bad input")
+    return base * (scale * max(seq_len, L0) / L0 - (scale - 1)) ** (head_dim / (head_dim - 2))
+'''),
+    WrongAnswer("dynamic_ntk_base", "scale truncated to an integer", _DYN + '''
+    scale = int(scale)
+    return base * (scale * L / L0 - (scale - 1)) ** (d / (d - 2))
+'''),
+    # -- yarn_inv_freq ----------------------------------------------------------------------------
+    WrongAnswer("yarn_inv_freq", "high clamped to head_dim // 2 - 1",
+                _yarn().replace("head_dim - 1)", "head_dim // 2 - 1)"), feedback="head_dim // 2 - 1"),
+    WrongAnswer("yarn_inv_freq", "no + 0.001 when the ends coincide (0 / 0)",
+                _yarn().replace("high += 0.001", "pass")),
+    WrongAnswer("yarn_inv_freq", "head_dim 2 accepted (only odd head_dim rejected)",
+                _yarn().replace("head_dim < 4 or ", "")),
+    WrongAnswer("yarn_inv_freq", "base only checked > 0", _yarn().replace("base <= 1", "base <= 0")),
+    WrongAnswer("yarn_inv_freq", "beta_slow > 0 not checked", _yarn().replace(
+        "not beta_fast > beta_slow > 0", "not beta_fast > beta_slow")),
+    WrongAnswer("yarn_inv_freq", "high not clamped to head_dim - 1",
+                _yarn().replace("min(math.ceil(cut(beta_slow)), head_dim - 1)", "math.ceil(cut(beta_slow))")),
+    WrongAnswer("yarn_inv_freq", "scale truncated to an integer", _yarn().replace("theta / scale", "theta / int(scale)")),
+    # -- llama3_inv_freq --------------------------------------------------------------------------
+    WrongAnswer("llama3_inv_freq", "low_freq_factor > 0 not checked",
+                _llama3().replace("not 0 < low_freq_factor < high_freq_factor", "not low_freq_factor < high_freq_factor")),
+    WrongAnswer("llama3_inv_freq", "original length not validated", _llama3()),
+    WrongAnswer("llama3_inv_freq", "head_dim 2 rejected (head_dim < 4)", _llama3().replace("head_dim < 2", "head_dim < 4")),
+    WrongAnswer("llama3_inv_freq", "base not validated", _llama3().replace("base <= 1 or ", "")),
+    WrongAnswer("llama3_inv_freq", "scale truncated to an integer", _llama3(divided="theta / int(scale)")),
+    # -- passkey_prompt ---------------------------------------------------------------------------
+    WrongAnswer("passkey_prompt", "n_filler with the unformatted NEEDLE template (4 characters short)",
+                _PROMPT_HEAD.replace("n_filler = context_length - len(needle)", "n_filler = context_length - len(NEEDLE)")
+                + '''
+    rng = np.random.default_rng(rng)''' + _FILL + _PROMPT_TAIL),
+    WrongAnswer("passkey_prompt", "needle length hard-coded for a 5-digit passkey",
+                _PROMPT_HEAD.replace("n_filler = context_length - len(needle)", "n_filler = context_length - 23")
+                + '''
+    rng = np.random.default_rng(rng)''' + _FILL + _PROMPT_TAIL),
+    WrongAnswer("passkey_prompt", "tie goes to the later boundary", _PROMPT_HEAD + '''
+    rng = np.random.default_rng(rng)''' + _FILL + '''
+    at = min(boundaries, key=lambda b: (abs(b - depth * n_filler), -b))
+    return filler[:at] + needle + filler[at:] + QUESTION
+''', feedback="earlier one wins"),
+    WrongAnswer("passkey_prompt", "exact fit rejected (n_filler <= 0)",
+                _PROMPT_HEAD.replace("if n_filler < 0:", "if n_filler <= 0:") + '''
+    rng = np.random.default_rng(rng)''' + _FILL + _PROMPT_TAIL),
+    # -- passkey_accuracy -------------------------------------------------------------------------
+    WrongAnswer("passkey_accuracy", "accuracy rounded to 2 decimals", _accuracy(result="round(hits / trials, 2)"),
+                feedback="rounded"),
+    WrongAnswer("passkey_accuracy", "a fresh generator per cell", _accuracy().replace(
+        "            hits = 0\n", "            hits = 0\n            rng = np.random.default_rng(0)\n"),
+        feedback="fresh np.random.default_rng(0)"),
+    WrongAnswer("passkey_accuracy", "prompts drawn from their own generator", _accuracy().replace(
+        "passkey, rng)", "passkey, 0)")),
+    WrongAnswer("passkey_accuracy", "passkey drawn from integers(10000, 99999)", _accuracy().replace(
+        "10000, 100000", "10000, 99999")),
+    WrongAnswer("passkey_accuracy", "empty depths not rejected", _accuracy().replace(
+        " or len(depths) == 0", "")),
+    WrongAnswer("passkey_accuracy", "trials checked with == 0", _accuracy().replace("trials < 1", "trials == 0")),
+]
+
+CORRECT_VARIANTS = [
+    ("linear_scaling_inv_freq", "divides in float32 on a copy", '''
+def linear_scaling_inv_freq(inv_freq, scale):
+    if inv_freq.ndim != 1:
+        raise ValueError("inv_freq must be 1-D")
+    if scale < 1:
+        raise ValueError("scale must be >= 1")
+    out = inv_freq.to(torch.float32, copy=True)
+    out /= scale
+    return out
+'''),
+    ("ntk_aware_base", "exp and log", '''
+def ntk_aware_base(base, scale, head_dim):
+    if head_dim < 4 or head_dim % 2 or base <= 0 or scale < 1:
+        raise ValueError("bad input")
+    return math.exp(math.log(base) + head_dim / (head_dim - 2) * math.log(scale))
+'''),
+    ("dynamic_ntk_base", "base unchanged up to L_orig, written as a branch", '''
+def dynamic_ntk_base(base, scale, head_dim, seq_len, original_max_position_embeddings):
+    if head_dim < 4 or head_dim % 2 or base <= 0 or scale < 1:
+        raise ValueError("bad input")
+    if seq_len < 1 or original_max_position_embeddings < 1:
+        raise ValueError("bad length")
+    if seq_len <= original_max_position_embeddings:
+        return float(base)
+    ratio = (scale * seq_len - (scale - 1) * original_max_position_embeddings) / original_max_position_embeddings
+    return base * ratio ** (head_dim / (head_dim - 2))
+'''),
+    ("yarn_inv_freq", "Hugging Face's float32 computation", '''
+def yarn_inv_freq(head_dim, base, scale, original_max_position_embeddings, beta_fast=32.0, beta_slow=1.0):
+    if head_dim < 4 or head_dim % 2 or base <= 1 or scale < 1 or original_max_position_embeddings < 1:
+        raise ValueError("bad input")
+    if not (beta_fast > beta_slow and beta_slow > 0):
+        raise ValueError("bad betas")
+    dim, L = head_dim, original_max_position_embeddings
+
+    def find_correction_dim(num_rotations):
+        return (dim * math.log(L / (num_rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    low = max(math.floor(find_correction_dim(beta_fast)), 0)
+    high = min(math.ceil(find_correction_dim(beta_slow)), dim - 1)
+    if low == high:
+        high += 0.001
+    linear = (torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low)
+    ramp = torch.clamp(linear, 0, 1)
+    pos_freqs = base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim)
+    extrapolation = 1.0 / pos_freqs
+    interpolation = 1.0 / (scale * pos_freqs)
+    extrapolation_factor = 1 - ramp
+    inv_freq = interpolation * (1 - extrapolation_factor) + extrapolation * extrapolation_factor
+    return inv_freq, (0.1 * math.log(scale) + 1.0) if scale > 1 else 1.0
+'''),
+    ("llama3_inv_freq", "Hugging Face's float32 computation", '''
+def llama3_inv_freq(head_dim, base, scale, original_max_position_embeddings, low_freq_factor=1.0, high_freq_factor=4.0):
+    if head_dim < 2 or head_dim % 2 or base <= 1 or scale < 1 or original_max_position_embeddings < 1:
+        raise ValueError("bad input")
+    if not 0 < low_freq_factor < high_freq_factor:
+        raise ValueError("bad factors")
+    inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim))
+    old = original_max_position_embeddings
+    low_freq_wavelen = old / low_freq_factor
+    high_freq_wavelen = old / high_freq_factor
+    wavelen = 2 * math.pi / inv_freq
+    llama = torch.where(wavelen > low_freq_wavelen, inv_freq / scale, inv_freq)
+    smooth = (old / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    smoothed = (1 - smooth) * llama / scale + smooth * llama
+    medium = ~(wavelen < high_freq_wavelen) * ~(wavelen > low_freq_wavelen)
+    return torch.where(medium, smoothed, llama)
+'''),
+    ("passkey_prompt", "rng.choice, and a scan over the boundaries", '''
+def passkey_prompt(context_length, depth, passkey, rng):
+    if depth < 0 or depth > 1:
+        raise ValueError("depth")
+    if passkey < 0:
+        raise ValueError("passkey")
+    needle = NEEDLE.format(passkey=passkey)
+    n_filler = context_length - len(needle) - len(QUESTION)
+    if n_filler < 0:
+        raise ValueError("too short")
+    rng = np.random.default_rng(rng)
+    filler = rng.choice(FILLER_SENTENCES)
+    while len(filler) < n_filler:
+        filler += " " + rng.choice(FILLER_SENTENCES)
+    filler = filler[:n_filler]
+    target = depth * n_filler
+    best = 0
+    for i in range(1, n_filler + 1):
+        if i == n_filler or filler[i - 2:i] == ". ":
+            if abs(i - target) < abs(best - target):
+                best = i
+    return filler[:best] + needle + filler[best:] + QUESTION
+'''),
+    ("passkey_accuracy", "hits collected in a list, re.match on the digits", '''
+def passkey_accuracy(generate_fn, lengths, depths, trials):
+    if trials < 1:
+        raise ValueError("trials")
+    if not len(lengths) or not len(depths):
+        raise ValueError("empty grid")
+    rng = np.random.default_rng(0)
+    rows = []
+    for length in lengths:
+        row = []
+        for depth in depths:
+            correct = 0
+            for _ in range(trials):
+                key = rng.integers(10000, 100000)
+                prompt = passkey_prompt(length, depth, int(key), rng)
+                found = re.match(r"\\D*(\\d+)", generate_fn(prompt))
+                correct += int(found is not None and int(found.group(1)) == key and found.group(1)[0] != "0")
+            row.append(correct / trials)
+        rows.append(row)
+    return np.array(rows, dtype=np.float64)
+'''),
+]
