@@ -4,14 +4,22 @@ Every reference is computed here, in float64, from the papers' formulas written 
 the solution: RoFormer (Su et al., 2021) eqs. (13)-(15) and (34), GPT-NeoX's rotate_half layout,
 the reference code of ALiBi (Press et al., 2021) for the slopes, explicit loops over the diagonals
 of a score grid, and flop and byte counts written from their definitions.
+
+Each exercise also has property tests (hypothesis, the grading profile of grader.properties) over
+its whole valid input space: sizes down to head_dim 2, bases that are not whole numbers, fractional
+positions, every float dtype and memory layout the docstring allows; and one test per error the
+docstring promises, each beside the valid edge case that must still work.
 """
 import math
 
 import pytest
 import torch
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from grader.judge import (expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
                           expect_true)
+from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
 
 def _randn(*shape, seed, dtype=torch.float32):
@@ -28,6 +36,15 @@ def _tables(positions, inv_freq, factor=1.0):
     """cos and sin of positions x inv_freq in float64, (..., T, d/2) each."""
     angles = torch.as_tensor(positions).double()[..., None] * torch.as_tensor(inv_freq).double()
     return angles.cos() * factor, angles.sin() * factor
+
+
+def _rotate_in(x, cos, sin, interleaved, dtype):
+    """RoPE with every product and sum rounded to ``dtype`` (what a lower-precision answer returns)."""
+    x, cos, sin = x.to(dtype), cos.to(dtype), sin.to(dtype)
+    half = x.shape[-1] // 2
+    a, b = (x[..., 0::2], x[..., 1::2]) if interleaved else (x[..., :half], x[..., half:])
+    first, second = a * cos - b * sin, a * sin + b * cos
+    return torch.stack((first, second), dim=-1).flatten(-2) if interleaved else torch.cat((first, second), dim=-1)
 
 
 def _rotate(x, cos, sin, interleaved, *, sign=1.0):
@@ -61,8 +78,9 @@ def _apply_mistakes(x, cos, sin, interleaved):
 
 
 def _rotation_matrix(position, head_dim, base=10000.0, interleaved=True, *, sign=1.0,
-                     exponent=lambda j, d: -2 * j / d):
-    angles = float(position) * _theta(head_dim, base, exponent=exponent)
+                     exponent=lambda j, d: -2 * j / d, angles=None):
+    if angles is None:
+        angles = float(position) * _theta(head_dim, base, exponent=exponent)
     cos, sin = angles.cos(), sign * angles.sin()
     half = head_dim // 2
     r = torch.zeros(head_dim, head_dim, dtype=torch.float64)
@@ -700,8 +718,9 @@ def _cost_mistakes(b, h, t, d, method, nbytes, key):
     return out
 
 
-def _expect_cost(student, b, h, t, d, method, nbytes):
-    got = student.rope_cost(b, h, t, d, method, nbytes)
+def _expect_cost(student, b, h, t, d, method, nbytes, got=None):
+    if got is None:
+        got = student.rope_cost(b, h, t, d, method, nbytes)
     expect_true(isinstance(got, dict) and {"flops", "bytes", "intensity"} <= set(got),
                 f"rope_cost should return a dict with keys 'flops', 'bytes', 'intensity', got {got!r:.200}")
     want = _cost(b, h, t, d, method, nbytes)
@@ -754,3 +773,489 @@ def test_rope_cost_rejects_bad_arguments(student):
     expect_raises(ValueError, student.rope_cost, 1, 1, 4, 8, "complex", what="rope_cost(..., method='complex')")
     expect_raises(ValueError, student.rope_cost, 1, 1, 4, 7, "elementwise", what="rope_cost with head_dim 7")
     expect_raises(ValueError, student.rope_cost, 0, 1, 4, 8, "matrix", what="rope_cost with batch 0")
+
+
+# ==============================================================================================
+# Property tests over each exercise's whole valid input space, and one test per promised error.
+# ==============================================================================================
+def _expect_close_lazy(got, want, mistakes, **kwargs):
+    """expect_close, computing the (costly) named mistakes only when the answer is wrong."""
+    try:
+        expect_close(got, want, **kwargs)
+    except AssertionError:
+        expect_close(got, want, mistakes=mistakes(), **kwargs)
+        raise
+
+
+BASES = st.one_of(st.sampled_from([10000.0, 500000.0, 2.5, 1234.5, 12345.678, 31415.9265]),
+                  st.floats(min_value=1.5, max_value=5e5))
+"""RoPE bases: the usual ones, and others that are not whole numbers (a truncated base shows)."""
+EVEN_DIMS = st.one_of(st.sampled_from([2, 4, 6, 64, 128]), st.integers(1, 100).map(lambda n: 2 * n))
+"""Even head widths from 2 (one pair) up to 200, not only powers of two."""
+
+
+# -- rope_inv_freq ------------------------------------------------------------------------------
+@pytest.mark.exercise("rope_inv_freq", points=2)
+@grading()
+@given(head_dim=EVEN_DIMS, base=BASES)
+def test_inv_freq_over_sizes_and_bases(student, head_dim, base):
+    """For any even head_dim (2 included) and any base, whole or not: float32 base^(-2j/d), shape (d/2,)."""
+    got = student.rope_inv_freq(head_dim, base)
+    what = f"rope_inv_freq({head_dim}, base={base!r})"
+    expect_dtype(got, torch.float32, what=what)
+    expect_shape(got, (head_dim // 2,), what=what)
+
+    def mistakes():
+        named = _inv_freq_mistakes(head_dim, base)
+        named["base truncated to an integer"] = _theta(head_dim, float(int(base)))
+        return named
+
+    _expect_close_lazy(got, _theta(head_dim, base), mistakes, rtol=INV_FREQ_RTOL, atol=0, what=what)
+
+
+@pytest.mark.exercise("rope_inv_freq", points=1)
+def test_inv_freq_rejects_zero_and_negative_head_dim(student):
+    """head_dim 0 or -4 is not a positive even integer: ValueError (head_dim 2 still works)."""
+    expect_close(student.rope_inv_freq(2), [1.0], rtol=0, atol=0, what="rope_inv_freq(2)")
+    for head_dim in (0, -4):
+        expect_raises(ValueError, student.rope_inv_freq, head_dim, what=f"rope_inv_freq({head_dim})")
+
+
+@pytest.mark.exercise("rope_inv_freq", points=1)
+def test_inv_freq_rejects_non_positive_base(student):
+    """base 0 or -10000 is not positive: ValueError (a small positive base such as 1.5 still works)."""
+    expect_close(student.rope_inv_freq(4, 1.5), _theta(4, 1.5), rtol=INV_FREQ_RTOL, atol=0,
+                 what="rope_inv_freq(4, base=1.5)")
+    for base in (0.0, -10000.0):
+        expect_raises(ValueError, student.rope_inv_freq, 8, base, what=f"rope_inv_freq(8, base={base})")
+
+
+# -- rope_rotation_matrix -----------------------------------------------------------------------
+# Every entry is a float64 value rounded once to float32: within 2^-25 < 3e-8 of the float64
+# reference (whose own error, |m| < 5000 times 1e-16, is negligible). 1e-6 leaves room for any
+# float64 order of operations, while float32 angles (off by up to |m| * 6e-8 rad, e.g. 1e-4 at
+# m = 2000), a float32 theta, or a position rounded to an integer are far outside it.
+MATRIX_PROPERTY_ATOL = 1e-6
+
+
+@pytest.mark.exercise("rope_rotation_matrix", points=2)
+@grading()
+@given(whole=st.integers(-5000, 5000), fraction=st.sampled_from([0.0, 0.25, 0.5, 1 / 3, 0.8]),
+       head_dim=st.sampled_from([2, 4, 6, 10, 34, 64]), base=BASES, interleaved=st.booleans())
+@example(whole=2047, fraction=1 / 3, head_dim=34, base=12345.678, interleaved=True)
+@example(whole=-3001, fraction=0.5, head_dim=6, base=2.5, interleaved=False)
+def test_rotation_matrix_over_positions_and_bases(student, whole, fraction, head_dim, base, interleaved):
+    """Any position (fractional, negative, up to 5000), head_dim, base and layout: float32 R_m from float64 angles."""
+    position = whole + fraction
+    got = student.rope_rotation_matrix(position, head_dim, base, interleaved)
+    what = f"rope_rotation_matrix({position!r}, {head_dim}, base={base!r}, interleaved={interleaved})"
+    expect_dtype(got, torch.float32, what=what)
+    expect_shape(got, (head_dim, head_dim), what=what)
+
+    def mistakes():
+        named = _matrix_mistakes(position, head_dim, base, interleaved)
+        named["position rounded to an integer"] = _rotation_matrix(int(position), head_dim, base, interleaved)
+        named["base truncated to an integer"] = _rotation_matrix(position, head_dim, float(int(base)), interleaved)
+        theta32 = _theta(head_dim, base).float()
+        named["theta rounded to float32, e.g. taken from rope_inv_freq (the docstring asks for float64)"] = \
+            _rotation_matrix(1.0, head_dim, interleaved=interleaved, angles=position * theta32.double())
+        named["angles computed in float32 (the docstring asks for float64)"] = _rotation_matrix(
+            1.0, head_dim, interleaved=interleaved,
+            angles=(torch.tensor(position, dtype=torch.float32) * theta32).double())
+        return named
+
+    _expect_close_lazy(got, _rotation_matrix(position, head_dim, base, interleaved), mistakes,
+                       atol=MATRIX_PROPERTY_ATOL, rtol=0, what=what)
+
+
+@pytest.mark.exercise("rope_rotation_matrix", points=1)
+def test_rotation_matrix_rejects_zero_and_negative_head_dim(student):
+    """head_dim 0 or -4 is rejected with a ValueError (head_dim 2, a single 2x2 rotation, still works)."""
+    expect_close(student.rope_rotation_matrix(1.5, 2), _rotation_matrix(1.5, 2), atol=MATRIX_ATOL, rtol=0,
+                 what="rope_rotation_matrix(1.5, 2)")
+    for head_dim in (0, -4):
+        expect_raises(ValueError, student.rope_rotation_matrix, 3, head_dim,
+                      what=f"rope_rotation_matrix(3, {head_dim})")
+
+
+@pytest.mark.exercise("rope_rotation_matrix", points=1)
+def test_rotation_matrix_rejects_non_positive_base(student):
+    """base 0 or -10000 is rejected with a ValueError."""
+    for base in (0.0, -10000.0):
+        expect_raises(ValueError, student.rope_rotation_matrix, 3, 8, base,
+                      what=f"rope_rotation_matrix(3, 8, base={base})")
+
+
+# -- rope_cos_sin -------------------------------------------------------------------------------
+POSITION_DTYPES = {"int32": torch.int32, "int64": torch.int64, "float32": torch.float32,
+                   "float64": torch.float64}
+
+
+def _cos_sin_atol(positions, inv_freq, factor):
+    """Float32 angles: position, inv_freq and their product are each rounded once (relative
+    2^-24 each, so 3 * 2^-24 * |angle| in all), then cos/sin and the factor add about 2 ulps of a
+    value <= 1. Float64 angles rounded once are well inside this bound."""
+    largest = (torch.as_tensor(positions).double().abs().max() * torch.as_tensor(inv_freq).double().abs().max())
+    return abs(factor) * (3 * 2 ** -24 * float(largest) + 3e-7)
+
+
+@pytest.mark.exercise("rope_cos_sin", points=3)
+@grading(max_examples=12)
+@given(leading=st.sampled_from([(), (2,), (2, 3), (1, 2, 2)]), t=st.integers(1, 9),
+       position_dtype=st.sampled_from(sorted(POSITION_DTYPES)), scale=st.sampled_from([1.0, 2.0, 3.0, 2.5, 8.0]),
+       head_dim=st.sampled_from([2, 6, 16, 64]), base=BASES, freq_dtype=dtypes("float32", "float64"),
+       factor=st.sampled_from([1.0, 0.5, 1.2, 1.0693]), layout=layouts(), freq_layout=layouts("contiguous", "strided"),
+       seed=seeds())
+@example(leading=(2, 3), t=5, position_dtype="float64", scale=3.0, head_dim=16, base=10000.0, freq_dtype="float32",
+         factor=1.0, layout="heads", freq_layout="strided", seed=1)
+@example(leading=(1, 2, 2), t=4, position_dtype="int32", scale=1.0, head_dim=6, base=2.5, freq_dtype="float64",
+         factor=1.2, layout="transposed", freq_layout="contiguous", seed=2)
+def test_cos_sin_over_positions(student, leading, t, position_dtype, scale, head_dim, base, freq_dtype, factor,
+                                layout, freq_layout, seed):
+    """Positions of any rank and dtype (fractional m/s included), any inv_freq, attention_factor and layout."""
+    generator = torch.Generator().manual_seed(seed)
+    offsets = torch.randint(0, 1000, (*leading, 1), generator=generator)
+    positions = offsets + torch.arange(t)                                   # (*leading, T) integers
+    if POSITION_DTYPES[position_dtype].is_floating_point:
+        positions = positions.double() / scale                              # Position Interpolation: m / s
+    positions = positions.to(POSITION_DTYPES[position_dtype])
+    inv_freq = _theta(head_dim, base).to(FLOAT_DTYPES[freq_dtype])
+    got = student.rope_cos_sin(laid_out(positions, layout), laid_out(inv_freq, freq_layout),
+                               attention_factor=factor)
+    what = (f"rope_cos_sin(position_ids {tuple(positions.shape)} {position_dtype}, inv_freq {freq_dtype}, "
+            f"attention_factor={factor})")
+    expect_true(isinstance(got, (tuple, list)) and len(got) == 2,
+                f"{what} should return a pair (cos, sin), got {type(got).__name__}")
+    for name, table in zip(("cos", "sin"), got):
+        expect_dtype(table, torch.float32, what=f"{name} from {what}")
+        expect_shape(table, (*leading, t, head_dim // 2), what=f"{name} from {what}")
+    tables = _tables(positions, inv_freq, factor)
+
+    def mistakes(i, name):
+        named = _cos_sin_mistakes(positions, inv_freq, factor)[name]
+        named["positions rounded to integers (fractional positions m / s must be kept)"] = \
+            _tables(positions.double().trunc(), inv_freq, factor)[i]
+        return named
+
+    atol = _cos_sin_atol(positions, inv_freq, factor)
+    for i, name in enumerate(("cos", "sin")):
+        _expect_close_lazy(got[i], tables[i], lambda: mistakes(i, name), atol=atol, rtol=0,
+                           what=f"{name} from {what}")
+
+
+@pytest.mark.exercise("rope_cos_sin", points=1)
+def test_cos_sin_rejects_bool_and_complex_positions(student):
+    """bool or complex position_ids are not real positions: ValueError (one position, shape (1,), still works)."""
+    inv_freq = _theta(8).float()
+    got = student.rope_cos_sin(torch.tensor([3]), inv_freq)
+    _expect_tables(got, torch.tensor([3]), inv_freq, atol=1e-6, what="rope_cos_sin(torch.tensor([3]), inv_freq)")
+    expect_raises(ValueError, student.rope_cos_sin, torch.tensor([True, False, True]), inv_freq,
+                  what="rope_cos_sin of bool position_ids")
+    expect_raises(ValueError, student.rope_cos_sin, torch.arange(4) + 1j * torch.zeros(4), inv_freq,
+                  what="rope_cos_sin of complex position_ids")
+
+
+@pytest.mark.exercise("rope_cos_sin", points=1)
+def test_cos_sin_rejects_inv_freq_that_is_not_1d(student):
+    """An inv_freq of shape (1, d/2) or a 0-d one is rejected with a ValueError (shape (1,), head_dim 2, works)."""
+    positions = torch.arange(5)
+    got = student.rope_cos_sin(positions, torch.ones(1))
+    _expect_tables(got, positions, torch.ones(1), atol=1e-6, what="rope_cos_sin(arange(5), inv_freq of shape (1,))")
+    expect_raises(ValueError, student.rope_cos_sin, positions, _theta(8).float()[None],
+                  what="rope_cos_sin with inv_freq of shape (1, 4)")
+    expect_raises(ValueError, student.rope_cos_sin, positions, torch.tensor(1.0),
+                  what="rope_cos_sin with a 0-d inv_freq")
+
+
+# -- apply_rope ---------------------------------------------------------------------------------
+# (x shape, table shape) with B, G, H stand-ins; "T" is the token axis, "D" the head width.
+APPLY_SHAPES = {
+    "x (T, d), tables (T, d/2)": (("T",), ("T",)),
+    "x (H, T, d), tables (T, d/2)": (("H", "T"), ("T",)),
+    "x (B, H, T, d), tables (T, d/2)": (("B", "H", "T"), ("T",)),
+    "x (B, H, T, d), tables (B, T, d/2)": (("B", "H", "T"), ("B", "T")),
+    "x (B, H, T, d), tables (B, 1, T, d/2)": (("B", "H", "T"), ("B", 1, "T")),
+    "x (B, G, H, T, d), tables (B, G, T, d/2)": (("B", "G", "H", "T"), ("B", "G", "T")),
+}
+HALF = {torch.float16: 2 ** -11, torch.bfloat16: 2 ** -8}
+"""Unit roundoff of the half-precision dtypes: rounding once moves a value by at most this, relative."""
+
+
+def _rope_case(shape_case, t, head_dim, seed, x_dtype, table_dtype):
+    sizes = {"B": 2, "G": 2, "H": 3 if t != 3 else 4, "T": t}
+    x_axes, table_axes = APPLY_SHAPES[shape_case]
+    x_shape = tuple(sizes.get(a, a) for a in x_axes) + (head_dim,)
+    lead = tuple(sizes.get(a, a) for a in table_axes[:-1])
+    x = tensor(seed, *x_shape, dtype=x_dtype)
+    generator = torch.Generator().manual_seed(seed + 1)
+    positions = torch.randint(0, 3000, (*lead, 1), generator=generator) + torch.arange(t)   # (*lead, T)
+    cos, sin = _tables(positions, _theta(head_dim))
+    return x, cos.to(table_dtype), sin.to(table_dtype)
+
+
+def _broadcast_tables(x, table):
+    """The tables as the docstring broadcasts them: a head axis in front of T when one dim short."""
+    return table.unsqueeze(-3) if table.dim() == x.dim() - 1 else table
+
+
+@pytest.mark.exercise("apply_rope", points=3)
+@grading(max_examples=14)
+@given(shape_case=st.sampled_from(sorted(APPLY_SHAPES)), t=st.integers(1, 9),
+       head_dim=st.sampled_from([2, 4, 6, 16, 64]), x_dtype=dtypes(),
+       table_dtype=st.sampled_from(["float32", "float64", "same as x"]), interleaved=st.booleans(),
+       x_layout=layouts(), table_layout=layouts(), seed=seeds())
+@example(shape_case="x (B, H, T, d), tables (T, d/2)", t=8, head_dim=64, x_dtype="float16", table_dtype="float32",
+         interleaved=False, x_layout="heads", table_layout="strided", seed=7)
+@example(shape_case="x (B, H, T, d), tables (B, T, d/2)", t=6, head_dim=16, x_dtype="bfloat16",
+         table_dtype="float32", interleaved=True, x_layout="transposed", table_layout="contiguous", seed=8)
+@example(shape_case="x (H, T, d), tables (T, d/2)", t=5, head_dim=6, x_dtype="float64", table_dtype="float32",
+         interleaved=True, x_layout="strided", table_layout="transposed", seed=9)
+@example(shape_case="x (B, G, H, T, d), tables (B, G, T, d/2)", t=4, head_dim=2, x_dtype="float32",
+         table_dtype="float64", interleaved=False, x_layout="heads", table_layout="heads", seed=10)
+def test_apply_rope_over_dtypes_layouts_and_shapes(student, shape_case, t, head_dim, x_dtype, table_dtype,
+                                                   interleaved, x_layout, table_layout, seed):
+    """Any float dtype of x (kept on output), both layouts, views of x and the tables, broadcasting, head_dim 2."""
+    x_dt = FLOAT_DTYPES[x_dtype]
+    table_dt = x_dt if table_dtype == "same as x" else FLOAT_DTYPES[table_dtype]
+    x, cos, sin = _rope_case(shape_case, t, head_dim, seed, x_dt, table_dt)
+    got = student.apply_rope(laid_out(x, x_layout), laid_out(cos, table_layout), laid_out(sin, table_layout),
+                             interleaved=interleaved)
+    what = (f"apply_rope({x_dtype} x {tuple(x.shape)} ({x_layout}), {table_dt} tables {tuple(cos.shape)} "
+            f"({table_layout}), interleaved={interleaved})")
+    expect_dtype(got, x_dt, what=what)
+    expect_shape(got, x.shape, what=what)
+    c, s = _broadcast_tables(x, cos), _broadcast_tables(x, sin)
+    # The reference works on the very values passed (x and tables already rounded to their dtypes).
+    reference = _rotate(x, c, s, interleaved)
+    scale = float(x.double().abs().max()) if x.numel() else 1.0
+    if x_dt == torch.float64:
+        # float64 arithmetic (the docstring's promise for float64 x): errors ~1e-16 * |x|.
+        rtol, atol = 1e-12, 1e-12 * scale
+    else:
+        # float32 (or float64) arithmetic, then one rounding to x.dtype: a few float32 ulps of the
+        # terms (4 * 2^-24 * max|x|) plus half an ulp of the output dtype (relative).
+        rtol, atol = HALF.get(x_dt, 2 ** -24) * 1.001, 4 * 2 ** -24 * scale
+
+    def mistakes():
+        named = _apply_mistakes(x, c, s, interleaved)
+        if x_dt == torch.float64:
+            named["arithmetic in float32 for a float64 x (the docstring asks for float64)"] = \
+                _rotate_in(x, c, s, interleaved, torch.float32)
+        if x_dt in HALF:
+            named[f"arithmetic done in {x_dtype} instead of float32"] = _rotate_in(x, c, s, interleaved, x_dt)
+        return named
+
+    _expect_close_lazy(got, reference, mistakes, rtol=rtol, atol=atol, what=what)
+
+
+@pytest.mark.exercise("apply_rope", points=1)
+def test_apply_rope_rejects_integer_x(student):
+    """An integer x is not a vector of features: ValueError (an empty x, T = 0, still works)."""
+    empty = student.apply_rope(torch.zeros(2, 0, 8), torch.zeros(0, 4), torch.zeros(0, 4))
+    expect_shape(empty, (2, 0, 8), what="apply_rope of x with T = 0")
+    cos, sin = (v.float() for v in _tables(torch.arange(3), _theta(8)))
+    expect_raises(ValueError, student.apply_rope, torch.arange(24).reshape(3, 8), cos, sin,
+                  what="apply_rope(int64 x)")
+
+
+@pytest.mark.exercise("apply_rope", points=1)
+def test_apply_rope_rejects_cos_and_sin_of_different_shapes(student):
+    """cos of shape (T, d/2) with sin of shape (2, 1, T, d/2): ValueError, even though both broadcast to x."""
+    x = _randn(2, 3, 5, 8, seed=60)
+    cos, sin = (v.float() for v in _tables(torch.arange(5), _theta(8)))
+    expect_raises(ValueError, student.apply_rope, x, cos, sin.expand(2, 1, 5, 4).clone(),
+                  what="apply_rope with cos (5, 4) and sin (2, 1, 5, 4)")
+
+
+@pytest.mark.exercise("apply_rope", points=1)
+def test_apply_rope_rejects_tables_for_another_length(student):
+    """Tables for 6 positions with x of 5 tokens: ValueError (tables for 1 position broadcast and work)."""
+    x = _randn(2, 5, 8, seed=61)
+    cos, sin = (v.float() for v in _tables(torch.tensor([7]), _theta(8)))
+    got = student.apply_rope(x, cos, sin)
+    expect_close(got, _rotate(x, cos, sin, False), atol=ROPE_ATOL, rtol=0, what="apply_rope with (1, d/2) tables")
+    cos, sin = (v.float() for v in _tables(torch.arange(6), _theta(8)))
+    expect_raises(ValueError, student.apply_rope, x, cos, sin, what="apply_rope(x with T=5, tables with T=6)")
+
+
+@pytest.mark.exercise("apply_rope", points=1)
+def test_apply_rope_rejects_tables_that_do_not_broadcast(student):
+    """Tables with a batch axis x lacks, or a batch of 3 for x's batch of 2: ValueError."""
+    cos, sin = (v.float() for v in _tables(torch.arange(5).expand(2, 5), _theta(8)))       # (2, 5, 4)
+    expect_raises(ValueError, student.apply_rope, _randn(5, 8, seed=62), cos, sin,
+                  what="apply_rope(x (5, 8), tables (2, 5, 4))")
+    cos, sin = (v.float() for v in _tables(torch.arange(5).expand(3, 5), _theta(8)))       # (3, 5, 4)
+    expect_raises(ValueError, student.apply_rope, _randn(2, 4, 5, 8, seed=63), cos, sin,
+                  what="apply_rope(x (2, 4, 5, 8), tables (3, 5, 4))")
+
+
+# -- layout_permutation -------------------------------------------------------------------------
+@pytest.mark.exercise("layout_permutation", points=2)
+@grading()
+@given(head_dim=st.one_of(st.sampled_from([2, 6, 130, 256]), st.integers(1, 150).map(lambda n: 2 * n)),
+       seed=seeds())
+def test_layout_permutation_over_sizes(student, head_dim, seed):
+    """For any even head_dim (2, not a multiple of 4, beyond 128): int64 [0, 2, ..., 1, 3, ...] that converts layouts."""
+    got = student.layout_permutation(head_dim)
+    what = f"layout_permutation({head_dim})"
+    expect_dtype(got, torch.int64, what=what)
+    expect_equal(got, _perm(head_dim), what=what, mistakes=_perm_mistakes(head_dim))
+    x, cos, sin = _inputs((2, 3, head_dim), torch.arange(3), seed=seed)
+    x = x.double()
+    expect_close(_rotate(x[..., got], cos, sin, False), _rotate(x, cos, sin, True)[..., got], atol=1e-12, rtol=0,
+                 what=f"half-split(x[..., perm]) vs interleaved(x)[..., perm], head_dim={head_dim}")
+
+
+@pytest.mark.exercise("layout_permutation", points=1)
+def test_layout_permutation_rejects_zero_and_negative(student):
+    """head_dim 0 or -4 is not a positive even integer: ValueError (head_dim 2 gives [0, 1])."""
+    expect_equal(student.layout_permutation(2), torch.tensor([0, 1]), what="layout_permutation(2)")
+    for head_dim in (0, -4):
+        expect_raises(ValueError, student.layout_permutation, head_dim, what=f"layout_permutation({head_dim})")
+
+
+# -- alibi_slopes -------------------------------------------------------------------------------
+@pytest.mark.exercise("alibi_slopes", points=2)
+@grading()
+@given(num_heads=st.integers(1, 100))
+@example(num_heads=3)
+@example(num_heads=24)
+@example(num_heads=97)
+def test_alibi_slopes_over_head_counts(student, num_heads):
+    """Any head count, power of two or not: float32 slopes of the reference get_slopes."""
+    got = student.alibi_slopes(num_heads)
+    what = f"alibi_slopes({num_heads})"
+    expect_dtype(got, torch.float32, what=what)
+    expect_shape(got, (num_heads,), what=what)
+    _expect_close_lazy(got, _reference_slopes(num_heads), lambda: _slope_mistakes(num_heads),
+                       rtol=SLOPE_RTOL, atol=0, what=what)
+
+
+@pytest.mark.exercise("alibi_slopes", points=1)
+def test_alibi_slopes_rejects_negative_and_fractional_counts(student):
+    """num_heads -3 or 2.5 is not a positive integer: ValueError (1 head still gets the slope 2^-8)."""
+    expect_close(student.alibi_slopes(1), [2.0 ** -8], rtol=SLOPE_RTOL, atol=0, what="alibi_slopes(1)")
+    for num_heads in (-3, 2.5):
+        expect_raises(ValueError, student.alibi_slopes, num_heads, what=f"alibi_slopes({num_heads})")
+
+
+# -- alibi_bias ---------------------------------------------------------------------------------
+@pytest.mark.exercise("alibi_bias", points=2)
+@grading()
+@given(num_heads=st.integers(1, 24), seq_len=st.integers(1, 40))
+@example(num_heads=5, seq_len=1)
+@example(num_heads=20, seq_len=33)
+def test_alibi_bias_over_sizes(student, num_heads, seq_len):
+    """Any number of heads and tokens (1 token included): float32 -m_h (i - j) below the diagonal, -inf above."""
+    got = student.alibi_bias(num_heads, seq_len)
+    what = f"alibi_bias({num_heads}, {seq_len})"
+    expect_dtype(got, torch.float32, what=what)
+    expect_shape(got, (num_heads, seq_len, seq_len), what=what)
+    slopes = _reference_slopes(num_heads)
+    _expect_close_lazy(got, _reference_bias(slopes, seq_len), lambda: _bias_mistakes(slopes, seq_len),
+                       rtol=BIAS_RTOL, atol=0, what=what)
+
+
+@pytest.mark.exercise("alibi_bias", points=1)
+def test_alibi_bias_rejects_bad_seq_len(student):
+    """seq_len -2 or 2.5 is not a positive integer: ValueError (seq_len 1 gives a zero bias)."""
+    expect_close(student.alibi_bias(3, 1), torch.zeros(3, 1, 1), atol=0, rtol=0, what="alibi_bias(3, 1)")
+    for seq_len in (-2, 2.5):
+        expect_raises(ValueError, student.alibi_bias, 4, seq_len, what=f"alibi_bias(4, {seq_len})")
+
+
+@pytest.mark.exercise("alibi_bias", points=1)
+def test_alibi_bias_rejects_bad_num_heads(student):
+    """num_heads 0 or -1 is not a positive integer: ValueError."""
+    for num_heads in (0, -1):
+        expect_raises(ValueError, student.alibi_bias, num_heads, 4, what=f"alibi_bias({num_heads}, 4)")
+
+
+# -- diagonal_spread ----------------------------------------------------------------------------
+@pytest.mark.exercise("diagonal_spread", points=2)
+@grading(max_examples=12)
+@given(rows=st.integers(1, 9), cols=st.integers(1, 9), dtype=dtypes(), layout=layouts(),
+       relative=st.booleans(), seed=seeds())
+@example(rows=4, cols=7, dtype="float64", layout="transposed", relative=True, seed=5)
+@example(rows=6, cols=3, dtype="float64", layout="strided", relative=False, seed=6)
+@example(rows=5, cols=5, dtype="float16", layout="contiguous", relative=False, seed=7)
+def test_diagonal_spread_over_grids(student, rows, cols, dtype, layout, relative, seed):
+    """Any grid size (1 x n included), float dtype and memory layout: the float64 spread of the values given."""
+    generator = torch.Generator().manual_seed(seed)
+    grid = _relative_grid(rows, cols, seed=seed) * 3
+    if relative:   # one bumped entry on a grid that depends on m - n only
+        m, n = int(torch.randint(rows, (1,), generator=generator)), int(torch.randint(cols, (1,), generator=generator))
+        grid[m, n] += 1.7
+    else:
+        grid = grid + tensor(seed, rows, cols)
+    grid = grid.to(FLOAT_DTYPES[dtype])
+    got = student.diagonal_spread(laid_out(grid, layout))
+    what = f"diagonal_spread of a {rows} x {cols} {dtype} grid ({layout})"
+    expect_true(isinstance(got, float), f"{what} should be a Python float, not {type(got).__name__}")
+    # The entries are exact in float64, so the float64 spread is one rounding away (~1e-16 relative);
+    # differences taken in float32 or half precision are off by far more.
+
+    def mistakes():
+        named = _spread_mistakes(grid)
+        if grid.dtype != torch.float64:
+            named[f"differences taken in {dtype}, not float64"] = float(
+                max((d.max() - d.min()).double() for d in (grid.diagonal(o) for o in range(-(rows - 1), cols))))
+        return named
+
+    _expect_close_lazy(got, _spread(grid), mistakes, rtol=1e-12, atol=1e-12, what=what)
+
+
+@pytest.mark.exercise("diagonal_spread", points=1)
+def test_diagonal_spread_rejects_empty_grids(student):
+    """A 0 x 4 or 4 x 0 grid has no entries: ValueError (a 1 x 1 grid has spread 0)."""
+    expect_close(student.diagonal_spread(torch.tensor([[2.5]])), 0.0, atol=0, rtol=0,
+                 what="diagonal_spread of a 1 x 1 grid")
+    for shape in ((0, 4), (4, 0)):
+        expect_raises(ValueError, student.diagonal_spread, torch.zeros(shape, dtype=torch.float64),
+                      what=f"diagonal_spread of a {shape[0]} x {shape[1]} grid")
+
+
+@pytest.mark.exercise("diagonal_spread", points=1)
+def test_diagonal_spread_rejects_bool_and_complex_grids(student):
+    """A bool or complex grid is not a real floating-point grid: ValueError."""
+    expect_raises(ValueError, student.diagonal_spread, torch.eye(3, dtype=torch.bool),
+                  what="diagonal_spread of a bool grid")
+    expect_raises(ValueError, student.diagonal_spread, torch.eye(3, dtype=torch.complex128),
+                  what="diagonal_spread of a complex grid")
+
+
+# -- rope_cost ----------------------------------------------------------------------------------
+@pytest.mark.exercise("rope_cost", points=2)
+@grading()
+@given(batch=st.integers(1, 64), heads=st.integers(1, 64), seq_len=st.integers(1, 5000),
+       head_dim=EVEN_DIMS, method=st.sampled_from(["matrix", "elementwise"]),
+       nbytes=st.sampled_from([1, 2, 4, 8]))
+@example(batch=3, heads=5, seq_len=7, head_dim=2, method="elementwise", nbytes=2)
+@example(batch=1, heads=1, seq_len=1, head_dim=6, method="matrix", nbytes=1)
+def test_rope_cost_over_sizes(student, batch, heads, seq_len, head_dim, method, nbytes):
+    """Any sizes (head_dim 2 included), both methods, any bytes_per_element: exact int counts, float intensity."""
+    got = student.rope_cost(batch, heads, seq_len, head_dim, method, nbytes)
+    where = f"rope_cost({batch}, {heads}, {seq_len}, {head_dim}, {method!r}, {nbytes})"
+    expect_true(isinstance(got, dict) and {"flops", "bytes", "intensity"} <= set(got),
+                f"{where} should return a dict with keys 'flops', 'bytes', 'intensity', got {got!r:.200}")
+    expect_true(all(isinstance(got[k], int) and not isinstance(got[k], bool) for k in ("flops", "bytes")),
+                f"{where}: flops and bytes should be Python ints (exact counts), got "
+                f"{type(got['flops']).__name__} and {type(got['bytes']).__name__}")
+    expect_true(isinstance(got["intensity"], float), f"{where}: intensity should be a Python float")
+    _expect_cost(student, batch, heads, seq_len, head_dim, method, nbytes, got=got)
+
+
+@pytest.mark.exercise("rope_cost", points=1)
+def test_rope_cost_rejects_each_non_positive_size(student):
+    """heads 0, seq_len -1, head_dim 0 or bytes_per_element 0: ValueError (all sizes 1 with head_dim 2 work)."""
+    _expect_cost(student, 1, 1, 1, 2, "elementwise", 1)
+    for args in ((1, 0, 4, 8, "matrix", 4), (1, 1, -1, 8, "matrix", 4), (1, 1, 4, 0, "elementwise", 4),
+                 (1, 1, 4, 8, "elementwise", 0)):
+        expect_raises(ValueError, student.rope_cost, *args, what=f"rope_cost{args}")
+
+
+@pytest.mark.exercise("rope_cost", points=1)
+def test_rope_cost_rejects_sizes_that_are_not_whole(student):
+    """seq_len 2.5 or bytes_per_element 1.5 is not a positive integer: ValueError."""
+    for args in ((1, 1, 2.5, 8, "matrix", 4), (1, 1, 4, 8, "elementwise", 1.5)):
+        expect_raises(ValueError, student.rope_cost, *args, what=f"rope_cost{args}")

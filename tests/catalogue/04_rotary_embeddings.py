@@ -400,3 +400,515 @@ def rope_cost(batch, heads, seq_len, head_dim, method, bytes_per_element=4):
     return {"flops": flops, "bytes": moved, "intensity": flops / moved if moved else 0.0}
 '''),
 ]
+
+# -- mistakes that only the property and error tests catch (issue 16) ---------------------------
+_APPLY_FULL_HEAD = '''
+def apply_rope(x, cos, sin, interleaved=False):
+    if not x.is_floating_point():
+        raise ValueError("x must be floating point")
+    d = x.shape[-1]
+    if d % 2:
+        raise ValueError("head_dim must be even")
+    if cos.shape != sin.shape:
+        raise ValueError("cos and sin differ in shape")
+    half = d // 2
+    if cos.dim() < 2 or cos.shape[-1] != half:
+        raise ValueError("cos/sin must be half-width")
+    if cos.shape[-2] not in (1, x.shape[-2]):
+        raise ValueError("cos/sin have another T")
+'''
+
+_APPLY_BROADCAST_CHECK = '''
+    x_lead, table_lead = x.shape[:-2], cos.shape[:-2]
+    if len(table_lead) > len(x_lead) or any(t not in (1, n) for t, n in zip(reversed(table_lead), reversed(x_lead))):
+        raise ValueError("cos/sin do not broadcast to x")
+'''
+
+_APPLY_FULL_TAIL = _APPLY_BROADCAST_CHECK + '''
+    dtype = torch.promote_types(torch.promote_types(x.dtype, cos.dtype), torch.float32)
+    xf, c, s = x.to(dtype), cos.to(dtype), sin.to(dtype)
+    if interleaved:
+        a, b = xf[..., 0::2], xf[..., 1::2]
+        out = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
+    else:
+        a, b = xf[..., :half], xf[..., half:]
+        out = torch.cat((a * c - b * s, a * s + b * c), dim=-1)
+    return out.to(x.dtype)
+'''
+
+_APPLY_UNSQUEEZE = '''
+    if cos.dim() == x.dim() - 1:
+        cos, sin = cos.unsqueeze(-3), sin.unsqueeze(-3)
+'''
+
+_COST_BODY = '''
+    n = batch * heads * seq_len * head_dim
+    if method == "matrix":
+        flops, elements = 2 * n * head_dim, seq_len * head_dim ** 2 + 2 * n
+    else:
+        flops, elements = 3 * n, seq_len * head_dim + 2 * n
+    moved = elements * bytes_per_element
+    return {"flops": flops, "bytes": moved, "intensity": flops / moved}
+'''
+
+WRONG_ANSWERS += [
+    # -- rope_inv_freq ---------------------------------------------------------------------------
+    WrongAnswer("rope_inv_freq", "only odd head_dim rejected: 0 gives an empty tensor", '''
+def rope_inv_freq(head_dim, base=10000.0):
+    if head_dim % 2:
+        raise ValueError("head_dim must be even")
+    if base <= 0:
+        raise ValueError("base must be positive")
+    j = torch.arange(head_dim // 2, dtype=torch.float64)
+    return (base ** (-2 * j / head_dim)).float()
+''', feedback="should raise ValueError"),
+    WrongAnswer("rope_inv_freq", "base not validated (base 0 gives inf)", _INV_HEAD + '''
+    j = torch.arange(head_dim // 2, dtype=torch.float64)
+    return (float(base) ** (-2 * j / head_dim)).float()
+''', feedback="should raise ValueError"),
+    WrongAnswer("rope_inv_freq", "base truncated to an integer", _INV_HEAD + '''
+    if base <= 0:
+        raise ValueError("base must be positive")
+    base = int(base)
+    j = torch.arange(head_dim // 2, dtype=torch.float64)
+    return (base ** (-2 * j / head_dim)).float()
+''', feedback="base truncated to an integer"),
+    WrongAnswer("rope_inv_freq", "frequencies span to 1/base (linspace to -1)", _INV_HEAD + '''
+    if base <= 0:
+        raise ValueError("base must be positive")
+    exponents = torch.linspace(0.0, -1.0, head_dim // 2, dtype=torch.float64)
+    return (base ** exponents).float()
+'''),
+    # -- rope_rotation_matrix --------------------------------------------------------------------
+    WrongAnswer("rope_rotation_matrix", "position cast to int", _MATRIX_HEAD + '''
+    if base <= 0:
+        raise ValueError("base must be positive")
+    angles = int(position) * base ** (-2 * j / head_dim)
+''' + _MATRIX_TAIL, feedback="position rounded to an integer"),
+    WrongAnswer("rope_rotation_matrix", "angles in float32", _MATRIX_HEAD + '''
+    if base <= 0:
+        raise ValueError("base must be positive")
+    theta = base ** (-2 * torch.arange(half, dtype=torch.float32) / head_dim)
+    angles = (torch.tensor(float(position), dtype=torch.float32) * theta).double()
+''' + _MATRIX_TAIL),
+    WrongAnswer("rope_rotation_matrix", "theta taken from the float32 rope_inv_freq", _MATRIX_HEAD + '''
+    angles = float(position) * rope_inv_freq(head_dim, base).double()
+''' + _MATRIX_TAIL, feedback="theta rounded to float32"),
+    WrongAnswer("rope_rotation_matrix", "base not validated", _MATRIX_HEAD + '''
+    angles = float(position) * float(base) ** (-2 * j / head_dim)
+''' + _MATRIX_TAIL, feedback="should raise ValueError"),
+    WrongAnswer("rope_rotation_matrix", "returns float64", _MATRIX_HEAD + '''
+    if base <= 0:
+        raise ValueError("base must be positive")
+    angles = float(position) * base ** (-2 * j / head_dim)
+''' + _MATRIX_TAIL.replace("return r.float()", "return r"), feedback="dtype"),
+    # -- rope_cos_sin ----------------------------------------------------------------------------
+    WrongAnswer("rope_cos_sin", "positions cast to integers", _COS_SIN_HEAD + '''
+    if position_ids.dtype == torch.bool or position_ids.is_complex():
+        raise ValueError("positions must be real")
+    if torch.as_tensor(inv_freq).dim() != 1:
+        raise ValueError("inv_freq must be 1-D")
+    angles = position_ids.long().float()[..., None] * torch.as_tensor(inv_freq).float()
+    return angles.cos() * attention_factor, angles.sin() * attention_factor
+''', feedback="positions rounded to integers"),
+    WrongAnswer("rope_cos_sin", "torch.outer: only 1-D positions work", _COS_SIN_HEAD + '''
+    if position_ids.dtype == torch.bool or position_ids.is_complex():
+        raise ValueError("positions must be real")
+    if torch.as_tensor(inv_freq).dim() != 1:
+        raise ValueError("inv_freq must be 1-D")
+    if position_ids.dim() == 1:
+        angles = torch.outer(position_ids.float(), torch.as_tensor(inv_freq).float())
+    else:
+        angles = torch.einsum("bt,d->btd", position_ids.float(), torch.as_tensor(inv_freq).float())
+    return angles.cos() * attention_factor, angles.sin() * attention_factor
+'''),
+    WrongAnswer("rope_cos_sin", "only the 0-d check: bool positions and 2-D inv_freq accepted", _COS_SIN_HEAD + '''
+    angles = position_ids.float()[..., None] * torch.as_tensor(inv_freq).float()
+    return angles.cos() * attention_factor, angles.sin() * attention_factor
+''', feedback="should raise ValueError"),
+    WrongAnswer("rope_cos_sin", "positions in float16 to save memory", _COS_SIN_HEAD + '''
+    if position_ids.dtype == torch.bool or position_ids.is_complex():
+        raise ValueError("positions must be real")
+    if torch.as_tensor(inv_freq).dim() != 1:
+        raise ValueError("inv_freq must be 1-D")
+    angles = position_ids.half().float()[..., None] * torch.as_tensor(inv_freq).float()
+    return angles.cos() * attention_factor, angles.sin() * attention_factor
+'''),
+    # -- apply_rope ------------------------------------------------------------------------------
+    WrongAnswer("apply_rope", "rotates x in place", _APPLY_FULL_HEAD + _APPLY_UNSQUEEZE + _APPLY_BROADCAST_CHECK + '''
+    c, s = cos.to(x.dtype), sin.to(x.dtype)
+    if interleaved:
+        a, b = x[..., 0::2].clone(), x[..., 1::2].clone()
+        x[..., 0::2], x[..., 1::2] = a * c - b * s, a * s + b * c
+    else:
+        a, b = x[..., :half].clone(), x[..., half:].clone()
+        x[..., :half], x[..., half:] = a * c - b * s, a * s + b * c
+    return x
+''', feedback="in place"),
+    WrongAnswer("apply_rope", "Meta's view_as_complex on a non-contiguous x", _APPLY_FULL_HEAD + _APPLY_UNSQUEEZE + _APPLY_BROADCAST_CHECK + '''
+    dtype = torch.promote_types(torch.promote_types(x.dtype, cos.dtype), torch.float32)
+    rot = torch.complex(cos.to(dtype), sin.to(dtype))
+    if interleaved:
+        xc = torch.view_as_complex(x.to(dtype).view(*x.shape[:-1], half, 2))
+        out = torch.view_as_real(xc * rot).flatten(-2)
+    else:
+        xc = torch.complex(x[..., :half].to(dtype), x[..., half:].to(dtype))
+        y = xc * rot
+        out = torch.cat((y.real, y.imag), dim=-1)
+    return out.to(x.dtype)
+'''),
+    WrongAnswer("apply_rope", "always float32 arithmetic: float64 x loses precision", _APPLY_FULL_HEAD + _APPLY_UNSQUEEZE + _APPLY_BROADCAST_CHECK + '''
+    xf, c, s = x.float(), cos.float(), sin.float()
+    if interleaved:
+        a, b = xf[..., 0::2], xf[..., 1::2]
+        out = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
+    else:
+        a, b = xf[..., :half], xf[..., half:]
+        out = torch.cat((a * c - b * s, a * s + b * c), dim=-1)
+    return out.to(x.dtype)
+''', feedback="float32 for a float64 x"),
+    WrongAnswer("apply_rope", "arithmetic in float16 for float16 x", _APPLY_FULL_HEAD + _APPLY_UNSQUEEZE + _APPLY_BROADCAST_CHECK + '''
+    dtype = x.dtype if x.dtype == torch.float16 else torch.promote_types(
+        torch.promote_types(x.dtype, cos.dtype), torch.float32)
+    xf, c, s = x.to(dtype), cos.to(dtype), sin.to(dtype)
+    if interleaved:
+        a, b = xf[..., 0::2], xf[..., 1::2]
+        out = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
+    else:
+        a, b = xf[..., :half], xf[..., half:]
+        out = torch.cat((a * c - b * s, a * s + b * c), dim=-1)
+    return out.to(x.dtype)
+''', feedback="arithmetic done in float16"),
+    WrongAnswer("apply_rope", "head axis inserted at dim 1 instead of in front of T", _APPLY_FULL_HEAD + '''
+    if cos.dim() == x.dim() - 1:
+        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+''' + _APPLY_FULL_TAIL),
+    WrongAnswer("apply_rope", "returns float32 for half-precision x", _APPLY_FULL_HEAD + _APPLY_UNSQUEEZE + _APPLY_BROADCAST_CHECK + '''
+    dtype = torch.promote_types(torch.promote_types(x.dtype, cos.dtype), torch.float32)
+    xf, c, s = x.to(dtype), cos.to(dtype), sin.to(dtype)
+    if interleaved:
+        a, b = xf[..., 0::2], xf[..., 1::2]
+        out = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
+    else:
+        a, b = xf[..., :half], xf[..., half:]
+        out = torch.cat((a * c - b * s, a * s + b * c), dim=-1)
+    return out if x.dtype in (torch.float16, torch.bfloat16) else out.to(x.dtype)
+''', feedback="dtype"),
+    WrongAnswer("apply_rope", "integer x not rejected", _APPLY_FULL_HEAD.replace(
+        '''    if not x.is_floating_point():
+        raise ValueError("x must be floating point")
+''', "") + _APPLY_UNSQUEEZE + _APPLY_FULL_TAIL, feedback="should raise ValueError"),
+    WrongAnswer("apply_rope", "cos and sin shapes not compared", _APPLY_FULL_HEAD.replace(
+        '''    if cos.shape != sin.shape:
+        raise ValueError("cos and sin differ in shape")
+''', "") + '''
+    if cos.dim() == x.dim() - 1:
+        cos = cos.unsqueeze(-3)
+    if sin.dim() == x.dim() - 1:
+        sin = sin.unsqueeze(-3)
+''' + _APPLY_FULL_TAIL, feedback="should raise ValueError"),
+    WrongAnswer("apply_rope", "tables with another T not rejected", _APPLY_FULL_HEAD.replace(
+        '''    if cos.shape[-2] not in (1, x.shape[-2]):
+        raise ValueError("cos/sin have another T")
+''', "") + _APPLY_UNSQUEEZE + _APPLY_FULL_TAIL, feedback="should raise ValueError"),
+    WrongAnswer("apply_rope", "broadcast checked only after computing: a batch mismatch raises RuntimeError",
+                _APPLY_FULL_HEAD + _APPLY_UNSQUEEZE + _APPLY_FULL_TAIL.replace(_APPLY_BROADCAST_CHECK, "").replace(
+                    "    return out.to(x.dtype)", '''    if out.shape != x.shape:
+        raise ValueError("cos/sin do not broadcast to x")
+    return out.to(x.dtype)'''), feedback="should raise ValueError"),
+    # -- layout_permutation ----------------------------------------------------------------------
+    WrongAnswer("layout_permutation", "only odd head_dim rejected: 0 and -4 give empty tensors", '''
+def layout_permutation(head_dim):
+    if head_dim % 2:
+        raise ValueError("head_dim must be even")
+    return torch.cat((torch.arange(0, head_dim, 2), torch.arange(1, head_dim, 2)))
+''', feedback="should raise ValueError"),
+    WrongAnswer("layout_permutation", "cut from a fixed 128-wide permutation", _PERM_HEAD + '''
+    full = torch.cat((torch.arange(0, 128, 2), torch.arange(1, 128, 2)))
+    return full[full < head_dim]
+'''),
+    # -- alibi_slopes ----------------------------------------------------------------------------
+    WrongAnswer("alibi_slopes", "negative head counts accepted", '''
+def alibi_slopes(num_heads):
+    if num_heads == 0:
+        raise ValueError("num_heads must be positive")
+    n = abs(int(num_heads))
+    p = 1 << (n.bit_length() - 1)
+    pow2 = lambda k: [2.0 ** (-8.0 * (h + 1) / k) for h in range(k)]
+    return torch.tensor(pow2(p) + pow2(2 * p)[0::2][: n - p], dtype=torch.float32)
+''', feedback="should raise ValueError"),
+    WrongAnswer("alibi_slopes", "fractional head counts truncated", _SLOPES_HEAD + '''
+    n = int(num_heads)
+    p = 1 << (n.bit_length() - 1)
+    pow2 = lambda k: [2.0 ** (-8.0 * (h + 1) / k) for h in range(k)]
+    return torch.tensor(pow2(p) + pow2(2 * p)[0::2][: n - p], dtype=torch.float32)
+''', feedback="should raise ValueError"),
+    WrongAnswer("alibi_slopes", "extra slopes of 2p heads only up to 8 extra heads", _SLOPES_HEAD + '''
+    p = 1 << (num_heads.bit_length() - 1)
+    pow2 = lambda k: [2.0 ** (-8.0 * (h + 1) / k) for h in range(k)]
+    extra = pow2(2 * p)[0::2][: min(num_heads - p, 8)]
+    extra += pow2(4 * p)[0::4][: num_heads - p - len(extra)]
+    return torch.tensor(pow2(p) + extra, dtype=torch.float32)
+'''),
+    # -- alibi_bias ------------------------------------------------------------------------------
+    WrongAnswer("alibi_bias", "only seq_len == 0 rejected", '''
+def alibi_bias(num_heads, seq_len):
+    if seq_len == 0:
+        raise ValueError("seq_len must be positive")
+    slopes = alibi_slopes(num_heads)
+    i = torch.arange(int(seq_len))[:, None]
+    j = torch.arange(int(seq_len))[None, :]
+    bias = slopes[:, None, None] * (j - i).float()
+    return bias.masked_fill(j > i, float("-inf"))
+''', feedback="should raise ValueError"),
+    WrongAnswer("alibi_bias", "slopes inlined without checking num_heads", '''
+def alibi_bias(num_heads, seq_len):
+    if isinstance(seq_len, bool) or int(seq_len) != seq_len or seq_len < 1:
+        raise ValueError("seq_len must be a positive integer")
+    p = 1 << max(num_heads.bit_length() - 1, 0)
+    pow2 = lambda k: [2.0 ** (-8.0 * (h + 1) / k) for h in range(k)]
+    slopes = torch.tensor((pow2(p) + pow2(2 * p)[0::2])[: max(num_heads, 0)], dtype=torch.float32)
+    i = torch.arange(seq_len)[:, None]
+    j = torch.arange(seq_len)[None, :]
+    bias = slopes[:, None, None] * (j - i).float()
+    return bias.masked_fill(j > i, float("-inf"))
+''', feedback="should raise ValueError"),
+    WrongAnswer("alibi_bias", "a large finite negative number instead of -inf", _BIAS_HEAD + '''
+    bias = slopes[:, None, None] * (j - i).float()
+    return bias.masked_fill(j > i, -1e9)
+'''),
+    # -- diagonal_spread -------------------------------------------------------------------------
+    WrongAnswer("diagonal_spread", "differences taken in the grid's dtype", '''
+def diagonal_spread(scores):
+    if scores.dim() != 2 or scores.numel() == 0 or not scores.is_floating_point():
+        raise ValueError("scores must be a real 2-D grid")
+    rows, cols = scores.shape
+    return max(float(scores.diagonal(o).max() - scores.diagonal(o).min()) for o in range(-(rows - 1), cols))
+''', feedback="not float64"),
+    WrongAnswer("diagonal_spread", "diagonals read from the storage (wrong for views)", _SPREAD_HEAD + '''
+    spreads = []
+    for o in range(-(rows - 1), cols):
+        start = o if o >= 0 else -o * cols
+        n = min(rows, cols - o) if o >= 0 else min(rows + o, cols)
+        d = torch.as_strided(g, (n,), (cols + 1,), start)
+        spreads.append((d.max() - d.min()).item())
+    return max(spreads)
+'''),
+    WrongAnswer("diagonal_spread", "empty grids not rejected", '''
+def diagonal_spread(scores):
+    if scores.dim() != 2 or not scores.is_floating_point():
+        raise ValueError("scores must be a real 2-D grid")
+    g = scores.double()
+    rows, cols = g.shape
+    spreads = [(g.diagonal(o).max() - g.diagonal(o).min()).item() for o in range(-(rows - 1), cols)
+               if g.diagonal(o).numel()]
+    return max(spreads, default=0.0)
+''', feedback="should raise ValueError"),
+    WrongAnswer("diagonal_spread", "only integer grids rejected", '''
+def diagonal_spread(scores):
+    if scores.dim() != 2 or scores.numel() == 0 or scores.dtype in (torch.int32, torch.int64):
+        raise ValueError("scores must be a real 2-D grid")
+    g = scores.double()
+    rows, cols = g.shape
+    return max((g.diagonal(o).max() - g.diagonal(o).min()).item() for o in range(-(rows - 1), cols))
+''', feedback="should raise ValueError"),
+    # -- rope_cost -------------------------------------------------------------------------------
+    WrongAnswer("rope_cost", "bytes_per_element not validated", '''
+def rope_cost(batch, heads, seq_len, head_dim, method, bytes_per_element=4):
+    if method not in ("matrix", "elementwise"):
+        raise ValueError("unknown method")
+    for v in (batch, heads, seq_len, head_dim):
+        if not isinstance(v, int) or v < 1:
+            raise ValueError("sizes must be positive integers")
+    if head_dim % 2:
+        raise ValueError("head_dim must be even")
+''' + _COST_BODY, feedback="should raise ValueError"),
+    WrongAnswer("rope_cost", "only zero sizes rejected", '''
+def rope_cost(batch, heads, seq_len, head_dim, method, bytes_per_element=4):
+    if method not in ("matrix", "elementwise"):
+        raise ValueError("unknown method")
+    if 0 in (batch, heads, seq_len, head_dim, bytes_per_element) or head_dim % 2:
+        raise ValueError("bad size")
+''' + _COST_BODY, feedback="should raise ValueError"),
+    WrongAnswer("rope_cost", "sizes that are not whole accepted", '''
+def rope_cost(batch, heads, seq_len, head_dim, method, bytes_per_element=4):
+    if method not in ("matrix", "elementwise"):
+        raise ValueError("unknown method")
+    if min(batch, heads, seq_len, head_dim, bytes_per_element) < 1 or head_dim % 2:
+        raise ValueError("bad size")
+''' + _COST_BODY, feedback="should raise ValueError"),
+    WrongAnswer("rope_cost", "table bytes counted with d / 2 (floats)", _COST_HEAD + '''
+    if method == "matrix":
+        flops, elements = 2 * n * head_dim, seq_len * head_dim ** 2 + 2 * n
+    else:
+        flops, elements = 3 * n, 2 * seq_len * (head_dim / 2) + 2 * n
+    moved = elements * bytes_per_element
+    return {"flops": flops, "bytes": moved, "intensity": flops / moved}
+''', feedback="Python ints"),
+    WrongAnswer("rope_cost", "intensity rounded to 3 decimals", _COST_HEAD + '''
+    if method == "matrix":
+        flops, elements = 2 * n * head_dim, seq_len * head_dim ** 2 + 2 * n
+    else:
+        flops, elements = 3 * n, seq_len * head_dim + 2 * n
+    moved = elements * bytes_per_element
+    return {"flops": flops, "bytes": moved, "intensity": round(flops / moved, 3)}
+'''),
+]
+
+CORRECT_VARIANTS = [
+    ("rope_inv_freq", "float32 arithmetic as in Hugging Face's code (within the documented 1e-6)", '''
+def rope_inv_freq(head_dim, base=10000.0):
+    if isinstance(head_dim, bool) or int(head_dim) != head_dim or head_dim <= 0 or head_dim % 2:
+        raise ValueError("head_dim must be a positive even integer")
+    if not base > 0:
+        raise ValueError("base must be positive")
+    return 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim))
+'''),
+    ("rope_inv_freq", "exp of a float64 log, rounded once", '''
+def rope_inv_freq(head_dim, base=10000.0):
+    if head_dim <= 0 or head_dim % 2:
+        raise ValueError("head_dim must be a positive even integer")
+    if base <= 0:
+        raise ValueError("base must be positive")
+    j = torch.arange(0, head_dim, 2, dtype=torch.float64)
+    return torch.exp(-j / head_dim * math.log(base)).to(torch.float32)
+'''),
+    ("rope_rotation_matrix", "block_diag of 2x2 blocks, then a permutation for the half-split layout", '''
+def rope_rotation_matrix(position, head_dim, base=10000.0, interleaved=True):
+    if head_dim <= 0 or head_dim % 2:
+        raise ValueError("head_dim must be a positive even integer")
+    if base <= 0:
+        raise ValueError("base must be positive")
+    half = head_dim // 2
+    angles = [position * base ** (-2.0 * j / head_dim) for j in range(half)]
+    blocks = [torch.tensor([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]], dtype=torch.float64)
+              for a in angles]
+    r = torch.block_diag(*blocks)
+    if not interleaved:
+        perm = torch.cat((torch.arange(0, head_dim, 2), torch.arange(1, head_dim, 2)))
+        r = r[perm][:, perm]
+    return r.float()
+'''),
+    ("rope_cos_sin", "angles in float64, tables rounded once (documented as accepted)", '''
+def rope_cos_sin(position_ids, inv_freq, attention_factor=1.0):
+    if position_ids.dim() == 0 or position_ids.dtype == torch.bool or position_ids.is_complex():
+        raise ValueError("position_ids must be a real (..., T) tensor")
+    if inv_freq.dim() != 1:
+        raise ValueError("inv_freq must be 1-D")
+    angles = torch.einsum("...t,d->...td", position_ids.double(), inv_freq.double())
+    return (attention_factor * angles.cos()).float(), (attention_factor * angles.sin()).float()
+'''),
+    ("apply_rope", "float64 arithmetic for every dtype, one rounding at the end", '''
+def apply_rope(x, cos, sin, interleaved=False):
+    if not x.is_floating_point():
+        raise ValueError("x must be floating point")
+    d = x.shape[-1]
+    if d % 2:
+        raise ValueError("head_dim must be even")
+    if cos.shape != sin.shape or cos.dim() < 2 or cos.shape[-1] != d // 2 or cos.shape[-2] not in (1, x.shape[-2]):
+        raise ValueError("bad cos/sin tables")
+    if cos.dim() == x.dim() - 1:
+        cos, sin = cos[..., None, :, :], sin[..., None, :, :]
+    try:
+        c, s = (t.double().expand(*x.shape[:-1], d // 2) for t in (cos, sin))
+    except RuntimeError as exc:
+        raise ValueError("cos/sin do not broadcast to x") from exc
+    if interleaved:
+        pairs = x.double().reshape(*x.shape[:-1], d // 2, 2)
+        a, b = pairs[..., 0], pairs[..., 1]
+        out = torch.stack((a * c - b * s, a * s + b * c), dim=-1).reshape(*a.shape[:-1], d)
+    else:
+        a, b = x.double().chunk(2, dim=-1)
+        out = torch.cat((a * c - b * s, a * s + b * c), dim=-1)
+    return out.to(x.dtype)
+'''),
+    ("apply_rope", "rotate_half with full-width tables, in float32 (float64 when given float64)", '''
+def apply_rope(x, cos, sin, interleaved=False):
+    if not x.is_floating_point():
+        raise ValueError("x must be floating point")
+    d = x.shape[-1]
+    if d % 2:
+        raise ValueError("head_dim must be even")
+    if cos.shape != sin.shape or cos.dim() < 2 or cos.shape[-1] != d // 2 or cos.shape[-2] not in (1, x.shape[-2]):
+        raise ValueError("bad cos/sin tables")
+    if cos.dim() == x.dim() - 1:
+        cos, sin = cos.unsqueeze(-3), sin.unsqueeze(-3)
+    try:
+        lead = torch.broadcast_shapes(x.shape[:-1], cos.shape[:-1])
+    except RuntimeError:
+        lead = None
+    if lead != x.shape[:-1]:
+        raise ValueError("cos/sin do not broadcast to x")
+    dtype = torch.float64 if torch.float64 in (x.dtype, cos.dtype) else torch.float32
+    xf = x.to(dtype)
+    if interleaved:
+        c, s = cos.to(dtype).repeat_interleave(2, -1), sin.to(dtype).repeat_interleave(2, -1)
+        rotated = torch.stack((-xf[..., 1::2], xf[..., 0::2]), dim=-1).flatten(-2)
+    else:
+        c, s = torch.cat((cos, cos), -1).to(dtype), torch.cat((sin, sin), -1).to(dtype)
+        rotated = torch.cat((-xf[..., d // 2:], xf[..., : d // 2]), dim=-1)
+    return (xf * c + rotated * s).to(x.dtype)
+'''),
+    ("layout_permutation", "arange viewed as (d/2, 2), transposed, reshaped", '''
+def layout_permutation(head_dim):
+    if head_dim <= 0 or head_dim % 2:
+        raise ValueError("head_dim must be a positive even integer")
+    return torch.arange(head_dim).view(head_dim // 2, 2).t().reshape(-1)
+'''),
+    ("alibi_slopes", "the paper's recursive get_slopes", '''
+def alibi_slopes(num_heads):
+    if isinstance(num_heads, bool) or int(num_heads) != num_heads or num_heads < 1:
+        raise ValueError("num_heads must be a positive integer")
+
+    def get_slopes(n):
+        if math.log2(n).is_integer():
+            start = 2 ** (-2 ** -(math.log2(n) - 3))
+            return [start * start ** i for i in range(n)]
+        closest = 2 ** math.floor(math.log2(n))
+        return get_slopes(closest) + get_slopes(2 * closest)[0::2][: n - closest]
+
+    return torch.tensor(get_slopes(int(num_heads)), dtype=torch.float32)
+'''),
+    ("alibi_bias", "tril of the distances, then a triu mask of -inf", '''
+def alibi_bias(num_heads, seq_len):
+    if isinstance(seq_len, bool) or int(seq_len) != seq_len or seq_len < 1:
+        raise ValueError("seq_len must be a positive integer")
+    slopes = alibi_slopes(num_heads)
+    t = int(seq_len)
+    distance = torch.arange(t)[:, None] - torch.arange(t)[None, :]
+    bias = -slopes.view(-1, 1, 1) * distance.clamp(min=0).float()
+    return bias + torch.full((t, t), float("-inf")).triu(1)
+'''),
+    ("diagonal_spread", "explicit loops over m - n in numpy float64", '''
+def diagonal_spread(scores):
+    if scores.dim() != 2 or scores.numel() == 0 or not scores.is_floating_point():
+        raise ValueError("scores must be a non-empty real 2-D grid")
+    g = scores.double().numpy()
+    rows, cols = g.shape
+    worst = 0.0
+    for c in range(-(cols - 1), rows):
+        values = [g[m, m - c] for m in range(rows) if 0 <= m - c < cols]
+        worst = max(worst, float(max(values) - min(values)))
+    return worst
+'''),
+    ("rope_cost", "counts from element totals, validation by a helper", '''
+def rope_cost(batch, heads, seq_len, head_dim, method, bytes_per_element=4):
+    def positive_int(name, v):
+        if type(v) is not int or v < 1:
+            raise ValueError(f"{name} must be a positive integer")
+    for name, v in (("batch", batch), ("heads", heads), ("seq_len", seq_len), ("head_dim", head_dim),
+                    ("bytes_per_element", bytes_per_element)):
+        positive_int(name, v)
+    if head_dim % 2:
+        raise ValueError("head_dim must be even")
+    x_elements = batch * heads * seq_len * head_dim
+    if method == "matrix":
+        flops, other = 2 * x_elements * head_dim, seq_len * head_dim * head_dim
+    elif method == "elementwise":
+        flops, other = 6 * (x_elements // 2), 2 * seq_len * (head_dim // 2)
+    else:
+        raise ValueError("method must be 'matrix' or 'elementwise'")
+    moved = (other + 2 * x_elements) * bytes_per_element
+    return {"flops": flops, "bytes": moved, "intensity": flops / moved}
+'''),
+]
