@@ -6,9 +6,12 @@ import math
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from grader.fixtures import permutation_invariance as fixtures
-from grader.judge import expect_close, expect_dtype, expect_raises, expect_shape, expect_true
+from grader.judge import expect_close, expect_dtype, expect_raises, expect_shape, expect_true, view
+from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
 
 def _randn(*shape, seed, dtype=torch.float32):
@@ -136,6 +139,86 @@ def test_sdpa_rejects_a_float_mask(student):
                   mask=torch.ones(3, 3), what="scaled_dot_product_attention(..., mask=<float>)")
 
 
+# Half-precision attention computed in its own dtype (or wider and cast back) on O(1) inputs is
+# off by at most ~1.5e-3 (float16, 10 mantissa bits) and ~1.6e-2 (bfloat16, 7 bits) from the
+# float64 reference on the same rounded inputs (measured over 200 random cases, d_k up to 64);
+# the tolerances below leave a factor of about 3. float32 and float64 keep the 1e-5 of ATOL.
+HALF_TOL = {"float16": 5e-3, "bfloat16": 4e-2}
+
+
+def _tol(dtype_name):
+    return HALF_TOL.get(dtype_name, ATOL)
+
+
+def _masked_attention(q, k, v, mask):
+    """float64 attention whose fully masked rows are zeros (the contract)."""
+    out = _attention(q, k, v, mask)
+    if mask is None:
+        return out
+    return out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
+
+
+def _random_mask(kind, batch, t_q, t_k, seed):
+    gen = torch.Generator().manual_seed(seed)
+    if kind == "none":
+        return None
+    if kind == "causal":
+        return torch.ones(t_q, t_k, dtype=torch.bool).tril()
+    shape = {"random": (*batch, t_q, t_k), "keys": (1, t_k), "rows": (t_q, 1)}[kind]
+    return torch.rand(*shape, generator=gen) > 0.4
+
+
+@pytest.mark.exercise("scaled_dot_product_attention", points=3)
+@grading(max_examples=12)
+@given(batch=st.sampled_from([(), (2,), (2, 3)]), t_q=st.integers(1, 6), t_k=st.integers(1, 7),
+       d_k=st.sampled_from([1, 3, 8]), d_v=st.sampled_from([1, 4]),
+       mask=st.sampled_from(["none", "causal", "random", "keys", "rows"]), dtype=dtypes(),
+       layout=layouts(), seed=seeds())
+def test_sdpa_over_its_inputs(student, batch, t_q, t_k, d_k, d_v, mask, dtype, layout, seed):
+    """Any batch shape, sizes (d_k = 1 included), boolean mask shape (fully masked rows give zeros), dtype and layout."""
+    dt = FLOAT_DTYPES[dtype]
+    q, k, v = (tensor(seed + i, *batch, t, d, dtype=dt)
+               for i, (t, d) in enumerate([(t_q, d_k), (t_k, d_k), (t_k, d_v)]))
+    m = _random_mask(mask, batch, t_q, t_k, seed + 3)
+    got = student.scaled_dot_product_attention(laid_out(q, layout), laid_out(k, layout), laid_out(v, layout),
+                                               mask=None if m is None else laid_out(m, layout))
+    expect_dtype(got, dt, what=f"output for {dtype} inputs")
+    expect_shape(got, (*batch, t_q, d_v))
+    expect_close(got, _masked_attention(q, k, v, m), atol=_tol(dtype), rtol=_tol(dtype),
+                 mistakes=_sdpa_mistakes(q, k, v, m))
+
+
+@pytest.mark.exercise("scaled_dot_product_attention", points=1)
+def test_sdpa_rejects_mismatched_d_k(student):
+    """q and k of different widths d_k are rejected with a ValueError; d_k = 1 on both sides works."""
+    q, k, v = _randn(3, 4, seed=24), _randn(5, 3, seed=25), _randn(5, 2, seed=26)
+    expect_raises(ValueError, student.scaled_dot_product_attention, q, k, v,
+                  what="scaled_dot_product_attention with d_k = 4 for q and 3 for k")
+    q, k = q[:, :1], k[:, :1]
+    expect_close(student.scaled_dot_product_attention(q, k, v), _attention(q, k, v), atol=ATOL, rtol=RTOL,
+                 what="output for d_k = 1")
+
+
+@pytest.mark.exercise("scaled_dot_product_attention", points=1)
+def test_sdpa_rejects_mismatched_key_counts(student):
+    """k and v with different numbers of keys T_k are rejected with a ValueError; T_k = 1 works."""
+    q, k, v = _randn(3, 4, seed=27), _randn(5, 4, seed=28), _randn(6, 2, seed=29)
+    expect_raises(ValueError, student.scaled_dot_product_attention, q, k, v,
+                  what="scaled_dot_product_attention with 5 keys and 6 values")
+    k, v = k[:1], v[:1]
+    expect_close(student.scaled_dot_product_attention(q, k, v), v.double().expand(3, 2), atol=ATOL,
+                 rtol=RTOL, what="output for a single key (every query returns v_0)")
+
+
+@pytest.mark.exercise("scaled_dot_product_attention", points=1)
+def test_sdpa_rejects_a_byte_mask(student):
+    """A uint8 mask (PyTorch's old convention) is rejected with a ValueError: only bool masks are accepted."""
+    q = _randn(3, 4, seed=20)
+    expect_raises(ValueError, student.scaled_dot_product_attention, q, q, q,
+                  mask=torch.ones(3, 3, dtype=torch.uint8).tril(),
+                  what="scaled_dot_product_attention(..., mask=<uint8>)")
+
+
 # -- self_attention -----------------------------------------------------------------------------
 def _self_attention(x, w_q, w_k, w_v, causal=False, *, diagonal=0, upper=False):
     x = x.double()
@@ -213,6 +296,46 @@ def test_self_attention_rejects_mismatched_weights(student):
                   what="self_attention with (6, 4) weights for d_model=5")
 
 
+# self_attention rounds twice more than attention (the projections x @ w in the input dtype):
+# with weights scaled by 1/sqrt(d_model) the projections stay O(1) and the error stays within the
+# tolerances of scaled_dot_product_attention (HALF_TOL, measured as above for d_model <= 8).
+@pytest.mark.exercise("self_attention", points=3)
+@grading(max_examples=10)
+@given(batch=st.sampled_from([(), (3,), (2, 2)]), t=st.integers(1, 6), d_model=st.sampled_from([1, 2, 5, 8]),
+       d_k=st.sampled_from([1, 3, 4]), d_v=st.sampled_from([1, 2, 6]), causal=st.booleans(),
+       dtype=dtypes(), layout=layouts(), seed=seeds())
+def test_self_attention_over_its_inputs(student, batch, t, d_model, d_k, d_v, causal, dtype, layout, seed):
+    """Any batch shape, T, widths (1 included), causal flag, dtype and memory layout of x and the weights."""
+    dt = FLOAT_DTYPES[dtype]
+    x = tensor(seed, *batch, t, d_model, dtype=dt)
+    w_q, w_k, w_v = (tensor(seed + i, d_model, d, dtype=dt, scale=d_model ** -0.5)
+                     for i, d in ((1, d_k), (2, d_k), (3, d_v)))
+    got = student.self_attention(*(laid_out(a, layout) for a in (x, w_q, w_k, w_v)), causal=causal)
+    expect_dtype(got, dt, what=f"output for {dtype} inputs")
+    expect_shape(got, (*batch, t, d_v))
+    expect_close(got, _self_attention(x, w_q, w_k, w_v, causal), atol=_tol(dtype), rtol=_tol(dtype),
+                 mistakes=_self_attention_mistakes(x, w_q, w_k, w_v, causal))
+
+
+@pytest.mark.exercise("self_attention", points=1)
+def test_self_attention_rejects_a_mismatched_key_weight(student):
+    """Only w_k has the wrong number of rows: ValueError (every weight is checked, not just w_q)."""
+    x, (w_q, w_k, w_v) = _randn(4, 5, seed=48), _weights(5, 3, 3, seed=49)
+    expect_raises(ValueError, student.self_attention, x, w_q, _randn(6, 3, seed=52), w_v,
+                  what="self_attention with w_k of shape (6, 3) for d_model=5")
+
+
+@pytest.mark.exercise("self_attention", points=1)
+def test_self_attention_rejects_a_mismatched_value_weight(student):
+    """Only w_v has the wrong number of rows: ValueError; a single token with d_model = 1 still works."""
+    x, (w_q, w_k, w_v) = _randn(4, 5, seed=53), _weights(5, 3, 3, seed=54)
+    expect_raises(ValueError, student.self_attention, x, w_q, w_k, _randn(4, 3, seed=55),
+                  what="self_attention with w_v of shape (4, 3) for d_model=5")
+    x, weights = _randn(1, 1, seed=56), _weights(1, 1, 2, seed=57)
+    expect_close(student.self_attention(x, *weights, causal=True), _self_attention(x, *weights, True),
+                 atol=ATOL, rtol=RTOL, what="self_attention of one token with d_model = 1")
+
+
 # -- permutation_matrix -------------------------------------------------------------------------
 @pytest.mark.exercise("permutation_matrix", points=2, public=True)
 def test_permutation_matrix_reorders_rows(student):
@@ -258,6 +381,37 @@ def test_permutation_matrix_rejects_out_of_range(student):
     """An index outside 0..T-1 is rejected with a ValueError (not an IndexError)."""
     expect_raises(ValueError, student.permutation_matrix, torch.tensor([0, 1, 3]),
                   what="permutation_matrix([0, 1, 3])")
+
+
+@pytest.mark.exercise("permutation_matrix", points=2)
+@grading(max_examples=10)
+@given(t=st.integers(1, 12), form=st.sampled_from(["tensor", "list", "strided"]), seed=seeds())
+def test_permutation_matrix_over_its_inputs(student, t, form, seed):
+    """For any T (1 included) and perm given as a tensor, a list or a strided view: P[i, perm[i]] = 1, float32."""
+    perm = torch.randperm(t, generator=torch.Generator().manual_seed(seed))
+    arg = {"tensor": perm, "list": perm.tolist(), "strided": view(perm, "strided")}[form]
+    got = student.permutation_matrix(arg)
+    expect_dtype(got, torch.float32, what="P")
+    expected = torch.zeros(t, t)
+    expected[torch.arange(t), perm] = 1
+    expect_close(got, expected, atol=0, rtol=0, what="P",
+                 mistakes={"the transpose: P[perm[i], i] = 1": expected.T})
+
+
+@pytest.mark.exercise("permutation_matrix", points=1)
+def test_permutation_matrix_rejects_a_negative_index(student):
+    """[0, -1, 2] is not a permutation of 0..2 (a negative index is out of range): ValueError; [0] works."""
+    expect_raises(ValueError, student.permutation_matrix, torch.tensor([0, -1, 2]),
+                  what="permutation_matrix([0, -1, 2])")
+    expect_close(student.permutation_matrix(torch.tensor([0])), torch.ones(1, 1), atol=0, rtol=0,
+                 what="permutation_matrix([0])")
+
+
+@pytest.mark.exercise("permutation_matrix", points=1)
+def test_permutation_matrix_rejects_a_2d_perm(student):
+    """A 2-D perm is rejected with a ValueError, even one whose entries are 0..3 once each."""
+    expect_raises(ValueError, student.permutation_matrix, torch.tensor([[1, 0], [3, 2]]),
+                  what="permutation_matrix([[1, 0], [3, 2]])")
 
 
 # -- max_equivariance_error ---------------------------------------------------------------------
@@ -323,6 +477,53 @@ def test_error_rejects_a_permutation_of_the_wrong_length(student):
     expect_raises(ValueError, student.max_equivariance_error,
                   student.fixture("permutation_invariance.row_softmax"), _randn(4, 3, seed=63),
                   torch.tensor([0, 1, 2]), what="max_equivariance_error with 3 indices for 4 tokens")
+
+
+_EQUIVARIANCE_FNS = {"row_softmax": {}, "add_ramp": {"scale": 0.5}, "add_ramp_negative": {"scale": -1.25},
+                     "causal_mean": {}, "attention_mix": {}, "widen": {}}
+
+
+@pytest.mark.exercise("max_equivariance_error", points=2)
+@grading(max_examples=10)
+@given(fn=st.sampled_from(sorted(_EQUIVARIANCE_FNS)), batch=st.sampled_from([(), (2,), (2, 3)]),
+       t=st.integers(1, 7), d=st.integers(1, 4), dtype=dtypes("float32", "float64"), layout=layouts(),
+       perm_form=st.sampled_from(["tensor", "list"]), seed=seeds())
+def test_error_over_its_inputs(student, fn, batch, t, d, dtype, layout, perm_form, seed):
+    """Any function (equivariant or not, wider output), batch shape, T (1 included), dtype and layout of x."""
+    x = tensor(seed, *batch, t, d, dtype=FLOAT_DTYPES[dtype])
+    perm = torch.randperm(t, generator=torch.Generator().manual_seed(seed + 1))
+    kwargs = _EQUIVARIANCE_FNS[fn]
+    name = fn.removesuffix("_negative")
+    local = lambda z: getattr(fixtures, name)(z, **kwargs)  # noqa: E731
+    got = student.max_equivariance_error(student.fixture(f"permutation_invariance.{name}", **kwargs),
+                                         laid_out(x, layout), perm if perm_form == "tensor" else perm.tolist())
+    expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")
+    # The learner applies the same fixture to the same values: only the order of a few float
+    # operations can differ (float32 rounding of O(10) values is ~1e-6).
+    tol = 1e-5 if dtype == "float32" else 1e-9
+    expect_close(got, _reference_error(local, x, perm), atol=tol, rtol=tol, what="error",
+                 mistakes=_error_mistakes(local, x, perm))
+
+
+@pytest.mark.exercise("max_equivariance_error", points=1)
+def test_error_of_a_multi_head_view(student):
+    """x is a (B, H, T, d) view of a (B, T, H, d) projection, as in a real model: the batch axes are not contiguous."""
+    x, perm = _randn(2, 3, 5, 4, seed=66, dtype=torch.float64), torch.tensor([4, 0, 3, 1, 2])
+    fn = lambda z: fixtures.add_ramp(z, scale=0.75)  # noqa: E731
+    got = student.max_equivariance_error(student.fixture("permutation_invariance.add_ramp", scale=0.75),
+                                         view(x, "heads"), perm)
+    expect_close(got, _reference_error(fn, x, perm), atol=1e-9, rtol=1e-9, what="error",
+                 mistakes=_error_mistakes(fn, x, perm))
+
+
+@pytest.mark.exercise("max_equivariance_error", points=1)
+def test_error_rejects_a_permutation_the_length_of_the_batch_axis(student):
+    """x of shape (3, 4, 2) with a permutation of 3: ValueError (the token axis is -2); T = 1 gives 0."""
+    fn = student.fixture("permutation_invariance.causal_mean")
+    expect_raises(ValueError, student.max_equivariance_error, fn, _randn(3, 4, 2, seed=64),
+                  torch.tensor([2, 0, 1]), what="max_equivariance_error with 3 indices for 4 tokens (batch of 3)")
+    got = student.max_equivariance_error(fn, _randn(3, 1, 2, seed=65), torch.tensor([0]))
+    expect_close(got, 0.0, atol=1e-7, rtol=0, what="error for a single token")
 
 
 
@@ -423,3 +624,65 @@ def test_probe_r2_rejects_mismatched_widths(student):
     train, test = _probe_data(77, 20), _probe_data(78, 20)
     expect_raises(ValueError, student.position_probe_r2, train[0], train[1], test[0][:, :4], test[1],
                   what="position_probe_r2 with 5 training features and 4 test features")
+
+
+@pytest.mark.exercise("position_probe_r2", points=3)
+@grading(max_examples=10)
+@given(f=st.integers(1, 6), n_train=st.integers(8, 70), n_test=st.integers(3, 57),
+       ridge=st.sampled_from([0.0, 1e-3, 0.37, 2.5, 40.0]), offset=st.sampled_from([0.0, 100.0, -37.5, 1000.0]),
+       dtype=dtypes("float32", "float64"), layout=layouts(), seed=seeds())
+def test_probe_r2_over_its_inputs(student, f, n_train, n_test, ridge, offset, dtype, layout, seed):
+    """Any sizes, ridge (0 included), position offset, float32 or float64 inputs, and layout: the held-out R^2."""
+    dt = FLOAT_DTYPES[dtype]
+    w = tensor(seed, f) * 2
+    x_train, x_test = tensor(seed + 1, n_train, f, dtype=dt), tensor(seed + 2, n_test, f, dtype=dt, scale=1.3)
+    t_train = (x_train.double() @ w + offset + tensor(seed + 3, n_train)).to(dt)
+    t_test = (x_test.double() @ w + offset + tensor(seed + 4, n_test)).to(dt)
+    train, test = (x_train.double(), t_train.double()), (x_test.double(), t_test.double())
+    got = student.position_probe_r2(laid_out(x_train, layout), laid_out(t_train, layout),
+                                    laid_out(x_test, layout), laid_out(t_test, layout), ridge=ridge)
+    expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")
+    # The docstring promises a float64 fit whatever the input dtype, so the reference is the float64
+    # fit of the (rounded) inputs; 1e-6 absolute as above (a float32 fit is off by up to 1e-4).
+    expect_close(got, _probe_reference(train, test, ridge), atol=ATOL_R2, rtol=1e-9, what="R^2",
+                 mistakes=_probe_mistakes(train, test, ridge))
+
+
+@pytest.mark.exercise("position_probe_r2", points=1)
+def test_probe_r2_of_float32_features_far_from_zero(student):
+    """float32 features with positions around 4000: the fit is computed in float64 (R^2 to 1e-6)."""
+    gen = torch.Generator().manual_seed(79)
+    w = torch.randn(4, generator=gen, dtype=torch.float64) * 3
+    x_train, x_test = torch.randn(90, 4, generator=gen), torch.randn(45, 4, generator=gen)
+    t_train = (x_train.double() @ w + 4000 + torch.randn(90, generator=gen, dtype=torch.float64)).float()
+    t_test = (x_test.double() @ w + 4000 + torch.randn(45, generator=gen, dtype=torch.float64)).float()
+    train, test = (x_train.double(), t_train.double()), (x_test.double(), t_test.double())
+    got = student.position_probe_r2(x_train, t_train, x_test, t_test, ridge=0.5)
+    expect_close(got, _probe_reference(train, test, 0.5), atol=ATOL_R2, rtol=0, what="R^2",
+                 mistakes=_probe_mistakes(train, test, 0.5))
+
+
+@pytest.mark.exercise("position_probe_r2", points=1)
+def test_probe_r2_rejects_a_short_training_position_list(student):
+    """Training features and positions of different lengths are rejected with a ValueError."""
+    train, test = _probe_data(80, 20), _probe_data(81, 20)
+    expect_raises(ValueError, student.position_probe_r2, train[0], train[1][:19], *test,
+                  what="position_probe_r2 with 20 training rows and 19 training positions")
+
+
+@pytest.mark.exercise("position_probe_r2", points=1)
+def test_probe_r2_rejects_a_short_test_position_list(student):
+    """Test features and positions of different lengths are rejected with a ValueError."""
+    train, test = _probe_data(82, 20), _probe_data(83, 20)
+    expect_raises(ValueError, student.position_probe_r2, *train, test[0], test[1][:17],
+                  what="position_probe_r2 with 20 test rows and 17 test positions")
+
+
+@pytest.mark.exercise("position_probe_r2", points=1)
+def test_probe_r2_rejects_a_negative_ridge(student):
+    """ridge = -0.1 is rejected with a ValueError; ridge = 0 (ordinary least squares) works."""
+    train, test = _probe_data(84, 30), _probe_data(85, 25)
+    expect_raises(ValueError, student.position_probe_r2, *train, *test, ridge=-0.1,
+                  what="position_probe_r2(..., ridge=-0.1)")
+    got = student.position_probe_r2(*train, *test, ridge=0.0)
+    expect_close(got, _probe_reference(train, test, 0.0), atol=ATOL_R2, rtol=0, what="R^2 with ridge = 0")

@@ -8,11 +8,16 @@ import math
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from grader.judge import (expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
                           expect_true)
+from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
 BASE = 10000.0
+BASES = st.sampled_from([10000.0, 2.5, 777.7, 10000.5, 1e6])
+"""Bases of the property tests: the paper's, small and large ones, and ones that are not whole numbers."""
 
 
 def _pe(num_positions, d_model, base=BASE, *, swap=False, half_split=False, exponent="2i/d",
@@ -127,6 +132,36 @@ def test_encoding_rejects_non_positive_sizes(student):
     expect_raises(ValueError, student.sinusoidal_encoding, 5, 0, what="sinusoidal_encoding(5, 0)")
 
 
+@pytest.mark.exercise("sinusoidal_encoding", points=2)
+@grading(max_examples=10)
+@given(num_positions=st.integers(1, 300), d_model=st.sampled_from([2, 4, 6, 10, 64]), base=BASES)
+def test_encoding_over_its_inputs(student, num_positions, d_model, base):
+    """Any size (d_model = 2 and one position included) and base (not only whole numbers): float32, to 1e-6."""
+    got = student.sinusoidal_encoding(num_positions, d_model, base=base)
+    what = f"sinusoidal_encoding({num_positions}, {d_model}, base={base})"
+    expect_dtype(got, torch.float32, what=what)
+    expect_shape(got, (num_positions, d_model), what=what)
+    # The docstring promises float64 angles: casting the float64 values costs at most 6e-8, while
+    # float32 angles or frequencies are off by pos * 6e-8 (over 1e-6 from position ~20 on).
+    expect_close(got, _pe(num_positions, d_model, base), atol=ATOL, rtol=0, what=what,
+                 mistakes={"base ignored (always 10000)": _pe(num_positions, d_model),
+                           **_pe_mistakes(num_positions, d_model, base)})
+
+
+@pytest.mark.exercise("sinusoidal_encoding", points=1)
+def test_encoding_rejects_a_negative_even_d_model(student):
+    """d_model = -4 (even but not positive) is rejected with a ValueError; d_model = 2 works."""
+    expect_raises(ValueError, student.sinusoidal_encoding, 3, -4, what="sinusoidal_encoding(3, -4)")
+    expect_close(student.sinusoidal_encoding(3, 2), _pe(3, 2), atol=ATOL, rtol=0, what="sinusoidal_encoding(3, 2)")
+
+
+@pytest.mark.exercise("sinusoidal_encoding", points=1)
+def test_encoding_rejects_a_negative_num_positions(student):
+    """num_positions = -1 is rejected with a ValueError; num_positions = 1 works."""
+    expect_raises(ValueError, student.sinusoidal_encoding, -1, 4, what="sinusoidal_encoding(-1, 4)")
+    expect_close(student.sinusoidal_encoding(1, 4), _pe(1, 4), atol=ATOL, rtol=0, what="sinusoidal_encoding(1, 4)")
+
+
 # -- binary_encoding ----------------------------------------------------------------------------
 def _bits(num_positions, num_bits, *, msb_first=False, first_position=0, modulo=True):
     pos = torch.arange(first_position, first_position + num_positions, dtype=torch.int64)[:, None]
@@ -178,6 +213,31 @@ def test_binary_rejects_non_positive_sizes(student):
     """num_positions = 0 and num_bits = 0 are rejected with ValueError."""
     expect_raises(ValueError, student.binary_encoding, 0, 4, what="binary_encoding(0, 4)")
     expect_raises(ValueError, student.binary_encoding, 4, 0, what="binary_encoding(4, 0)")
+
+
+@pytest.mark.exercise("binary_encoding", points=2)
+@grading(max_examples=10)
+@given(num_positions=st.integers(1, 300), num_bits=st.sampled_from([1, 2, 3, 5, 8, 13, 40]))
+def test_binary_over_its_inputs(student, num_positions, num_bits):
+    """Any number of positions and bits (1 included, more bits than needed, fewer so that it wraps): exact, float32."""
+    got = student.binary_encoding(num_positions, num_bits)
+    what = f"binary_encoding({num_positions}, {num_bits})"
+    expect_dtype(got, torch.float32, what=what)
+    expect_equal(got, _bits(num_positions, num_bits), what=what, mistakes=_bit_mistakes(num_positions, num_bits))
+
+
+@pytest.mark.exercise("binary_encoding", points=1)
+def test_binary_rejects_a_negative_num_positions(student):
+    """num_positions = -2 is rejected with a ValueError; binary_encoding(1, 1) is [[0.]]."""
+    expect_raises(ValueError, student.binary_encoding, -2, 3, what="binary_encoding(-2, 3)")
+    expect_equal(student.binary_encoding(1, 1), torch.zeros(1, 1), what="binary_encoding(1, 1)")
+
+
+@pytest.mark.exercise("binary_encoding", points=1)
+def test_binary_rejects_a_negative_num_bits(student):
+    """num_bits = -1 is rejected with a ValueError; binary_encoding(2, 1) is [[0.], [1.]]."""
+    expect_raises(ValueError, student.binary_encoding, 4, -1, what="binary_encoding(4, -1)")
+    expect_equal(student.binary_encoding(2, 1), torch.tensor([[0.0], [1.0]]), what="binary_encoding(2, 1)")
 
 
 # -- offset_matrix ------------------------------------------------------------------------------
@@ -253,8 +313,9 @@ def test_offset_matrix_zero_is_identity(student):
 def test_offset_matrix_honours_base_and_large_offsets(student):
     """offset_matrix(250, 10, base=50) matches the formula with omega_i = 50^(-2i/10)."""
     got = student.offset_matrix(250, 10, base=50.0)
-    # Angles up to 250 rad: a float32 angle is off by up to 250 * 6e-8 = 1.5e-5, hence 1e-4.
-    expect_close(got, _offset_matrix(250, 10, 50.0), atol=1e-4, rtol=0,
+    # Angles up to 250 rad, computed in float64 as the docstring promises: every entry is within
+    # float32 rounding (6e-8) of the formula. (float32 angles are off by up to 250 * 6e-8 = 1.5e-5.)
+    expect_close(got, _offset_matrix(250, 10, 50.0), atol=ATOL_OFFSET, rtol=0,
                  what="offset_matrix(250, 10, base=50)",
                  mistakes={"base ignored (always 10000)": _offset_matrix(250, 10),
                            **_offset_mistakes(250, 10, 50.0)})
@@ -264,6 +325,37 @@ def test_offset_matrix_honours_base_and_large_offsets(student):
 def test_offset_matrix_rejects_odd_d_model(student):
     """An odd d_model is rejected with a ValueError."""
     expect_raises(ValueError, student.offset_matrix, 2, 5, what="offset_matrix(2, 5)")
+
+
+@pytest.mark.exercise("offset_matrix", points=2)
+@grading(max_examples=10)
+@given(k=st.one_of(st.integers(-12, 12), st.integers(-40000, 40000)), d_model=st.sampled_from([2, 4, 6, 12, 32]),
+       base=BASES)
+def test_offset_matrix_over_its_inputs(student, k, d_model, base):
+    """Any offset (large and negative ones included), d_model (2 included) and base: float32, to 1e-6."""
+    got = student.offset_matrix(k, d_model, base=base)
+    what = f"offset_matrix({k}, {d_model}, base={base})"
+    expect_dtype(got, torch.float32, what=what)
+    expect_shape(got, (d_model, d_model), what=what)
+    # The docstring promises float64 angles, so every entry is a float32 rounding (<= 6e-8) of the
+    # exact cosine or sine; float32 frequencies are off by |k| * 6e-8 rad (over 1e-6 for |k| > 20).
+    expect_close(got, _offset_matrix(k, d_model, base), atol=ATOL_OFFSET, rtol=0, what=what,
+                 mistakes={"base ignored (always 10000)": _offset_matrix(k, d_model),
+                           **_offset_mistakes(k, d_model, base)})
+
+
+@pytest.mark.exercise("offset_matrix", points=1)
+def test_offset_matrix_rejects_zero_d_model(student):
+    """d_model = 0 is rejected with a ValueError; d_model = 2 gives the single 2x2 block."""
+    expect_raises(ValueError, student.offset_matrix, 1, 0, what="offset_matrix(1, 0)")
+    expect_close(student.offset_matrix(1, 2), _offset_matrix(1, 2), atol=ATOL_OFFSET, rtol=0,
+                 what="offset_matrix(1, 2)", mistakes=_offset_mistakes(1, 2))
+
+
+@pytest.mark.exercise("offset_matrix", points=1)
+def test_offset_matrix_rejects_a_negative_d_model(student):
+    """d_model = -4 (even but not positive) is rejected with a ValueError."""
+    expect_raises(ValueError, student.offset_matrix, 1, -4, what="offset_matrix(1, -4)")
 
 
 # -- linear_shift_residual ----------------------------------------------------------------------
@@ -354,6 +446,58 @@ def test_shift_residual_rejects_too_large_offsets(student):
                   what="linear_shift_residual(<5 rows>, -5)")
 
 
+@pytest.mark.exercise("linear_shift_residual", points=2)
+@grading(max_examples=10)
+@given(rows=st.integers(2, 40), cols=st.integers(1, 6), offset=st.floats(-0.99, 0.99),
+       dtype=dtypes("float32", "float64"), layout=layouts("contiguous", "transposed", "strided"), seed=seeds())
+def test_shift_residual_over_its_inputs(student, rows, cols, offset, dtype, layout, seed):
+    """Any table size (one pair of rows, fewer pairs than columns), offset sign, float32 or float64, layout."""
+    k = int(offset * rows)  # |k| <= rows - 1
+    table = tensor(seed, rows, cols, dtype=FLOAT_DTYPES[dtype])
+    got = student.linear_shift_residual(laid_out(table, layout), k)
+    expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")
+    # The docstring promises a float64 computation whatever the table's dtype: the reference is the
+    # float64 residual of the same (rounded) table, and random tables are well conditioned, so every
+    # correct solver agrees to ~1e-12 (a float32 solve is off by ~1e-7).
+    expect_close(got, _shift_residual(table.double(), k), atol=ATOL_SHIFT, rtol=0,
+                 what=f"linear_shift_residual(<{rows} x {cols} table>, {k})",
+                 mistakes=_shift_mistakes(table.double(), k))
+
+
+@pytest.mark.exercise("linear_shift_residual", points=1)
+def test_shift_residual_of_a_rank_deficient_sinusoidal_table(student):
+    """A (300, 64) sinusoidal table, whose slow columns are nearly collinear, moves by one linear map: residual ~0."""
+    got = student.linear_shift_residual(_pe(300, 64), 11)
+    # The exact answer is 0 (PE[p + 11] = M_11 PE[p]). Solvers with a cut-off on small singular
+    # values give 1e-14 (lstsq's gelsd, gelss) to 4e-10 (SVD at 1e-9) and 2e-6 (pinv's default
+    # cut-off); the normal equations happen to stay below 1e-7 here, while lstsq's default CPU
+    # driver (gelsy, pivoted QR) gives 0.18 to 0.41 (its result varies with the thread count).
+    expect_close(got, 0.0, atol=1e-3, rtol=0, what="linear_shift_residual(sinusoidal_encoding(300, 64), 11)")
+
+
+@pytest.mark.exercise("linear_shift_residual", points=1)
+def test_shift_residual_rejects_an_offset_of_the_table_length(student):
+    """k = +5 on a 5-row table is rejected with a ValueError; k = 4 (a single pair of rows) works."""
+    table = _random_table(85, 5, 2)
+    expect_raises(ValueError, student.linear_shift_residual, table, 5, what="linear_shift_residual(<5 rows>, 5)")
+    expect_close(student.linear_shift_residual(table, 4), _shift_residual(table, 4), atol=ATOL_SHIFT, rtol=0,
+                 what="linear_shift_residual(<5 rows>, 4)")
+
+
+@pytest.mark.exercise("linear_shift_residual", points=1)
+def test_shift_residual_rejects_a_1d_table(student):
+    """A 1-D table (one feature, no feature axis) is rejected with a ValueError."""
+    expect_raises(ValueError, student.linear_shift_residual, _random_table(86, 6, 1)[:, 0], 1,
+                  what="linear_shift_residual(<table of shape (6,)>, 1)")
+
+
+@pytest.mark.exercise("linear_shift_residual", points=1)
+def test_shift_residual_rejects_a_3d_table(student):
+    """A 3-D table (a batch of tables) is rejected with a ValueError."""
+    expect_raises(ValueError, student.linear_shift_residual, _random_table(87, 12, 3).reshape(2, 6, 3), 1,
+                  what="linear_shift_residual(<table of shape (2, 6, 3)>, 1)")
+
+
 # -- relative_attention_projections -------------------------------------------------------------
 def _bilinear(w_q, w_k):
     return torch.as_tensor(w_q).double() @ torch.as_tensor(w_k).double().T
@@ -428,3 +572,37 @@ def test_head_rejects_bad_arguments(student):
                   what="relative_attention_projections(1, 8, temperature=0)")
     expect_raises(ValueError, student.relative_attention_projections, 1, 7,
                   what="relative_attention_projections(1, 7)")
+
+
+@pytest.mark.exercise("relative_attention_projections", points=2)
+@grading(max_examples=10)
+@given(k=st.integers(-50, 50), d_model=st.sampled_from([2, 4, 8, 12, 32]),
+       temperature=st.sampled_from([0.05, 0.3, 1.0, 2.5, 7.3]), base=BASES)
+def test_head_over_its_inputs(student, k, d_model, temperature, base):
+    """Any offset sign, d_model (2 included), temperature and base: w_q @ w_k.T = M_k / tau, float32 maps."""
+    w_q, w_k = student.relative_attention_projections(k, d_model, temperature=temperature, base=base)
+    for name, w in (("w_q", w_q), ("w_k", w_k)):
+        expect_dtype(w, torch.float32, what=name)
+        expect_shape(w, (d_model, d_model), what=name)
+    # Entries of the product are at most 1/tau; float32 factors (relative rounding 6e-8, angles up
+    # to 50 rad) put it within ~3e-6/tau of the exact M_k / tau for any split, hence 1e-5/tau.
+    expect_close(_bilinear(w_q, w_k), _head_product(k, d_model, temperature, base), atol=ATOL_HEAD / temperature,
+                 rtol=0, what="w_q @ w_k.T", mistakes={"base ignored (always 10000)": _head_product(k, d_model, temperature),
+                                                     **_head_mistakes(k, d_model, temperature, base)})
+
+
+@pytest.mark.exercise("relative_attention_projections", points=1)
+def test_head_rejects_a_negative_temperature(student):
+    """temperature = -0.5 is rejected with a ValueError; d_model = 2 with temperature = 0.01 works."""
+    expect_raises(ValueError, student.relative_attention_projections, 1, 8, temperature=-0.5,
+                  what="relative_attention_projections(1, 8, temperature=-0.5)")
+    w_q, w_k = student.relative_attention_projections(1, 2, temperature=0.01)
+    expect_close(_bilinear(w_q, w_k), _head_product(1, 2, 0.01), atol=ATOL_HEAD / 0.01, rtol=0,
+                 what="w_q @ w_k.T for d_model = 2, tau = 0.01")
+
+
+@pytest.mark.exercise("relative_attention_projections", points=1)
+def test_head_rejects_zero_d_model(student):
+    """d_model = 0 is rejected with a ValueError."""
+    expect_raises(ValueError, student.relative_attention_projections, 1, 0,
+                  what="relative_attention_projections(1, 0)")

@@ -215,6 +215,216 @@ def self_attention(x, w_q, w_k, w_v, causal=False):
     pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
     return max(0.0, (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item())
 '''),
+    # -- new kinds of mistakes (issue 16): layouts, dtypes, in-place changes, partial validation --
+    WrongAnswer("scaled_dot_product_attention", "scales q in place (q /= sqrt(d_k))", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError("shapes of q, k, v do not match")
+    if mask is not None and mask.dtype != torch.bool:
+        raise ValueError("mask must be bool")
+    q /= math.sqrt(q.shape[-1])
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0)
+    return weights @ v
+''', feedback="in place"),
+    WrongAnswer("scaled_dot_product_attention", "half inputs upcast to float32 and returned as float32", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError("shapes of q, k, v do not match")
+    if mask is not None and mask.dtype != torch.bool:
+        raise ValueError("mask must be bool")
+    if q.dtype in (torch.float16, torch.bfloat16):
+        q, k, v = q.float(), k.float(), v.float()
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0)
+    return weights @ v
+'''),
+    WrongAnswer("scaled_dot_product_attention", "batch dims flattened with .view (fails on non-contiguous q, k, v)", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError("shapes of q, k, v do not match")
+    if mask is not None and mask.dtype != torch.bool:
+        raise ValueError("mask must be bool")
+    batch = q.shape[:-2]
+    q3 = q.view(-1, q.shape[-2], q.shape[-1])
+    k3 = k.view(-1, k.shape[-2], k.shape[-1])
+    v3 = v.view(-1, v.shape[-2], v.shape[-1])
+    scores = torch.bmm(q3, k3.transpose(1, 2)) / math.sqrt(q.shape[-1])
+    scores = scores.view(*batch, q.shape[-2], k.shape[-2])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0)
+    return (weights.reshape(-1, q.shape[-2], k.shape[-2]) @ v3).view(*batch, q.shape[-2], v.shape[-1])
+'''),
+    WrongAnswer("scaled_dot_product_attention", "validates only the mask, not the shapes of q, k, v", _SDPA_HEAD + '''
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0)
+    return weights @ v
+'''),
+    WrongAnswer("scaled_dot_product_attention", "rejects only float masks (a uint8 mask is used as an index)", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError("shapes of q, k, v do not match")
+    if mask is not None and mask.is_floating_point():
+        raise ValueError("mask must not be a float (additive) mask")
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0)
+    return weights @ v
+'''),
+    WrongAnswer("scaled_dot_product_attention", "fully masked rows detected only for a full-shape mask", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError("shapes of q, k, v do not match")
+    if mask is not None and mask.dtype != torch.bool:
+        raise ValueError("mask must be bool")
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None and mask.dim() >= 2 and mask.shape[-2] == q.shape[-2] and mask.shape[-1] == k.shape[-2]:
+        weights = weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
+    return weights @ v
+'''),
+    WrongAnswer("self_attention", "x flattened with .view (fails on a non-contiguous x)", _SELF_HEAD + '''
+    flat = x.view(-1, x.shape[-1])
+    q = (flat @ w_q).reshape(*x.shape[:-1], -1)
+    k = (flat @ w_k).reshape(*x.shape[:-1], -1)
+    v = (flat @ w_v).reshape(*x.shape[:-1], -1)
+    mask = torch.ones(t, t, dtype=torch.bool).tril() if causal else None
+    return scaled_dot_product_attention(q, k, v, mask)
+'''),
+    WrongAnswer("self_attention", "validates only w_q", '''
+def self_attention(x, w_q, w_k, w_v, causal=False):
+    if w_q.shape[0] != x.shape[-1]:
+        raise ValueError("w_q must be (d_model, d_k)")
+    t = x.shape[-2]
+    mask = torch.ones(t, t, dtype=torch.bool).tril() if causal else None
+    return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask)
+'''),
+    WrongAnswer("self_attention", "half inputs projected in float32 and returned as float32", _SELF_HEAD + '''
+    if x.dtype in (torch.float16, torch.bfloat16):
+        x, w_q, w_k, w_v = x.float(), w_q.float(), w_k.float(), w_v.float()
+    mask = torch.ones(t, t, dtype=torch.bool).tril() if causal else None
+    return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask)
+'''),
+    WrongAnswer("self_attention", "causal mask sized from x.shape[1] (right only for 3-D x)", _SELF_HEAD + '''
+    n = x.shape[1] if x.dim() > 2 else x.shape[0]
+    mask = torch.ones(n, n, dtype=torch.bool).tril()[:t, :t] if causal else None
+    return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask)
+'''),
+    WrongAnswer("permutation_matrix", "checks only the upper bound (negative indices wrap around)", _PERM_HEAD + '''
+    if perm.max() >= t or len(set(perm.tolist())) != t:
+        raise ValueError("not a permutation")
+    p = torch.zeros(t, t)
+    p[torch.arange(t), perm] = 1.0
+    return p
+'''),
+    WrongAnswer("permutation_matrix", "a 2-D perm flattened instead of rejected", '''
+def permutation_matrix(perm):
+    perm = torch.as_tensor(perm).long().flatten()
+    t = perm.numel()
+    if not torch.equal(torch.sort(perm).values, torch.arange(t)):
+        raise ValueError("not a permutation")
+    return torch.eye(t)[perm]
+'''),
+    WrongAnswer("max_equivariance_error", "length checked against the first axis of x", '''
+def max_equivariance_error(fn, x, perm):
+    if len(perm) != x.shape[0]:
+        raise ValueError("perm length must match the tokens")
+    perm = torch.as_tensor(perm).long()
+    return (fn(x[..., perm, :]) - fn(x)[..., perm, :]).abs().max().item()
+'''),
+    WrongAnswer("max_equivariance_error", "batch dims flattened with .view", _ERROR_HEAD + '''
+    flat = x.view(-1, x.shape[-2], x.shape[-1])
+    diff = fn(flat[:, perm]) - fn(flat)[:, perm]
+    return diff.abs().max().item()
+'''),
+    WrongAnswer("max_equivariance_error", "permutes x in place to reuse its memory", _ERROR_HEAD + '''
+    fx = fn(x)[..., perm, :]
+    x[...] = x[..., perm, :].clone()
+    return (fn(x) - fx).abs().max().item()
+''', feedback="in place"),
+    WrongAnswer("position_probe_r2", "centres the training features in place", '''
+def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
+    if train_features.shape[-1] != test_features.shape[-1]:
+        raise ValueError("feature widths differ")
+    if len(train_features) != len(train_positions) or len(test_features) != len(test_positions):
+        raise ValueError("lengths differ")
+    if ridge < 0:
+        raise ValueError("ridge must be >= 0")
+    mean = train_features.mean(0)
+    train_features -= mean
+    x, t = train_features.double(), train_positions.double()
+    w = torch.linalg.solve(x.T @ x + ridge * torch.eye(x.shape[1], dtype=x.dtype), x.T @ (t - t.mean()))
+    pred = (test_features - mean).double() @ w + t.mean()
+    tt = test_positions.double()
+    return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
+''', feedback="in place"),
+    WrongAnswer("position_probe_r2", "fit computed in the input dtype (float32)", '''
+def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
+    if train_features.shape[-1] != test_features.shape[-1]:
+        raise ValueError("feature widths differ")
+    if len(train_features) != len(train_positions) or len(test_features) != len(test_positions):
+        raise ValueError("lengths differ")
+    if ridge < 0:
+        raise ValueError("ridge must be >= 0")
+    x, t = train_features, train_positions
+    a = torch.cat([x, torch.ones(len(x), 1, dtype=x.dtype)], 1)
+    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
+    penalty[-1, -1] = 0
+    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
+    pred = torch.cat([test_features, torch.ones(len(test_features), 1, dtype=x.dtype)], 1) @ coef
+    tt = test_positions
+    return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
+'''),
+    WrongAnswer("position_probe_r2", "validates only the widths (lengths and ridge unchecked)", _PROBE_HEAD + '''
+    a = torch.cat([x, ones], 1)
+    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
+    penalty[-1, -1] = 0
+    coef = torch.linalg.lstsq(a.T @ a + penalty, (a.T @ t)[:, None]).solution[:, 0]
+    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
+    return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
+'''),
+    WrongAnswer("position_probe_r2", "negative ridge not rejected", '''
+def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
+    if train_features.shape[-1] != test_features.shape[-1]:
+        raise ValueError("feature widths differ")
+    if len(train_features) != len(train_positions) or len(test_features) != len(test_positions):
+        raise ValueError("lengths differ")
+    x, t = train_features.double(), train_positions.double()
+    xt, tt = test_features.double(), test_positions.double()
+    a = torch.cat([x, torch.ones(len(x), 1, dtype=x.dtype)], 1)
+    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
+    penalty[-1, -1] = 0
+    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
+    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
+    return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
+'''),
+    WrongAnswer("position_probe_r2", "R^2 rounded to 4 decimals", '''
+def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
+    if train_features.shape[-1] != test_features.shape[-1]:
+        raise ValueError("feature widths differ")
+    if len(train_features) != len(train_positions) or len(test_features) != len(test_positions):
+        raise ValueError("lengths differ")
+    if ridge < 0:
+        raise ValueError("ridge must be >= 0")
+    x, t = train_features.double(), train_positions.double()
+    xt, tt = test_features.double(), test_positions.double()
+    a = torch.cat([x, torch.ones(len(x), 1, dtype=x.dtype)], 1)
+    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
+    penalty[-1, -1] = 0
+    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
+    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
+    return round((1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item(), 4)
+'''),
 ]
 
 # Correct answers written differently from the solution; each must get full marks
@@ -250,5 +460,67 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
     pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
     return float(1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum())
+'''),
+    ("scaled_dot_product_attention", "float64 computation cast back to the input dtype", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError("d_k differs")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError("T_k differs")
+    if mask is not None and mask.dtype is not torch.bool:
+        raise ValueError("mask must be bool")
+    scores = torch.einsum("...qd,...kd->...qk", q.double(), k.double()) / q.shape[-1] ** 0.5
+    if mask is not None:
+        scores = torch.where(mask, scores, torch.tensor(float("-inf"), dtype=torch.float64))
+    weights = torch.softmax(scores, dim=-1)
+    weights = torch.where(torch.isnan(weights), torch.zeros_like(weights), weights)
+    return (weights @ v.double()).to(q.dtype)
+'''),
+    ("self_attention", "one fused projection x @ [w_q | w_k | w_v], split afterwards", '''
+def self_attention(x, w_q, w_k, w_v, causal=False):
+    d = x.shape[-1]
+    if w_q.shape[0] != d or w_k.shape[0] != d or w_v.shape[0] != d:
+        raise ValueError("weights must have d_model rows")
+    qkv = x @ torch.cat([w_q, w_k, w_v], dim=1)
+    q, k, v = qkv.split([w_q.shape[1], w_k.shape[1], w_v.shape[1]], dim=-1)
+    t = x.shape[-2]
+    mask = torch.tril(torch.ones(t, t, dtype=torch.bool)) if causal else None
+    return scaled_dot_product_attention(q, k, v, mask=mask)
+'''),
+    ("permutation_matrix", "rows of the identity, validated with a set", '''
+def permutation_matrix(perm):
+    perm = torch.as_tensor(perm)
+    if perm.dim() != 1:
+        raise ValueError("perm must be 1-D")
+    values = perm.tolist()
+    if sorted(values) != list(range(len(values))):
+        raise ValueError("not a permutation")
+    return torch.eye(len(values))[perm.long()]
+'''),
+    ("max_equivariance_error", "index_select on the token axis, float() of the max", '''
+def max_equivariance_error(fn, x, perm):
+    perm = torch.as_tensor(perm, dtype=torch.long)
+    if perm.numel() != x.size(-2):
+        raise ValueError("perm length must match the token axis")
+    a = fn(x.index_select(-2, perm))
+    b = fn(x).index_select(-2, perm)
+    return float(torch.amax(torch.abs(a - b)))
+'''),
+    ("position_probe_r2", "pseudo-inverse of the augmented system in float64", '''
+def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
+    if train_features.shape[1] != test_features.shape[1]:
+        raise ValueError("widths differ")
+    if train_features.shape[0] != train_positions.shape[0] or test_features.shape[0] != test_positions.shape[0]:
+        raise ValueError("lengths differ")
+    if ridge < 0:
+        raise ValueError("negative ridge")
+    x, t = train_features.double(), train_positions.double()
+    mu, tm = x.mean(0), t.mean()
+    f = x.shape[1]
+    a = torch.cat([x - mu, ridge ** 0.5 * torch.eye(f, dtype=torch.float64)])
+    w = torch.linalg.pinv(a) @ torch.cat([t - tm, torch.zeros(f, dtype=torch.float64)])
+    pred = (test_features.double() - mu) @ w + tm
+    tt = test_positions.double()
+    return float(1 - (pred - tt).pow(2).sum() / (tt - tt.mean()).pow(2).sum())
 '''),
 ]
