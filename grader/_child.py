@@ -15,7 +15,7 @@ of reach of an ``import``), and serves requests:
   replies ``{"ok": result}`` or ``{"error": {"type", "mro", "message", "traceback"}}``. When the
   call changed a tensor or array it was given (its values, shape or strides: ``x /= 2``,
   ``x.transpose_(0, 1)``), the reply also holds ``"modified": [argument names]``; the grader
-  decides what that costs (:func:`grader.sandbox.check_reply`).
+  decides what that costs (:func:`grader.sandbox.result_of_reply`).
 
 :func:`dispatch` is the same logic without the process: the inline ``check()`` uses it so that a
 public check sees exactly what the grader would.
