@@ -62,15 +62,29 @@ def test_dynamic_matches_hf(solution, d, base, orig, s, multiple):
     torch.testing.assert_close(_theta(d, new_base), theirs, rtol=RTOL, atol=0)
 
 
-@pytest.mark.parametrize("d, base, orig, s", CASES)
-@pytest.mark.parametrize("betas", [(32.0, 1.0), (16.0, 2.0)])
-def test_yarn_matches_hf(solution, d, base, orig, s, betas):
+def _compare_yarn(solution, d, base, orig, s, betas):
+    """The solution's YaRN inverse frequencies and attention factor equal transformers'."""
     inv_freq, factor = solution(NAME).yarn_inv_freq(d, base, s, orig, *betas)
     config = _config(d, base, "yarn", int(orig * s), factor=s, original_max_position_embeddings=orig,
                      beta_fast=betas[0], beta_slow=betas[1])
     theirs, their_factor = _hf("yarn", config)
     torch.testing.assert_close(inv_freq.double(), theirs, rtol=RTOL, atol=0)
     assert factor == pytest.approx(their_factor, rel=1e-12)
+
+
+def _compare_llama3(solution, d, base, orig, s, factors):
+    """The solution's Llama 3 inverse frequencies equal transformers'."""
+    ours = solution(NAME).llama3_inv_freq(d, base, s, orig, *factors).double()
+    config = _config(d, base, "llama3", int(orig * s), factor=s, original_max_position_embeddings=orig,
+                     low_freq_factor=factors[0], high_freq_factor=factors[1])
+    theirs, _ = _hf("llama3", config)
+    torch.testing.assert_close(ours, theirs, rtol=RTOL, atol=0)
+
+
+@pytest.mark.parametrize("d, base, orig, s", CASES)
+@pytest.mark.parametrize("betas", [(32.0, 1.0), (16.0, 2.0)])
+def test_yarn_matches_hf(solution, d, base, orig, s, betas):
+    _compare_yarn(solution, d, base, orig, s, betas)
 
 
 def test_yarn_worked_case(solution):
@@ -88,11 +102,7 @@ def test_yarn_worked_case(solution):
 @pytest.mark.parametrize("d, base, orig, s", CASES)
 @pytest.mark.parametrize("factors", [(1.0, 4.0), (2.0, 8.0)])
 def test_llama3_matches_hf(solution, d, base, orig, s, factors):
-    ours = solution(NAME).llama3_inv_freq(d, base, s, orig, *factors).double()
-    config = _config(d, base, "llama3", int(orig * s), factor=s, original_max_position_embeddings=orig,
-                     low_freq_factor=factors[0], high_freq_factor=factors[1])
-    theirs, _ = _hf("llama3", config)
-    torch.testing.assert_close(ours, theirs, rtol=RTOL, atol=0)
+    _compare_llama3(solution, d, base, orig, s, factors)
 
 
 # The explicit examples of the hidden property tests: ramp ends that coincide (at 0 and at d - 1),
@@ -104,12 +114,7 @@ EDGE_YARN = [(32, 1e4, 5, 4.0, (32.0, 1.0)), (8, 2.0, 700, 2.5, (32.0, 1.0)), (1
 
 @pytest.mark.parametrize("d, base, orig, s, betas", EDGE_YARN)
 def test_yarn_edges_match_hf(solution, d, base, orig, s, betas):
-    inv_freq, factor = solution(NAME).yarn_inv_freq(d, base, s, orig, *betas)
-    config = _config(d, base, "yarn", int(orig * s), factor=s, original_max_position_embeddings=orig,
-                     beta_fast=betas[0], beta_slow=betas[1])
-    theirs, their_factor = _hf("yarn", config)
-    torch.testing.assert_close(inv_freq.double(), theirs, rtol=RTOL, atol=0)
-    assert factor == pytest.approx(their_factor, rel=1e-12)
+    _compare_yarn(solution, d, base, orig, s, betas)
 
 
 EDGE_LLAMA3 = [(2, 1e4, 8, 4.0, (1.0, 4.0)), (2, 5e5, 8192, 8.0, (1.0, 4.0)), (16, 1.5, 64, 8.0, (1.0, 4.0)),
@@ -118,11 +123,7 @@ EDGE_LLAMA3 = [(2, 1e4, 8, 4.0, (1.0, 4.0)), (2, 5e5, 8192, 8.0, (1.0, 4.0)), (1
 
 @pytest.mark.parametrize("d, base, orig, s, factors", EDGE_LLAMA3)
 def test_llama3_edges_match_hf(solution, d, base, orig, s, factors):
-    ours = solution(NAME).llama3_inv_freq(d, base, s, orig, *factors).double()
-    config = _config(d, base, "llama3", int(orig * s), factor=s, original_max_position_embeddings=orig,
-                     low_freq_factor=factors[0], high_freq_factor=factors[1])
-    theirs, _ = _hf("llama3", config)
-    torch.testing.assert_close(ours, theirs, rtol=RTOL, atol=0)
+    _compare_llama3(solution, d, base, orig, s, factors)
 
 
 @pytest.mark.parametrize("d, base, orig, s", [(4, 1e4, 128, 2.5), (34, 777.7, 300, 1.0), (8, 5e5, 1, 3.25)])

@@ -250,6 +250,12 @@ def _ridge_mistakes(features, labels, ridge):
 RIDGE_TOL = 1e-8
 
 
+def _expect_ridge(student, features, labels, ridge, what):
+    """linear_probe with ``ridge`` matches the float64 ridge solution to RIDGE_TOL."""
+    got = student.linear_probe(features, labels, ridge=ridge)
+    expect_close(got, _ridge(features, labels, ridge), atol=RIDGE_TOL, rtol=RIDGE_TOL, what=what)
+
+
 @pytest.mark.exercise("linear_probe", points=2, public=True)
 def test_linear_probe_matches_the_closed_form(student):
     """30 points, 4 features, 3 classes, ridge=0.5: W = (X^T X + 0.5 I)^-1 X^T Y with X = [features, 1]."""
@@ -346,9 +352,7 @@ def test_linear_probe_property(student, n_extra, d, classes, absent, ridge, dtyp
 def test_linear_probe_rejects_a_negative_ridge(student):
     """ridge = -0.1 is rejected with a ValueError; ridge = 0 (ordinary least squares) works."""
     features, labels = _probe_data(30, 3, 3, seed=52)
-    got = student.linear_probe(features, labels, ridge=0.0)
-    expect_close(got, _ridge(features, labels, 0.0), atol=RIDGE_TOL, rtol=RIDGE_TOL,
-                 what="linear_probe weights with ridge=0")
+    _expect_ridge(student, features, labels, 0.0, what="linear_probe weights with ridge=0")
     expect_raises(ValueError, student.linear_probe, features, labels, ridge=-0.1,
                   what="linear_probe with ridge=-0.1")
 
@@ -358,9 +362,7 @@ def test_linear_probe_rejects_a_negative_label(student):
     """A label -1 is rejected with a ValueError; labels that are all 0 (C = 1) work."""
     features, labels = _probe_data(12, 2, 2, seed=54)
     zeros = torch.zeros(12, dtype=torch.int64)
-    got = student.linear_probe(features, zeros, ridge=0.3)
-    expect_close(got, _ridge(features, zeros, 0.3), atol=RIDGE_TOL, rtol=RIDGE_TOL,
-                 what="linear_probe weights with every label 0")
+    _expect_ridge(student, features, zeros, 0.3, what="linear_probe weights with every label 0")
     bad = labels.clone()
     bad[3] = -1
     expect_raises(ValueError, student.linear_probe, features, bad, what="linear_probe with a label -1")
@@ -370,9 +372,7 @@ def test_linear_probe_rejects_a_negative_label(student):
 def test_linear_probe_rejects_features_that_are_not_2d(student):
     """Features of shape (N,) or (N, d, 2) are rejected with a ValueError; (N, 1) works."""
     features, labels = _probe_data(10, 1, 2, seed=56)
-    got = student.linear_probe(features, labels, ridge=0.2)
-    expect_close(got, _ridge(features, labels, 0.2), atol=RIDGE_TOL, rtol=RIDGE_TOL,
-                 what="linear_probe weights for d = 1")
+    _expect_ridge(student, features, labels, 0.2, what="linear_probe weights for d = 1")
     expect_raises(ValueError, student.linear_probe, features[:, 0], labels, what="linear_probe with features (10,)")
     expect_raises(ValueError, student.linear_probe, _randn(10, 3, 2, seed=57), labels,
                   what="linear_probe with features (10, 3, 2)")
