@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from grader import report as reporters
 from grader import supervise
@@ -79,7 +80,7 @@ class _Connections:
             self.current = None
         if exercise in self.failures:
             raise self.failures[exercise]
-        sandbox = Sandbox(template=self._template())
+        sandbox = self._new_sandbox()
         try:
             sandbox.start()
         except StudentError as exc:
@@ -87,6 +88,9 @@ class _Connections:
             raise
         self.current = (exercise, sandbox)
         return sandbox
+
+    def _new_sandbox(self) -> Sandbox:
+        return Sandbox(template=self._template())
 
     def __call__(self, exercise: str):
         if self.notebook is None:
@@ -162,10 +166,12 @@ def _execute(grading: _Grading, *, cell_timeout: float | None, execution_budget:
     grading.report.seconds += grading.report.execution.seconds
 
 
-def _judge(grading: _Grading, *, exercises: set[str] | None, limits: Limits) -> NotebookReport:
+def _judge(grading: _Grading, *, exercises: set[str] | None,
+           connect: Callable[[object, set[str]], _Connections]) -> NotebookReport:
+    """Run the hidden tests; ``connect(notebook, suite_exercises)`` gives the learner's side."""
     report, start = grading.report, time.monotonic()
     if _gradable(grading):
-        connections = _Connections(grading.notebook, limits, suite_exercises(report.suite))
+        connections = connect(grading.notebook, suite_exercises(report.suite))
         try:
             report.tests = run_suite(report.suite, connections, exercises=exercises)
         finally:
@@ -206,7 +212,10 @@ def grade_notebooks(paths: list[Path], *, skip_execution: bool = False,
         for grading in gradings:
             _execute(grading, cell_timeout=cell_timeout, execution_budget=execution_budget,
                      limits=limits)
-    return [_judge(grading, exercises=exercises, limits=limits) for grading in gradings]
+    def connect(notebook, suite_exercises: set[str]) -> _Connections:
+        return _Connections(notebook, limits, suite_exercises)
+
+    return [_judge(grading, exercises=exercises, connect=connect) for grading in gradings]
 
 
 def main(*, paths: list[Path], json_path: Path | None = None, junit_path: Path | None = None,

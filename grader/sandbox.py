@@ -399,6 +399,9 @@ class Sandbox:
 
     With a ``template``, each (re)start forks a child from it; without one, or when the template
     cannot be forked (its cells started CUDA), it spawns a child that loads the cells itself.
+    With both, ``cells`` are loaded after the template's (in the forked child, or after the
+    template's cells in a spawned one): one template can then serve notebooks that share their
+    first cells and differ in the rest (:mod:`grader.variants`).
     """
 
     def __init__(self, cells: list[tuple[str, str]] = (), *, limits: Limits | None = None,
@@ -447,13 +450,21 @@ class Sandbox:
                 os.close(child_write)
             self._channel = _Channel(child, parent_write, parent_read)
             self.defined, self.load_errors = self.template.defined, self.template.load_errors
+            if self.cells:
+                self._load(self.cells, self.template.load_errors)
             return
         self._channel = _Channel(*_spawn(self._confine(), self.workdir))
-        cells = self.template.cells if self.template is not None else self.cells
+        cells = (self.template.cells if self.template is not None else []) + self.cells
+        self._load(cells, [])
+
+    def _load(self, cells: list, earlier_errors: list[str]) -> None:
         reply = self._channel.request({"op": "load", "cells": cells},
                                       self.limits.start_timeout, what="loading the notebook's cells")
+        if "error" in reply:
+            raise StudentCrashed(f"the sandbox could not load the cells: {reply['error']}")
         self.defined = list(reply["defined"])
-        self.load_errors = [f"{label}: {message}" for label, message in reply["errors"]]
+        self.load_errors = [*earlier_errors,
+                            *(f"{label}: {message}" for label, message in reply["errors"])]
 
     def _ensure_started(self) -> None:
         if self._channel is None or self._channel.to_child < 0:

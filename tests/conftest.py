@@ -44,6 +44,29 @@ def solution():
     return get
 
 
+@pytest.fixture(scope="session")
+def variant_grader():
+    """``variant_grader("04_rotary_embeddings")``: a :class:`grader.variants.VariantGrader` of
+    that solution notebook, warm for the session (the two used last are kept; each holds a
+    template process)."""
+    from grader.variants import VariantGrader
+
+    graders: dict[str, VariantGrader] = {}
+
+    def get(name: str) -> VariantGrader:
+        if name not in graders:
+            while len(graders) >= 2:
+                graders.pop(next(iter(graders))).close()
+            graders[name] = VariantGrader(SOLUTIONS / f"{name}.ipynb")
+        else:
+            graders[name] = graders.pop(name)  # most recently used last
+        return graders[name]
+
+    yield get
+    for grader in graders.values():
+        grader.close()
+
+
 def exercise_cell_index(notebook, exercise: str) -> int:
     """Index of the exercise cell that defines ``exercise``."""
     for index, cell in enumerate(notebook.cells):

@@ -1,12 +1,17 @@
-"""Every catalogued wrong answer loses points under the hidden tests, with the right feedback."""
+"""Every catalogued wrong answer loses points under the hidden tests, with the right feedback.
+
+Each entry is graded as a copy of the solution notebook with its exercise cell replaced, through
+:class:`grader.variants.VariantGrader`: the learner's side runs in a sandbox of its own, forked from
+a template that loaded the notebook's setup once (tests/test_variants.py proves the reports equal
+those of grading the edited notebook whole).
+"""
 from __future__ import annotations
 
 import pytest
 
-from grader.grade import grade_notebook
 from grader.results import PASSED
 from tests.catalogue import modules
-from tests.conftest import solution_notebooks, variant
+from tests.conftest import solution_notebooks
 
 
 def _catalogue():
@@ -16,9 +21,8 @@ def _catalogue():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("suite, wrong", _catalogue())
-def test_wrong_answer_is_rejected(tmp_path, suite, wrong):
-    path = variant(tmp_path, suite, replace={wrong.exercise: wrong.source})
-    report = grade_notebook(path, skip_execution=True, exercises={wrong.exercise})
+def test_wrong_answer_is_rejected(variant_grader, suite, wrong):
+    report = variant_grader(suite).grade({wrong.exercise: wrong.source})
     assert report.error is None
     assert report.tests, "the hidden tests selected nothing"
     assert {t.exercise for t in report.tests} == {wrong.exercise}
