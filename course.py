@@ -4,6 +4,8 @@
     python3 course.py grade [PATH ...] [grader options]   grade notebooks/ (or PATHs)
     python3 course.py batch SUBMISSIONS [options]         grade a class: gradebook, feedback
     python3 course.py test [pytest options]               run the project's whole test suite
+    python3 course.py test --quick [pytest options]       the everyday loop: no notebook executed,
+                                                          no catalogue graded (tests not marked slow)
     python3 course.py lab                                 open the course in JupyterLab
     python3 course.py release                             rebuild notebooks/ from solutions/
 
@@ -82,6 +84,8 @@ def main(argv: list[str]) -> int:
     if command == "batch":
         return run(["-m", "grader", "batch", *rest])
     if command == "test":
+        if "--quick" in rest:
+            rest = ["-m", "not slow", *(arg for arg in rest if arg != "--quick")]
         return run(["-m", "pytest", "-n", "auto", *rest])
     if command == "release":
         return run(["-m", "grader", "release", *rest])

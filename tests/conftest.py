@@ -107,3 +107,30 @@ def inline_notebook(path: Path, cells: list[tuple[str, str, list[str]]]) -> Path
                                        "language": "python"}
     nbformat.write(notebook, str(path))
     return path
+
+
+# -- what the run proved about the catalogue ------------------------------------------------------
+_PROOFS = {"test_wrong_answer_is_rejected": "catalogued wrong answers rejected",
+           "test_correct_variant_gets_full_marks": "correct variants given full marks"}
+_proved: dict[str, int] = {name: 0 for name in _PROOFS}
+
+
+def pytest_runtest_logreport(report) -> None:
+    """Count the catalogue entries and correct variants that passed (workers' reports too)."""
+    name = report.nodeid.rpartition("::")[2].partition("[")[0]
+    if name in _proved and report.when == "call" and report.passed:
+        _proved[name] += 1
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """One line after every run that graded the catalogue: how much of it was checked."""
+    if not any(_proved.values()):
+        return
+    from tests.catalogue import modules
+
+    found = modules(solution_notebooks())
+    catalogued = {"test_wrong_answer_is_rejected": sum(len(m.WRONG_ANSWERS) for _, m in found),
+                  "test_correct_variant_gets_full_marks":
+                      sum(len(getattr(m, "CORRECT_VARIANTS", [])) for _, m in found)}
+    terminalreporter.write_line("catalogue: " + ", ".join(
+        f"{_proved[name]} of {catalogued[name]} {what}" for name, what in _PROOFS.items()))

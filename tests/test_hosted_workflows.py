@@ -72,7 +72,10 @@ def test_course_workflow_runs_the_readmes_test_command():
     assert setup["with"]["cache"] == "pip"
     assert setup["with"]["cache-dependency-path"] == "pyproject.toml"
     tests = [run for run in _runs(document) if run.startswith(command)]
-    assert tests == [f"{command} --junitxml=reports/junit.xml"]
+    assert tests == [f"{command} --junitxml=reports/junit.xml --durations=15"]
+    published = [run for run in _runs(document) if "benchmark_tests.py" in run]
+    assert published and all("--from-junit reports/junit.xml" in run for run in published)
+    assert any('>> "$GITHUB_STEP_SUMMARY"' in run for run in published)
     (upload,) = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
     assert {"reports/junit.xml", "reports/timings.csv"} <= set(upload["with"]["path"].split())
 

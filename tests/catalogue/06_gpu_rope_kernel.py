@@ -6,6 +6,7 @@ catalogue stays in step with the solution notebook and each entry differs from i
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import nbformat
@@ -16,6 +17,7 @@ from tests.catalogue import WrongAnswer
 _SOLUTION = Path(__file__).resolve().parents[2] / "solutions" / "06_gpu_rope_kernel.ipynb"
 
 
+@functools.lru_cache(maxsize=None)
 def _exercise_source(name: str) -> str:
     notebook = nbformat.read(str(_SOLUTION), as_version=4)
     for cell in notebook.cells:
