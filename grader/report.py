@@ -90,7 +90,7 @@ def exercise_status(tests: list[TestResult]) -> tuple[str, str]:
     detail = f"{first.description or first.name} -- {output}" if output else first.name
     if named:
         detail = "; ".join(f"likely mistake: {m}" for m in named) + "; first failing test: " + detail
-    return f"{label} ({len(failing)}/{len(tests)} tests)", detail
+    return f"{label} ({len(failing)} of {len(tests)} tests)", detail
 
 
 def exercise_numbers(report: NotebookReport) -> dict[str, str]:

@@ -86,9 +86,9 @@ def test_hidden_visibility_is_chosen_and_public_checks_stay_visible():
 def test_markdown_has_a_row_per_exercise_and_escapes_pipes():
     text = reporters.markdown(_reports())
     assert text.startswith("## Grade: 3/14 points over 2 notebook(s)")
-    assert "| 4.1 `rope_inv_freq` | 3/5 | ❌ failed (1/2 tests) | float32 out -- got float64 |" in text
+    assert "| 4.1 `rope_inv_freq` | 3/5 | ❌ failed (1 of 2 tests) | float32 out -- got float64 |" in text
     assert "Execution: 2/3 cells ran without error (first failure, Cell 2: ValueError" in text
-    assert "| 4.2 `apply_rope` | 0/5 | ❌ crashed (1/1 tests) |" in text
+    assert "| 4.2 `apply_rope` | 0/5 | ❌ crashed (1 of 1 tests) |" in text
     assert "shapes \\| differ" in text and "shapes | differ" not in text
     assert "Could not be graded: x.ipynb: not a valid Jupyter notebook" in text
     rows = [line for line in text.splitlines() if line.startswith(("| 4.", "| 1."))]
