@@ -94,15 +94,19 @@ INPUT_CHARS = 500
 def describe(value: Any) -> str:
     """``value`` in plain words for feedback: a tensor's dtype, shape and memory layout, a short
     number or string as written, anything else by its kind."""
+    inner = value.value if isinstance(value, codec.View) else value
+    if _is_tensor_like(inner):
+        dtype = str(inner.dtype).removeprefix("torch.")
+        kind = "tensor" if hasattr(inner, "is_contiguous") else "array"
+        if isinstance(value, codec.View):
+            layout = f", a non-contiguous view laid out {value.layout}"
+        elif kind == "tensor":
+            layout = ", contiguous" if inner.is_contiguous() else ", not contiguous"
+        else:
+            layout = ""
+        return f"{dtype} {kind} of shape {tuple(inner.shape)}{layout}"
     if isinstance(value, codec.View):
-        return f"{describe(value.value)}, laid out {value.layout} (a non-contiguous view)"
-    if _is_tensor_like(value):
-        dtype = str(value.dtype).removeprefix("torch.")
-        kind = "tensor" if hasattr(value, "is_contiguous") else "array"
-        layout = ""
-        if kind == "tensor":
-            layout = ", contiguous" if value.is_contiguous() else ", not contiguous"
-        return f"{dtype} {kind} of shape {tuple(value.shape)}{layout}"
+        return describe(inner)
     if value is None or isinstance(value, (bool, int, float, complex)):
         return repr(value)
     if isinstance(value, str):

@@ -27,7 +27,7 @@ def test_values_are_described_by_dtype_shape_and_layout():
     assert describe(x) == "float16 tensor of shape (2, 3), contiguous"
     assert describe(x.t()) == "float16 tensor of shape (3, 2), not contiguous"
     assert describe(codec.View(x, "transposed")) == (
-        "float16 tensor of shape (2, 3), contiguous, laid out transposed (a non-contiguous view)")
+        "float16 tensor of shape (2, 3), a non-contiguous view laid out transposed")
     assert describe_arguments((x, 3), {"interleaved": False, "name": "x" * 50}) == (
         "argument 1: float16 tensor of shape (2, 3), contiguous; argument 2: 3; "
         "interleaved=False; name=a string of 50 characters")
