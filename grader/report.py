@@ -335,7 +335,11 @@ def markdown(reports: list[NotebookReport]) -> str:
 
 
 def junit(reports: list[NotebookReport]) -> str:
-    """JUnit XML: one test suite per notebook, one test case per hidden test, for CI."""
+    """JUnit XML: one test suite per notebook, one test case per hidden test, for CI.
+
+    Test cases come in the notebook's order of exercises, each with its exercise's number
+    (``"N.E"``, as in :func:`gradescope`) as the property ``number``.
+    """
     root = ElementTree.Element("testsuites")
     for report in reports:
         suite = report.suite or Path(report.path).stem
@@ -346,9 +350,13 @@ def junit(reports: list[NotebookReport]) -> str:
         if report.error:
             case = ElementTree.SubElement(element, "testcase", classname=suite, name="notebook")
             ElementTree.SubElement(case, "error", message=report.error)
+        numbers = exercise_numbers(report)
         for test in report.tests:
             case = ElementTree.SubElement(element, "testcase", classname=f"{suite}.{test.exercise}",
                                           name=test.name)
+            properties = ElementTree.SubElement(case, "properties")
+            ElementTree.SubElement(properties, "property", name="number",
+                                   value=numbers[test.exercise])
             if test.status != PASSED:
                 ElementTree.SubElement(case, "failure", message=test.status).text = test.output
     return ElementTree.tostring(root, encoding="unicode", xml_declaration=True)

@@ -119,8 +119,10 @@ def test_numbering_follows_the_cells_of_the_notebook(suite):
     table = reporters.table([report])
     rows = [table.index(f"{number}.{n} {name}") for n, name in zip(sorted(numbers), graded)]
     assert rows == sorted(rows)
-    assert [c.get("classname").split(".", 1)[1] for c in ElementTree.fromstring(
-        reporters.junit([report])).iter("testcase")] == [t.exercise for t in report.tests]
+    cases = list(ElementTree.fromstring(reporters.junit([report])).iter("testcase"))
+    assert [c.get("classname").split(".", 1)[1] for c in cases] == [t.exercise for t in report.tests]
+    assert [c.find("properties/property[@name='number']").get("value") for c in cases] == [
+        f"{number}.{cells.index(t.exercise) + 1}" for t in report.tests]
     markdown = [line.split(" | ")[0] for line in reporters.markdown([report]).splitlines()
                 if line.startswith(f"| {number}.")]
     assert markdown == [f"| {number}.{cells.index(name) + 1} `{name}`" for name in graded]
