@@ -22,7 +22,6 @@ import hashlib
 import io
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -48,7 +47,6 @@ LAYOUTS = ("SUBMISSIONS/STUDENT/*.ipynb (any depth), nbgrader's "
            "STUDENT_<anything>.ipynb files with --flat")
 RECORD = "record.json"
 """Per learner: the report records and fingerprints that the gradebook and regrades read."""
-_MISTAKE = re.compile(r"this is what you get with: (.+)")
 
 
 # -- what to grade ------------------------------------------------------------------------------
@@ -195,7 +193,7 @@ def _collect_points() -> dict[str, list[dict]]:
     """Suite -> its hidden tests (without running them). Runs in the worker process."""
     import pytest
 
-    from grader.judge import SUITES_DIR, known_suites, suite_path
+    from grader.judge import SUITES_DIR, exercise_order, known_suites, suite_path
 
     points = {}
     for suite in known_suites():
@@ -207,7 +205,8 @@ def _collect_points() -> dict[str, list[dict]]:
         if code != 0 or not collector.tests:
             raise GraderError(f"the hidden tests of {suite} could not be collected (pytest exit "
                               f"{int(code)}); run `python -m grader check` on a solution")
-        points[suite] = collector.tests
+        order = {name: index for index, name in enumerate(exercise_order(suite))}
+        points[suite] = sorted(collector.tests, key=lambda t: order.get(t["exercise"], len(order)))
     return points
 
 
@@ -218,7 +217,8 @@ def _unit_results(points: list[dict], status: str, output: str) -> list[TestResu
 def _placeholder(suite: str, points: list[dict], *, path: str, error: str, status: str,
                  output: str) -> NotebookReport:
     return NotebookReport(path=path, suite=suite, error=error,
-                          tests=_unit_results(points, status, output))
+                          tests=_unit_results(points, status, output),
+                          exercise_order=list(dict.fromkeys(t["exercise"] for t in points)))
 
 
 # -- one learner, in a child process ------------------------------------------------------------
@@ -528,7 +528,7 @@ def summary(records: list[dict], points: dict[str, list[dict]], top: int = 3) ->
                     if test.status == PASSED or not submitted:
                         continue
                     failed.add(test.description or test.name)
-                    named |= {m.group(1).strip() for m in _MISTAKE.finditer(test.output)}
+                    named |= {reporters.named_mistake(test.output)} - {None}
                 entry["mistakes"].update(named)
                 entry["failed_tests"].update(failed)
     result = {}

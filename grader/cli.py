@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--memory-limit", type=_gibibytes, metavar="GIB", help=MEMORY_HELP)
     check.add_argument("--html", type=Path, metavar="FILE",
                        help="write a self-contained HTML feedback page to FILE")
+    check.add_argument("--verbose", "-v", action="store_true",
+                       help="list every failing test in the table (default: the first one per "
+                            "exercise, and each named mistake once)")
     _add_hosted_options(check)
     _add_batch(commands)
     _add_hosted_commands(commands)
@@ -233,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
                                  exercises=set(args.exercise) if args.exercise else None,
                                  cell_timeout=args.cell_timeout,
                                  execution_budget=args.execution_budget,
-                                 limits=_limits(args.run_as, args.memory_limit))
+                                 limits=_limits(args.run_as, args.memory_limit),
+                                 verbose=args.verbose)
             status = _check_reports(args, reports, time.monotonic() - start)
             if args.html is not None:
                 from grader import feedback

@@ -11,7 +11,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from grader.report import exercise_status
+from grader.report import exercise_numbers, exercise_status, mistakes, without_mistake
 from grader.results import PASSED, NotebookReport, TestResult
 
 TEXT_LIMIT = 2000
@@ -91,12 +91,15 @@ def _execution(report: NotebookReport, text: _Budget) -> str:
     return line
 
 
-def _test_row(test: TestResult, text: _Budget, said: str | None) -> str:
+def _test_row(test: TestResult, text: _Budget, said: str | None, named: bool = False) -> str:
+    """A test's row; when its exercise's named mistakes are said above (``named``), its feedback
+    comes without its own naming of one."""
     kind = "public check" if test.public else "hidden test"
     description = escape(test.description) if test.description else f"a {kind}"
     detail = ""
-    if test.status != PASSED and test.output and test.output != said:
-        detail = f"<pre>{text(test.output)}</pre>"
+    output = without_mistake(test.output) if named else test.output
+    if test.status != PASSED and output and test.output != said:
+        detail = f"<pre>{text(output)}</pre>"
     return (f'<tr><td class="test">{description} <span class="meta">({kind})</span>{detail}</td>'
             f'<td class="points">{_points(test.score)}/{_points(test.max_score)}</td>'
             f"<td>{_badge(test.status)}</td></tr>")
@@ -117,14 +120,22 @@ def _notebook(report: NotebookReport, text: _Budget) -> str:
         parts.append(f"<pre>a cell failed to load: {text(problem)}</pre>")
     if report.tests:
         parts.append('<table><tr><th>exercise / test</th><th>points</th><th>status</th></tr>')
+        numbers = exercise_numbers(report)
         for exercise, tests in report.exercises().items():
             status, _ = exercise_status(tests)
             score = sum(t.score for t in tests)
             maximum = sum(t.max_score for t in tests)
-            parts.append(f'<tr class="exercise"><td>{escape(exercise)}</td>'
+            parts.append(f'<tr class="exercise"><td>{escape(numbers[exercise])} '
+                         f'{escape(exercise)}</td>'
                          f'<td class="points">{_points(score)}/{_points(maximum)}</td>'
                          f"<td>{_badge(status)}</td></tr>")
-            parts += [_test_row(test, text, report.error) for test in tests]
+            named = mistakes(tests)
+            parts += [f'<tr class="mistake"><td class="test">Likely mistake: '
+                      f'<strong>{text(m.name, 600)}</strong></td>'
+                      f'<td class="points">&minus;{_points(m.points)}</td>'
+                      f'<td class="meta">named by {m.tests} test{"s" if m.tests > 1 else ""}</td>'
+                      f"</tr>" for m in named]
+            parts += [_test_row(test, text, report.error, bool(named)) for test in tests]
         parts.append("</table>")
     return "\n".join(p for p in parts if p)
 

@@ -10,7 +10,7 @@ from grader import report as reporters
 from grader import supervise
 from grader.errors import GraderError
 from grader.execute import default_budget, default_cell_timeout, execute
-from grader.judge import known_suites, run_suite, suite_exercises
+from grader.judge import exercise_order, known_suites, run_suite, suite_exercises
 from grader.notebook import EXERCISE_TAG, code_cells, read_notebook, sandbox_cells, suite_name
 from grader.notebook import tags, top_level_names
 from grader.results import NotebookReport
@@ -177,6 +177,7 @@ def _judge(grading: _Grading, *, exercises: set[str] | None,
         finally:
             connections.close()
         report.load_errors = connections.load_errors()
+        report.exercise_order = exercise_order(report.suite)
     report.seconds += time.monotonic() - start
     return report
 
@@ -221,8 +222,10 @@ def grade_notebooks(paths: list[Path], *, skip_execution: bool = False,
 def main(*, paths: list[Path], json_path: Path | None = None, junit_path: Path | None = None,
          skip_execution: bool = False, exercises: set[str] | None = None,
          cell_timeout: float | None = None, execution_budget: float | None = None,
-         limits: Limits | None = None, echo=print) -> list[NotebookReport]:
+         limits: Limits | None = None, echo=print, verbose: bool = False) -> list[NotebookReport]:
     """Entry point of ``python -m grader check``: grade, print the table, write the reports.
+
+    The table lists every failing test when ``verbose``, else the first one per exercise.
 
     Every process the learner's code started is gone before a report is written (where this
     process is a subreaper, :func:`grader.supervise.become_subreaper`, escaped ones included).
@@ -233,7 +236,7 @@ def main(*, paths: list[Path], json_path: Path | None = None, junit_path: Path |
                               cell_timeout=cell_timeout, execution_budget=execution_budget,
                               limits=limits)
     supervise.kill_strays()
-    echo(reporters.table(reports))
+    echo(reporters.table(reports, verbose=verbose))
     if json_path is not None:
         reporters.write_json(json_path, reporters.gradescope(reports, time.monotonic() - start))
         echo(f"JSON report written to {json_path}")

@@ -46,7 +46,9 @@ def check(name: str, namespace: dict | None = None) -> bool:
         print(f"  {mark} {result.description or result.name}")
         if result.status != PASSED:
             print(f"       {result.output}")
-    verdict = "passed" if passed == len(results) else "failed"
-    print(f"{name}: {passed}/{len(results)} public checks {verdict}. "
-          "The grader also runs hidden tests.")
-    return passed == len(results)
+    failing = [r.description or r.name for r in results if r.status != PASSED]
+    verdict = f"{name}: {passed} of {len(results)} public checks passed"
+    if failing:
+        verdict += f"; failing: {'; '.join(failing)}"
+    print(f"{verdict}. The grader also runs hidden tests.")
+    return not failing

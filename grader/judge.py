@@ -9,6 +9,7 @@ torch: nothing the learner's code does to its own process can change a verdict.
 """
 from __future__ import annotations
 
+import ast
 import os
 import re
 from pathlib import Path
@@ -60,6 +61,9 @@ class StudentProxy:
         def call(*args: Any, **kwargs: Any) -> Any:
             try:
                 return self._call(name, args, kwargs, self.timeout)
+            except StudentRaised as exc:
+                exc.inputs = describe_arguments(args, kwargs)
+                raise
             except ArgumentsModified as exc:
                 if self.may_modify_arguments:
                     return exc.result
@@ -81,6 +85,62 @@ class StudentProxy:
     def fixture(self, name: str, **kwargs: Any) -> codec.FixtureRef:
         """A trusted helper ``grader.fixtures.<name>`` (arguments bound), to pass as an argument."""
         return codec.FixtureRef(name, kwargs)
+
+
+INPUT_CHARS = 500
+"""The description of the inputs that made a learner's function raise is cut to this length."""
+
+
+def describe(value: Any) -> str:
+    """``value`` in plain words for feedback: a tensor's dtype, shape and memory layout, a short
+    number or string as written, anything else by its kind."""
+    inner = value.value if isinstance(value, codec.View) else value
+    if _is_tensor_like(inner):
+        dtype = str(inner.dtype).removeprefix("torch.")
+        kind = "tensor" if hasattr(inner, "is_contiguous") else "array"
+        if isinstance(value, codec.View):
+            layout = f", a non-contiguous view laid out {value.layout}"
+        elif kind == "tensor":
+            layout = ", contiguous" if inner.is_contiguous() else ", not contiguous"
+        else:
+            layout = ""
+        return f"{dtype} {kind} of shape {tuple(inner.shape)}{layout}"
+    if isinstance(value, codec.View):
+        return describe(inner)
+    if value is None or isinstance(value, (bool, int, float, complex)):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 40 else f"a string of {len(value)} characters"
+    if isinstance(value, codec.StudentRef):
+        return f"your function {value.name}"
+    if isinstance(value, codec.FixtureRef):
+        return "a function"
+    if isinstance(value, (list, tuple)):
+        text = repr(value)
+        return text if len(text) <= 60 else f"a {type(value).__name__} of {len(value)} items"
+    return f"a {type(value).__name__}"
+
+
+def _is_tensor_like(value: Any) -> bool:
+    return isinstance(value, np.ndarray) or _is_torch(value)
+
+
+def describe_arguments(args: tuple, kwargs: dict) -> str:
+    """The arguments of a call in plain words (see :func:`describe`), e.g. ``argument 1: float16
+    tensor of shape (2, 8), contiguous; interleaved=False``."""
+    parts = [f"argument {index}: {describe(value)}" for index, value in enumerate(args, start=1)]
+    parts += [f"{key}={describe(value)}" for key, value in kwargs.items()]
+    text = "; ".join(parts) or "no arguments"
+    return text if len(text) <= INPUT_CHARS else text[: INPUT_CHARS - 4] + " ..."
+
+
+def _raised_on(exc: StudentError) -> str:
+    """What a learner's function raised, said after the inputs that made it raise."""
+    inputs = getattr(exc, "inputs", "")
+    if not isinstance(exc, StudentRaised) or not inputs or exc.exc_type == "BadReturn":
+        return str(exc)
+    return (f"these inputs made it raise: {inputs} (its docstring says which shapes, dtypes and "
+            f"memory layouts it must accept). {exc}")
 
 
 def view(value: Any, layout: str = "strided") -> codec.View:
@@ -270,6 +330,21 @@ def suite_exercises(suite: str) -> set[str]:
     return set(re.findall(r"mark\.exercise\(\s*[\"']([^\"']+)[\"']", suite_path(suite).read_text()))
 
 
+def exercise_order(suite: str) -> list[str]:
+    """The suite's exercises in the notebook's order (read from its source, not imported).
+
+    A suite records it as ``EXERCISE_ORDER``, the order of the exercise cells of its solution
+    notebook (``tests/test_suites.py`` holds the two together); without one, the order in which
+    its tests first name each exercise. Reports number and list exercises in this order.
+    """
+    source = suite_path(suite).read_text()
+    for node in ast.parse(source).body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "EXERCISE_ORDER"):
+            return list(ast.literal_eval(node.value))
+    return list(dict.fromkeys(re.findall(r"mark\.exercise\(\s*[\"']([^\"']+)[\"']", source)))
+
+
 def _exercise_marker(item: pytest.Item):
     marker = item.get_closest_marker("exercise")
     if marker is None or not marker.args:
@@ -315,10 +390,12 @@ class JudgePlugin:
     """Runs one suite's tests against one learner and records a :class:`TestResult` per test."""
 
     def __init__(self, connect: Callable[[str], tuple[Call, list[str]]], *,
-                 exercises: set[str] | None = None, public_only: bool = False) -> None:
+                 exercises: set[str] | None = None, public_only: bool = False,
+                 order: list[str] = ()) -> None:
         self._connect = connect
         self._exercises = exercises
         self._public_only = public_only
+        self._order = {name: index for index, name in enumerate(order)}
         self.results: list[TestResult] = []
         self.collection_errors: list[str] = []
 
@@ -333,6 +410,10 @@ class JudgePlugin:
             wanted = (self._exercises is None or name in self._exercises) and (
                 public or not self._public_only)
             (keep if wanted else drop).append(item)
+        # The notebook's order of exercises (a stable sort keeps each exercise's tests in the
+        # suite's order): results, and so every report, follow the notebook.
+        last = len(self._order)
+        keep.sort(key=lambda item: self._order.get(_exercise_marker(item)[0], last))
         items[:] = keep
         if drop:
             config.hook.pytest_deselected(items=drop)
@@ -364,7 +445,7 @@ class JudgePlugin:
             return result
         exc = _first_leaf(excinfo.value)
         if isinstance(exc, StudentError):
-            result.status, result.output = exc.status, _bounded(str(exc) + _example(exc))
+            result.status, result.output = exc.status, _bounded(_raised_on(exc) + _example(exc))
         elif isinstance(exc, AssertionError):
             result.status = FAILED
             result.output = _bounded((str(exc) or "assertion failed") + _example(exc))
@@ -379,11 +460,16 @@ class JudgePlugin:
 
 def run_suite(suite: str, connect: Callable[[str], tuple[Call, list[str]]], *,
               exercises: set[str] | None = None, public_only: bool = False) -> list[TestResult]:
-    """Run the hidden tests of ``suite``; ``connect(exercise)`` gives the call into the learner."""
+    """Run the hidden tests of ``suite``; ``connect(exercise)`` gives the call into the learner.
+
+    Tests run, and their results come, exercise by exercise in the notebook's order
+    (:func:`exercise_order`), each exercise's tests in the suite's order.
+    """
     path = suite_path(suite)
     if not path.is_file():
         raise GraderError(f"no hidden tests named {path.name} in {SUITES_DIR}")
-    plugin = JudgePlugin(connect, exercises=exercises, public_only=public_only)
+    plugin = JudgePlugin(connect, exercises=exercises, public_only=public_only,
+                         order=exercise_order(suite))
     # Only the plugins a suite needs: no third-party ones (entry points), and not the ones that
     # run gc.collect() several times at the end (over a second with torch loaded).
     args = [str(path), "-s", "-p", "no:cacheprovider", "-p", "no:terminal",

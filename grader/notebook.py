@@ -58,6 +58,21 @@ def top_level_names(source: str) -> set[str]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 
 
+def exercise_names(notebook) -> list[str]:
+    """The functions and classes the exercise cells define, in the notebook's order."""
+    names: list[str] = []
+    for _, cell in code_cells(notebook):
+        if EXERCISE_TAG not in tags(cell):
+            continue
+        try:
+            tree = ast.parse(to_python(cell.source))
+        except SyntaxError:
+            continue
+        names += [node.name for node in tree.body
+                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    return list(dict.fromkeys(names))
+
+
 def _definitions_only(source: str) -> str:
     """Only the imports, functions and classes of a cell: what an untagged exercise cell offers."""
     tree = ast.parse(to_python(source))

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
+import textwrap
 import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.results import PASSED, NotebookReport, TestResult
@@ -23,8 +26,58 @@ def _points(value: float) -> str:
     return f"{value:g}"
 
 
+_MISTAKE = re.compile(r"[;,.]?\s*this is what you get with: (?P<name>.+?)"
+                      r"(?=\s*\[failing example:|\s*$)", re.MULTILINE)
+"""The clause in which a hidden test names a catalogued mistake (see ``grader.judge``)."""
+
+
+@dataclass
+class Mistake:
+    """A named mistake that failing tests of one exercise share, said once in a report."""
+
+    name: str
+    """The mistake as the tests name it, e.g. ``"missing the 1/sqrt(d_k) scaling"``."""
+    points: float
+    """Points that the tests naming it cost."""
+    tests: int
+    """How many failing tests named it."""
+
+    def __str__(self) -> str:
+        where = "1 test" if self.tests == 1 else f"{self.tests} tests"
+        return f"{self.name} (cost {_points(self.points)} points, {where})"
+
+
+def named_mistake(output: str) -> str | None:
+    """The mistake a test's feedback names ("this is what you get with: ..."), if any."""
+    match = _MISTAKE.search(output or "")
+    return match.group("name").strip() if match else None
+
+
+def without_mistake(output: str) -> str:
+    """A test's feedback without its named-mistake clause (the report says the mistake once)."""
+    return _MISTAKE.sub("", output or "").strip()
+
+
+def mistakes(tests: list[TestResult]) -> list[Mistake]:
+    """The named mistakes of an exercise's failing tests, each once with the points it cost, in
+    the order the tests first name them."""
+    found: dict[str, Mistake] = {}
+    for test in tests:
+        name = named_mistake(test.output) if test.status != PASSED else None
+        if name is None:
+            continue
+        mistake = found.setdefault(name, Mistake(name, 0.0, 0))
+        mistake.points += test.max_score
+        mistake.tests += 1
+    return list(found.values())
+
+
 def exercise_status(tests: list[TestResult]) -> tuple[str, str]:
-    """One status for an exercise (the most serious among its tests) and the first feedback."""
+    """One status for an exercise (the most serious among its tests) and the first feedback.
+
+    The feedback names each mistake of the exercise once (with the points it cost), then says
+    what the first failing test found, without repeating its named mistake.
+    """
     failing = [t for t in tests if t.status != PASSED]
     if not failing:
         return PASSED, ""
@@ -32,8 +85,25 @@ def exercise_status(tests: list[TestResult]) -> tuple[str, str]:
                 if t.status in _STATUS_ORDER else len(_STATUS_ORDER))
     first = failing[0]
     label = worst.status if len({t.status for t in failing}) == 1 else f"{worst.status}, ..."
-    detail = f"{first.description or first.name} -- {first.output}" if first.output else first.name
-    return f"{label} ({len(failing)}/{len(tests)} tests)", detail
+    named = mistakes(tests)
+    output = without_mistake(first.output) if named else first.output
+    detail = f"{first.description or first.name} -- {output}" if output else first.name
+    if named:
+        detail = "; ".join(f"likely mistake: {m}" for m in named) + "; first failing test: " + detail
+    return f"{label} ({len(failing)} of {len(tests)} tests)", detail
+
+
+def exercise_numbers(report: NotebookReport) -> dict[str, str]:
+    """Each exercise's number ``"N.E"``: notebook N, its E-th exercise in the notebook's order.
+
+    The order is the report's ``exercise_order`` (the suite's, :func:`grader.judge.exercise_order`:
+    the order of the exercise cells), so an exercise keeps its number when only some are graded;
+    exercises it lacks are numbered after, as the tests come (which is that order too:
+    :func:`grader.judge.run_suite` sorts them so).
+    """
+    number = notebook_number(report.suite or Path(report.path).stem)
+    order = list(dict.fromkeys([*report.exercise_order, *report.exercises()]))
+    return {name: f"{number}.{index}" for index, name in enumerate(order, start=1)}
 
 
 def _execution_line(report: NotebookReport) -> str:
@@ -49,30 +119,68 @@ def _execution_line(report: NotebookReport) -> str:
     return line
 
 
-def table(reports: list[NotebookReport], width: int = 100) -> str:
-    """A plain-text table per notebook and exercise, for people."""
+def _wrapped(text: str, indent: str, width: int) -> list[str]:
+    """``text`` wrapped (never cut) to ``width`` columns, each line starting with ``indent``."""
+    lines = []
+    for paragraph in text.strip().splitlines() or [""]:
+        lines += textwrap.wrap(paragraph, width=width, initial_indent=indent,
+                               subsequent_indent=indent + "  ", break_long_words=False,
+                               break_on_hyphens=False) or [indent]
+    return lines
+
+
+def _failing_lines(tests: list[TestResult], width: int, verbose: bool) -> list[str]:
+    """What an exercise's failing tests found: each named mistake once, then the first failing
+    test (every failing test when ``verbose``), wrapped whole."""
+    failing = [t for t in tests if t.status != PASSED]
+    if not failing:
+        return []
+    indent = " " * 6
+    lines = []
+    for mistake in mistakes(tests):
+        lines += _wrapped(f"likely mistake: {mistake}", indent, width)
+    for test in failing if verbose else failing[:1]:
+        output = without_mistake(test.output)
+        head = f"{test.status}: {test.description or test.name}"
+        lines += _wrapped(f"{head} -- {output}" if output else head, indent, width)
+    hidden = len(failing) - 1
+    if hidden and not verbose:
+        tests_word = "test" if hidden == 1 else "tests"
+        lines += _wrapped(f"(+ {hidden} more failing {tests_word}: `--verbose` lists every failing "
+                          "test, `--html FILE` writes a page with all of them)", indent, width)
+    return lines
+
+
+def table(reports: list[NotebookReport], width: int = 100, *, verbose: bool = False) -> str:
+    """A plain-text table per notebook and exercise, for people.
+
+    Exercises are numbered and listed in the notebook's order. Under each exercise that lost
+    points: each named mistake once with the points it cost, and what the first failing test
+    found (every failing test when ``verbose``), wrapped to ``width``, never cut.
+    """
     lines = []
     for report in reports:
         head = f"{report.path}"
         lines.append("=" * width)
         lines.append(f"{head}   score {_points(report.score)}/{_points(report.max_score)}")
         if report.error:
-            lines.append(f"  could not be graded: {report.error}")
-        lines.append(f"  {_execution_line(report)}"[:width * 2])
+            lines += _wrapped(f"could not be graded: {report.error}", "  ", width)
+        lines += _wrapped(_execution_line(report), "  ", width)
         for problem in report.load_errors:
-            lines.append(f"  cell failed to load: {problem}"[:width * 2])
+            lines += _wrapped(f"cell failed to load: {problem}", "  ", width)
         groups = report.exercises()
+        numbers = exercise_numbers(report)
         if groups:
-            name_width = max(len(name) for name in groups) + 2
+            name_width = max(len(f"{numbers[name]} {name}") for name in groups) + 2
             lines.append(f"  {'exercise'.ljust(name_width)}{'points':>9}   status")
         for name, tests in groups.items():
             score = sum(t.score for t in tests)
             maximum = sum(t.max_score for t in tests)
-            status, detail = exercise_status(tests)
+            status, _ = exercise_status(tests)
             points = f"{_points(score)}/{_points(maximum)}"
-            lines.append(f"  {name.ljust(name_width)}{points:>9}   {status}")
-            if detail:
-                lines.append(f"  {'':{name_width}}{'':9}   -> {detail}"[:width * 3])
+            label = f"{numbers[name]} {name}"
+            lines.append(f"  {label.ljust(name_width)}{points:>9}   {status}")
+            lines += _failing_lines(tests, width, verbose)
     total = sum(r.score for r in reports)
     maximum = sum(r.max_score for r in reports)
     lines.append("=" * width)
@@ -95,14 +203,50 @@ def notebook_number(suite: str) -> int:
     return int(prefix) if prefix.isdigit() else 0
 
 
+def _look_first(report: NotebookReport) -> str:
+    """What to look at first in one notebook: the first exercise (in the notebook's order) that
+    lost points, with its named mistake or its first failing test; else a failed execution."""
+    if report.error:
+        return f"it could not be graded: {report.error}"
+    numbers = exercise_numbers(report)
+    for name, tests in report.exercises().items():
+        failing = [t for t in tests if t.status != PASSED]
+        if not failing:
+            continue
+        lost = sum(t.max_score for t in failing)
+        named = mistakes(tests)
+        first = failing[0]
+        what = (f"likely mistake: {named[0].name}" if named
+                else f"{first.status}: {first.description or first.name}")
+        return f"exercise {numbers[name]} {name} (lost {_points(lost)} points; {what})"
+    execution = report.execution
+    if execution is not None and not execution.ok:
+        return _execution_line(report)
+    return ""
+
+
+def summary(reports: list[NotebookReport]) -> str:
+    """The submission's message: the score per notebook and what to look at first in each."""
+    total = sum(r.score for r in reports)
+    maximum = sum(r.max_score for r in reports)
+    lines = [f"Graded {len(reports)} notebook(s): {_points(total)}/{_points(maximum)} points."]
+    for report in reports:
+        suite = report.suite or Path(report.path).stem
+        line = f"{suite}: {_points(report.score)}/{_points(report.max_score)} points"
+        first = _look_first(report)
+        lines.append(f"{line}; look first at {first}" if first else f"{line}.")
+    return "\n".join(lines)
+
+
 def gradescope(reports: list[NotebookReport], execution_time: float, *,
                hidden_visibility: str = HIDDEN_VISIBILITY, output: str | None = None) -> dict:
     """Gradescope's ``results.json``, with only the keys its specification defines.
 
-    Every test carries ``number`` ``"N.E"`` (notebook N, its E-th exercise in this report;
-    ``"N.0"`` for the notebook's own checks) and ``tags`` ``[exercise]``. Hidden tests get
+    Every test carries ``number`` ``"N.E"`` (notebook N, its E-th exercise in the notebook's
+    order; ``"N.0"`` for the notebook's own checks) and ``tags`` ``[exercise]``. Hidden tests get
     ``hidden_visibility``; public checks, execution and notebook problems are ``visible``.
     The total is ``score``; the specification has no top-level ``max_score`` (each test has one).
+    The top-level ``output`` is ``output`` if given, else :func:`summary`.
     """
     if hidden_visibility not in VISIBILITIES:
         raise ValueError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}, "
@@ -122,25 +266,22 @@ def gradescope(reports: list[NotebookReport], execution_time: float, *,
                           "status": "passed" if execution.ok else "failed",
                           "output": _execution_line(report), "tags": ["execution"],
                           "visibility": "visible"})
-        order = {name: index for index, name in enumerate(report.exercises(), start=1)}
+        numbers = exercise_numbers(report)
         for test in report.tests:
-            output = f"{test.description}\n{test.output}".strip()
+            text = f"{test.description}\n{test.output}".strip()
             if test.status != PASSED:
-                output = f"{test.description}\n{test.status}: {test.output}".strip()
+                text = f"{test.description}\n{test.status}: {test.output}".strip()
             tests.append({
-                "name": _test_name(report, test), "number": f"{number}.{order[test.exercise]}",
+                "name": _test_name(report, test), "number": numbers[test.exercise],
                 "score": test.score, "max_score": test.max_score,
-                "status": "passed" if test.status == PASSED else "failed", "output": output,
+                "status": "passed" if test.status == PASSED else "failed", "output": text,
                 "tags": [test.exercise],
                 "visibility": "visible" if test.public else hidden_visibility,
             })
-    total = sum(r.score for r in reports)
-    maximum = sum(r.max_score for r in reports)
     return {
-        "score": total,
+        "score": sum(r.score for r in reports),
         "execution_time": round(execution_time, 3),
-        "output": output if output is not None else
-        f"Graded {len(reports)} notebook(s): {_points(total)}/{_points(maximum)} points.",
+        "output": output if output is not None else summary(reports),
         "output_format": "text",
         "stdout_visibility": "hidden",
         "tests": tests,
@@ -150,6 +291,14 @@ def gradescope(reports: list[NotebookReport], execution_time: float, *,
 def _cell(text: str) -> str:
     """Text safe inside one Markdown table cell."""
     return " ".join(text.split()).replace("|", "\\|")
+
+
+def _first_problem(tests: list[TestResult], detail: str, limit: int = 300) -> str:
+    """``detail`` (:func:`exercise_status`'s) for a table cell: the named mistakes whole, the
+    first failing test's text cut to ``limit`` characters."""
+    named = "; ".join(f"likely mistake: {m}" for m in mistakes(tests))
+    rest = detail[len(named):] if named and detail.startswith(named) else detail
+    return named + (rest if len(rest) <= limit else rest[:limit] + " ...")
 
 
 def markdown(reports: list[NotebookReport]) -> str:
@@ -172,20 +321,25 @@ def markdown(reports: list[NotebookReport]) -> str:
         groups = report.exercises()
         if not groups:
             continue
+        numbers = exercise_numbers(report)
         lines += ["| exercise | points | status | first problem |", "|---|---:|---|---|"]
         for name, tests in groups.items():
             score = sum(t.score for t in tests)
             maximum_points = sum(t.max_score for t in tests)
             status, detail = exercise_status(tests)
             mark = "✅" if status == PASSED else "❌"
-            lines.append(f"| `{name}` | {_points(score)}/{_points(maximum_points)} | "
-                         f"{mark} {_cell(status)} | {_cell(detail)[:300]} |")
+            lines.append(f"| {numbers[name]} `{name}` | {_points(score)}/{_points(maximum_points)} | "
+                         f"{mark} {_cell(status)} | {_cell(_first_problem(tests, detail))} |")
         lines.append("")
     return "\n".join(lines)
 
 
 def junit(reports: list[NotebookReport]) -> str:
-    """JUnit XML: one test suite per notebook, one test case per hidden test, for CI."""
+    """JUnit XML: one test suite per notebook, one test case per hidden test, for CI.
+
+    Test cases come in the notebook's order of exercises, each with its exercise's number
+    (``"N.E"``, as in :func:`gradescope`) as the property ``number``.
+    """
     root = ElementTree.Element("testsuites")
     for report in reports:
         suite = report.suite or Path(report.path).stem
@@ -196,9 +350,13 @@ def junit(reports: list[NotebookReport]) -> str:
         if report.error:
             case = ElementTree.SubElement(element, "testcase", classname=suite, name="notebook")
             ElementTree.SubElement(case, "error", message=report.error)
+        numbers = exercise_numbers(report)
         for test in report.tests:
             case = ElementTree.SubElement(element, "testcase", classname=f"{suite}.{test.exercise}",
                                           name=test.name)
+            properties = ElementTree.SubElement(case, "properties")
+            ElementTree.SubElement(properties, "property", name="number",
+                                   value=numbers[test.exercise])
             if test.status != PASSED:
                 ElementTree.SubElement(case, "failure", message=test.status).text = test.output
     return ElementTree.tostring(root, encoding="unicode", xml_declaration=True)

@@ -86,11 +86,15 @@ class NotebookReport:
     execution: ExecutionResult | None = None
     """nbval's run, unless execution was skipped."""
     tests: list[TestResult] = field(default_factory=list)
-    """Every hidden test and public check, in suite order."""
+    """Every hidden test and public check: exercise by exercise in the notebook's order, each
+    exercise's tests in suite order."""
     load_errors: list[str] = field(default_factory=list)
     """Exercise or setup cells that raised while being loaded into the sandbox."""
     seconds: float = 0.0
     """Wall-clock time spent grading this notebook."""
+    exercise_order: list[str] = field(default_factory=list)
+    """Every exercise of the suite in the notebook's order, which numbers them (``N.E`` is the
+    E-th) also when only some were graded; empty: numbered as the tests come."""
 
     @property
     def score(self) -> float:

@@ -193,7 +193,7 @@ def test_reports_summary_and_feedback_per_learner(graded):
     assert sdpa["mistakes"][0]["mistake"].startswith(_wrong(NB1).mistake)
     assert (out / "summary.png").stat().st_size > 10_000
     page = (out / "cyd" / "feedback.html").read_text()
-    assert f"Total: {_rows(out)['cyd']['total']}/" in page and "this is what you get with" in page
+    assert f"Total: {_rows(out)['cyd']['total']}/" in page and "Likely mistake: <strong>" in page
 
 
 @pytest.mark.slow

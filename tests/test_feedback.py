@@ -118,3 +118,22 @@ def test_page_renders_in_headless_chromium(tmp_path):
     pixels = matplotlib_image.imread(png)
     assert pixels.shape[:2] == (900, 1000)
     assert pixels[..., :3].std() > 0.05, "the screenshot is blank"
+
+
+def test_a_named_mistake_is_said_once_with_the_points_it_cost_and_exercises_are_numbered():
+    mistake = "the permutation applied to the rows instead of the columns (its transpose)"
+    tests = [
+        results.TestResult("rope_inv_freq", "test_a", "Frequencies.", 1, PASSED),
+        results.TestResult("apply_rope", "test_b", "Rotates pairs.", 3, FAILED,
+                           output=f"output differs at index (0, 1); this is what you get with: {mistake}"),
+        results.TestResult("apply_rope", "test_c", "Half-split layout.", 2, FAILED,
+                           output=f"output differs at index (2, 3); this is what you get with: {mistake} "
+                                  "[failing example: test_c(seed=3)]"),
+    ]
+    report = NotebookReport(path="04.ipynb", suite="04_rotary_embeddings", tests=tests,
+                            exercise_order=["rope_inv_freq", "rope_rotation_matrix", "apply_rope"])
+    page = feedback.render([report])
+    assert page.count(mistake) == 1
+    assert f"Likely mistake: <strong>{mistake}</strong>" in page and "&minus;5<" in page
+    assert "output differs at index (0, 1)<" in page and "[failing example: test_c(seed=3)]" in page
+    assert page.index("4.1 rope_inv_freq") < page.index("4.3 apply_rope")

@@ -138,6 +138,8 @@ def test_solution_in_a_zip_gets_full_marks_and_a_corrupt_file_its_reason(autogra
     assert first and all(t["status"] == "passed" for t in first)
     assert results["score"] == sum(t["max_score"] for t in first) > 0
     assert "notes.ipynb: not a valid Jupyter notebook" in results["output"]
+    total = f"{results['score']:g}"
+    assert f"\n{SUITES[0]}: {total}/{total} points.\n" in results["output"]  # per notebook
     missing = _tests(results, SUITES[1])
     assert missing[0]["output"].startswith("not submitted") and missing[0]["number"] == "2.0"
     assert sum(t["max_score"] for t in missing) > 0 and all(t["score"] == 0 for t in missing)

@@ -89,3 +89,21 @@ def test_every_exercise_cell_of_the_released_notebooks_raises_not_implemented():
         for cell in exercise_cells:
             assert "raise NotImplementedError(" in cell.source, (path.name, cell.source[:80])
             assert BEGIN_SOLUTION not in cell.source
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
+def test_the_two_rules_of_every_exercise_are_said_in_the_first_exercise_section(path):
+    cells = nbformat.read(str(path), 4).cells
+    first = next(i for i, c in enumerate(cells) if c.cell_type == "code" and EXERCISE_TAG in tags(c))
+    before = [c.source for c in cells[:first] if c.cell_type == "markdown"][-1]
+    text = " ".join(before.split())
+    assert "Leave your inputs unchanged" in text and "`x = x * s`, not `x *= s`" in text
+    assert "accept non-contiguous tensors" in text and "`.reshape`, not `.view`" in text
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
+def test_no_notebook_finds_its_data_relative_to_its_own_folder(path):
+    """A copy of a notebook outside notebooks/ must still find assets/ (grader.assets)."""
+    for cell in nbformat.read(str(path), 4).cells:
+        if cell.cell_type == "code":
+            assert 'Path("..")' not in cell.source and "'..'" not in cell.source, cell.source[:200]

@@ -2,14 +2,24 @@
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
 
 import jsonschema
 import pytest
 
 from grader import report as reporters
 from grader.hosted import SCHEMA
+from grader.grade import grade_notebook
+from grader.judge import exercise_order, known_suites, run_suite, suite_exercises
+from grader.notebook import exercise_names, read_notebook
+from grader.sandbox import ExerciseMissing
 from grader.results import CRASHED, FAILED, PASSED, CellFailure, ExecutionResult, NotebookReport
 from grader.results import TestResult as Result
+from tests.catalogue import modules
+from tests.conftest import solution_notebooks, variant
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _reports() -> list[NotebookReport]:
@@ -76,10 +86,104 @@ def test_hidden_visibility_is_chosen_and_public_checks_stay_visible():
 def test_markdown_has_a_row_per_exercise_and_escapes_pipes():
     text = reporters.markdown(_reports())
     assert text.startswith("## Grade: 3/14 points over 2 notebook(s)")
-    assert "| `rope_inv_freq` | 3/5 | ❌ failed (1/2 tests) | float32 out -- got float64 |" in text
+    assert "| 4.1 `rope_inv_freq` | 3/5 | ❌ failed (1 of 2 tests) | float32 out -- got float64 |" in text
     assert "Execution: 2/3 cells ran without error (first failure, Cell 2: ValueError" in text
-    assert "| `apply_rope` | 0/5 | ❌ crashed (1/1 tests) |" in text
+    assert "| 4.2 `apply_rope` | 0/5 | ❌ crashed (1 of 1 tests) |" in text
     assert "shapes \\| differ" in text and "shapes | differ" not in text
     assert "Could not be graded: x.ipynb: not a valid Jupyter notebook" in text
-    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    rows = [line for line in text.splitlines() if line.startswith(("| 4.", "| 1."))]
     assert len(rows) == 3 and all(row.count(" | ") == 3 for row in rows)
+
+
+# -- exercises in the notebook's order ------------------------------------------------------------
+def _missing(exercise):
+    def call(name, args, kwargs, timeout):
+        raise ExerciseMissing(f"no function named {name}")
+    return call, []
+
+
+@pytest.mark.parametrize("suite", known_suites())
+def test_numbering_follows_the_cells_of_the_notebook(suite):
+    cells = [n for n in exercise_names(read_notebook(ROOT / "notebooks" / f"{suite}.ipynb"))
+             if n in suite_exercises(suite)]
+    assert sorted(cells) == sorted(suite_exercises(suite))
+    assert exercise_order(suite) == cells, "set EXERCISE_ORDER in the suite to the cells' order"
+    report = NotebookReport(path=f"{suite}.ipynb", suite=suite, exercise_order=exercise_order(suite),
+                            tests=run_suite(suite, _missing, exercises=set(cells[-2:] + cells[:2])))
+    graded = cells[:2] + cells[-2:]
+    assert list(report.exercises()) == graded  # results come in the notebook's order
+    number = reporters.notebook_number(suite)
+    numbers = {cells.index(name) + 1 for name in graded}
+    assert {t["tags"][0]: t["number"] for t in reporters.gradescope([report], 1.0)["tests"]} == {
+        name: f"{number}.{cells.index(name) + 1}" for name in graded}
+    table = reporters.table([report])
+    rows = [table.index(f"{number}.{n} {name}") for n, name in zip(sorted(numbers), graded)]
+    assert rows == sorted(rows)
+    cases = list(ElementTree.fromstring(reporters.junit([report])).iter("testcase"))
+    assert [c.get("classname").split(".", 1)[1] for c in cases] == [t.exercise for t in report.tests]
+    assert [c.find("properties/property[@name='number']").get("value") for c in cases] == [
+        f"{number}.{cells.index(t.exercise) + 1}" for t in report.tests]
+    markdown = [line.split(" | ")[0] for line in reporters.markdown([report]).splitlines()
+                if line.startswith(f"| {number}.")]
+    assert markdown == [f"| {number}.{cells.index(name) + 1} `{name}`" for name in graded]
+
+
+# -- the feedback of a catalogued wrong answer ----------------------------------------------------
+WRONG = ("04_rotary_embeddings", "tables repeated in the interleaved pattern for rotate_half")
+
+
+@pytest.fixture(scope="module")
+def wrong_report(tmp_path_factory):
+    """A catalogued wrong answer of apply_rope, graded: several tests name its mistake."""
+    suite, mistake = WRONG
+    wrong = next(w for _, module in modules(solution_notebooks()) for w in module.WRONG_ANSWERS
+                 if w.mistake == mistake)
+    path = variant(tmp_path_factory.mktemp("wrong"), suite, replace={wrong.exercise: wrong.source})
+    report = grade_notebook(path, skip_execution=True, exercises={wrong.exercise})
+    named = {reporters.named_mistake(t.output) for t in report.tests if t.status != PASSED}
+    assert wrong.feedback in " ".join(filter(None, named))  # the suite names this mistake
+    return report
+
+
+def _unwrapped(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_terminal_report_says_each_named_mistake_whole_and_once(wrong_report):
+    failing = [t for t in wrong_report.tests if t.status != PASSED]
+    named = [t for t in failing if reporters.named_mistake(t.output)]
+    assert len(named) >= 2  # several tests see the mistake; the report says it once
+    mistake = reporters.named_mistake(named[0].output)
+    assert len(mistake) > 40
+    cost = sum(t.max_score for t in named if reporters.named_mistake(t.output) == mistake)
+    for verbose in (False, True):
+        table = reporters.table([wrong_report], verbose=verbose)
+        assert all(len(line) <= 100 or " " not in line.strip() for line in table.splitlines()
+                   if "failing example" not in line and not line.strip().startswith("test_"))
+        flat = _unwrapped(table)
+        assert flat.count(mistake) == 1
+        assert f"likely mistake: {mistake} (cost {cost:g} points, {len(named)} tests)" in flat
+        shown = [t for t in failing if _unwrapped(t.description) in flat]
+        assert len(shown) == (len(failing) if verbose else 1)
+    assert f"+ {len(failing) - 1} more failing tests: `--verbose` lists every failing test" in \
+        _unwrapped(reporters.table([wrong_report]))
+
+
+def test_top_level_output_of_results_json_is_a_summary(wrong_report, tmp_path, monkeypatch):
+    from grader import cli, grade
+
+    calls = []
+    monkeypatch.setattr(grade, "main", lambda **kwargs: calls.append(kwargs) or [wrong_report])
+    out = tmp_path / "results.json"
+    assert cli.main(["check", "x.ipynb", "--json", str(out), "--verbose"]) == 0
+    assert calls[0]["verbose"] is True
+    results = json.loads(out.read_text())
+    mistake = reporters.named_mistake(next(t.output for t in wrong_report.tests if t.status != PASSED
+                                           and reporters.named_mistake(t.output)))
+    lines = results["output"].splitlines()
+    score, maximum = f"{wrong_report.score:g}", f"{wrong_report.max_score:g}"
+    assert lines[0] == f"Graded 1 notebook(s): {score}/{maximum} points."
+    assert lines[1] == (f"04_rotary_embeddings: {score}/{maximum} points; look first at exercise 4.5 "
+                        f"apply_rope (lost {wrong_report.max_score - wrong_report.score:g} points; "
+                        f"likely mistake: {mistake})")
+    assert results["output"] not in {t["output"] for t in results["tests"]}

@@ -257,7 +257,7 @@ def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
     work.mkdir(parents=True)
     copies, problems = collect(root / "submission", work, suites)
     minutes = float(config.get("time_limit_minutes", 10))
-    tests, score, peak_pss, peak_rss, output = [], 0.0, 0.0, 0.0, []
+    tests, score, peak_pss, peak_rss, output, per_notebook = [], 0.0, 0.0, 0.0, [], []
     if copies:
         json_path = work / "check.json"
         status, peak_pss, peak_rss = grade_in_child(
@@ -269,13 +269,14 @@ def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
                               "its report")
         graded = json.loads(json_path.read_text())
         tests, score = graded["tests"], graded["score"]
+        per_notebook = graded.get("output", "").splitlines()[1:]  # score, what to look at first
     missing = [s for s in suites if s not in copies]
     tests = sorted(tests + not_submitted(missing, work, visibility), key=_number_key)
     seconds = time.monotonic() - start
     maximum = sum(t.get("max_score", 0) for t in tests)
     output.append(f"Graded {len(copies)} of {len(suites)} notebook(s): "
                   f"{reporters._points(score)}/{reporters._points(maximum)} points.")
-    output += [f"Not graded: {problem}" for problem in problems]
+    output += per_notebook + [f"Not graded: {problem}" for problem in problems]
     memory_limit = memory_limit_mb(float(config.get("memory_limit_mb", 768)))
     if peak_pss >= NEAR_LIMIT * memory_limit:
         output.append(f"Warning: grading used {peak_pss:.0f} MB of memory at its peak, close to "

@@ -12,6 +12,9 @@ from hypothesis import strategies as st
 from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
+EXERCISE_ORDER = ("mean_abs_cosine", "embed", "linear_probe", "lda_probe", "attention_logit_terms")
+"""The exercises in the notebook's order (of their cells): reports number and list them so."""
+
 INDEX_DTYPES = {"int64": torch.int64, "int32": torch.int32}
 """The integer dtypes token ids and labels may come in (the docstrings promise both)."""
 

@@ -21,6 +21,10 @@ from grader.judge import (expect_close, expect_dtype, expect_equal, expect_raise
                           expect_true)
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
+EXERCISE_ORDER = ("rope_inv_freq", "rope_rotation_matrix", "diagonal_spread", "rope_cos_sin",
+                  "apply_rope", "rope_cost", "layout_permutation", "alibi_slopes", "alibi_bias")
+"""The exercises in the notebook's order (of their cells): reports number and list them so."""
+
 
 def _randn(*shape, seed, dtype=torch.float32):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).to(dtype)
