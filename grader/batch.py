@@ -197,9 +197,9 @@ def _worker(argv: list[str]) -> int:
 
     supervise.become_subreaper()  # the worker starts nothing but the learner's code
     for index, (suite, name, path) in enumerate(args.notebook):
+        limits = Limits(run_as=args.run_as, **supervise.memory_bytes(args.memory_limit))
         report = grade_notebook(Path(path), skip_execution=args.skip_execution,
-                                cell_timeout=args.cell_timeout,
-                                limits=Limits(run_as=args.run_as, **supervise.memory_bytes(args.memory_limit)))
+                                cell_timeout=args.cell_timeout, limits=limits)
         supervise.kill_strays()  # nothing of the learner's may be alive when the record is written
         report.path = name
         if report.error:

@@ -1,5 +1,6 @@
-"""Command line: ``python -m grader {release,check,batch,merge,gradescope,classroom,class-workflow}``.
-Parses arguments and calls the stages (hosted exports live in :mod:`grader.hosted`)."""
+"""Command line: ``python -m grader COMMAND`` for the commands ``release``, ``check``, ``batch``,
+``merge``, ``gradescope``, ``classroom`` and ``class-workflow``. Parses arguments and calls the
+stages (hosted exports live in :mod:`grader.hosted`)."""
 from __future__ import annotations
 
 import argparse
@@ -179,7 +180,8 @@ def _add_hosted_commands(commands) -> None:
     shards.add_argument("--shards", type=int, required=True, metavar="N",
                         help="number of shards, each graded by a job of its own")
     shards.add_argument("--out", type=Path, metavar="FILE",
-                        help="write to FILE instead of printing, e.g. .github/workflows/grade-class.yml")
+                        help="write to FILE instead of printing it, e.g. "
+                             ".github/workflows/grade-class.yml")
     shards.add_argument("--slurm", action="store_true",
                         help="a Slurm job-array script (run it with bash) instead of a workflow")
     shards.add_argument("--jobs", type=int, default=2, metavar="N",
