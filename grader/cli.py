@@ -176,14 +176,18 @@ def _add_hosted_commands(commands) -> None:
                                 "of one per notebook")
 
     shards = commands.add_parser("class-workflow", help="print a workflow that grades a class in "
-                                 "shards (GitHub Actions matrix, or a Slurm job array)")
+                                 "shards (GitHub Actions matrix, Slurm job array, Kubernetes)")
     shards.add_argument("--shards", type=int, required=True, metavar="N",
                         help="number of shards, each graded by a job of its own")
     shards.add_argument("--out", type=Path, metavar="FILE",
                         help="write to FILE instead of printing it, e.g. "
                              ".github/workflows/grade-class.yml")
-    shards.add_argument("--slurm", action="store_true",
+    engine = shards.add_mutually_exclusive_group()
+    engine.add_argument("--slurm", action="store_true",
                         help="a Slurm job-array script (run it with bash) instead of a workflow")
+    engine.add_argument("--k8s", metavar="IMAGE",
+                        help="Kubernetes Jobs (an indexed Job of shards, then the merge) that run "
+                             "IMAGE: the course repository with the grader installed")
     shards.add_argument("--jobs", type=int, default=2, metavar="N",
                         help="learners graded at once in each shard (default: 2)")
     shards.add_argument("--skip-execution", action="store_true",
@@ -195,9 +199,14 @@ def _hosted(args: argparse.Namespace) -> None:
     if args.command == "class-workflow":
         from grader.hosted import class_workflow
 
-        write = class_workflow.slurm if args.slurm else class_workflow.actions
-        _emit(write(args.shards, jobs=args.jobs, skip_execution=args.skip_execution), args.out,
-              "Slurm job-array script" if args.slurm else "GitHub Actions workflow")
+        options = {"jobs": args.jobs, "skip_execution": args.skip_execution}
+        if args.k8s:
+            _emit(class_workflow.k8s(args.shards, image=args.k8s, **options), args.out,
+                  "Kubernetes Jobs")
+        else:
+            write = class_workflow.slurm if args.slurm else class_workflow.actions
+            _emit(write(args.shards, **options), args.out,
+                  "Slurm job-array script" if args.slurm else "GitHub Actions workflow")
     elif args.command == "gradescope":
         from grader.hosted import gradescope
 

@@ -147,6 +147,27 @@ def test_slurm_array_runs_the_workflows_shard_and_merge_commands(tmp_path):
     assert merge_run == class_workflow.MERGE_COMMAND
 
 
+def test_kubernetes_indexed_job_runs_the_workflows_shard_and_merge_commands(tmp_path):
+    (tmp_path / "bin").mkdir()
+    _fake(tmp_path / "bin", "python")
+    shards, merge = yaml.safe_load_all(class_workflow.k8s(3, image="course:1"))
+    assert shards["spec"]["completionMode"] == "Indexed"
+    assert shards["spec"]["completions"] == shards["spec"]["parallelism"] == 3
+    assert {shards["metadata"]["labels"]["step"], merge["metadata"]["labels"]["step"]} == {
+        "shards", "merge"}
+    (container,) = shards["spec"]["template"]["spec"]["containers"]
+    (merger,) = merge["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == merger["image"] == "course:1"
+    assert merger["command"] == ["bash", "-e", "-c", class_workflow.MERGE_COMMAND]
+    document = yaml.safe_load(class_workflow.actions(3))
+    (shard_run,) = [s["run"] for s in document["jobs"]["grade"]["steps"]
+                    if s.get("name") == "Grade the shard"]
+    for index in (0, 1, 2):  # Kubernetes counts from 0
+        in_pod = _calls(container["command"], tmp_path, JOB_COMPLETION_INDEX=str(index))
+        assert in_pod == _calls(["bash", "-e", "-c", shard_run], tmp_path, SHARD=str(index + 1))
+        assert in_pod[0][in_pod[0].index("--shard") + 1] == f"{index + 1}/3"
+
+
 def test_class_workflow_command_writes_the_file_and_refuses_bad_counts(tmp_path, capsys):
     from grader import cli
 
@@ -156,6 +177,8 @@ def test_class_workflow_command_writes_the_file_and_refuses_bad_counts(tmp_path,
     assert "--skip-execution" not in out.read_text()
     assert cli.main(["class-workflow", "--shards", "3", "--slurm"]) == 0
     assert capsys.readouterr().out == class_workflow.slurm(3)
+    assert cli.main(["class-workflow", "--shards", "3", "--k8s", "course:1"]) == 0
+    assert capsys.readouterr().out == class_workflow.k8s(3, image="course:1")
     for count in ("0", "257"):
         assert cli.main(["class-workflow", "--shards", count]) == 2
         error = capsys.readouterr().err.strip()
