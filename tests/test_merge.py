@@ -106,6 +106,25 @@ def test_shards_slice_the_class_and_record_it(graded):
 
 
 @pytest.mark.slow
+def test_a_shard_with_nobody_in_its_slice_still_records_itself(graded, tmp_path):
+    submissions = tmp_path / "submissions"
+    (submissions / "ada").mkdir(parents=True)
+    variant(submissions / "ada", NB1)  # slice 1 of 2
+    out = tmp_path / "shard-2"
+    out.mkdir()
+    shutil.copy(graded[0] / ".points.json", out)  # cached by content: nothing is graded here
+    printed = []
+    assert batch.main(submissions=submissions, out=out, options=SKIP, shard=shards.Shard(2, 2),
+                      echo=printed.append, progress=False) == []
+    data = shards.read(out)
+    assert data["learners"] == [] and data["class"]["learners"] == 1
+    assert printed == [f"shard 2/2: 0 regraded, 0 up to date of the class's 1; shard record "
+                       f"written to {out / 'shard.json'} (join the shards with `python -m grader "
+                       "merge`)"]
+    assert sorted(p.name for p in out.iterdir()) == [".points.json", "shard.json"]
+
+
+@pytest.mark.slow
 def test_merge_equals_one_run(graded):
     one, engine = graded
     merged = engine / "grades"
