@@ -5,7 +5,8 @@ same class, hidden tests, grader version and options; every slice 1 to N exactly
 for every learner of every slice), copies each learner's folder, and writes ``gradebook.csv``,
 ``summary.json`` and ``summary.png`` with :mod:`grader.gradebook`, from the same records in the
 same order as a single run: the files are byte-identical to grading the class in one run, apart
-from the timing fields (``execution_time`` in ``results.json``, ``seconds`` in ``record.json``).
+from the timing fields (``execution_time`` in ``results.json``, ``seconds`` in ``record.json``,
+``time`` in ``results.xml``).
 """
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from grader import shards
 from grader.errors import GraderError
 from grader.gradebook import read_record, summary_table, write_gradebook, write_summary
 
-def _options(a: dict, b: dict) -> str:
+
+def _differing(a: dict, b: dict) -> str:
+    """The keys whose values differ between ``a`` and ``b``, comma-separated."""
     return ", ".join(sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)))
 
 
@@ -27,12 +30,12 @@ _AGREE = {
     "grader_version": (lambda a, b: f"were graded by different grader versions ({a} and {b})",
                        "grade every shard with the same grader"),
     "assignment": (lambda a, b: "were graded against different assignments (hidden tests of "
-                                f"{_options(a['suites'], b['suites']) or 'equal files'} differ)",
+                                f"{_differing(a['suites'], b['suites']) or 'equal files'} differ)",
                    "grade every shard with the same course repository"),
     "class": (lambda a, b: f"were cut from different classes ({a['learners']} and "
                            f"{b['learners']} learners, not the same ids)",
               "grade every shard from the same submissions"),
-    "options": (lambda a, b: f"were graded with different options ({_options(a, b)})",
+    "options": (lambda a, b: f"were graded with different options ({_differing(a, b)})",
                 "grade every shard with the same options"),
 }
 """What every shard must agree on: key -> (what differs, what to do)."""
@@ -57,8 +60,8 @@ def check(records: dict[Path, dict]) -> None:
         seen[data["shard"]] = folder
     missing = [f"{k}/{count}" for k in range(1, count + 1) if k not in seen]
     if missing:
-        raise GraderError(f"shard {', '.join(missing)} missing: grade it with `batch --shard "
-                          f"{missing[0]}` and give its folder too")
+        raise GraderError(f"shard {', '.join(missing)} missing: grade each with `batch --shard "
+                          "K/N` and give its folder too")
     _check_learners(records)
 
 
