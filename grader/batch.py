@@ -1,25 +1,18 @@
-"""Grade a whole class: find each learner's notebooks, grade each learner in a child process of
-its own (in parallel), and write a gradebook, per-learner reports and a class summary.
+"""Grade a whole class: find each learner's notebooks (:mod:`grader.roster`), grade each learner in
+a child process of its own (in parallel), and write a gradebook, per-learner reports and a class
+summary.
 
 This is a loop *around* :mod:`grader.grade`; nothing below it knows about classes. Each learner
 is graded by ``python -m grader.batch --worker ...`` (the trusted grader, which in turn keeps the
 learner's code in sandboxed children) under a wall-clock cap. The worker writes one JSON file of
 plain :mod:`grader.results` records per notebook; everything this module writes is built from
-those records, never from anything the learner's code printed or wrote.
-
-Layouts of ``SUBMISSIONS`` (detected in this order):
-
-* nbgrader's ``SUBMISSIONS/submitted/STUDENT/ASSIGNMENT/*.ipynb``;
-* ``SUBMISSIONS/STUDENT/**/*.ipynb`` (any depth below the learner's folder);
-* with ``flat=True``: ``SUBMISSIONS/STUDENT_<anything>.ipynb`` (the id precedes the first ``_``).
+those records, never from anything the learner's code printed or wrote; the class's files are
+:mod:`grader.gradebook`'s.
 """
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
-import hashlib
-import io
 import json
 import os
 import subprocess
@@ -27,147 +20,22 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import grader
 from grader import report as reporters
-from grader import supervise
+from grader import shards, supervise
 from grader.errors import GraderError
-from grader.feedback import NOT_SUBMITTED
-from grader.results import (MISSING, PASSED, TIMED_OUT, CellFailure, ExecutionResult,
-                            NotebookReport, TestResult)
+from grader.gradebook import (RECORD, full_reports, read_record, report_from_dict,
+                              summary_table, write_gradebook, write_summary)
+from grader.results import TIMED_OUT, NotebookReport
+from grader.roster import Options, Plan, discover, plan, sha256
+from grader.shards import Shard
 
 GRADER_ROOT = Path(__file__).resolve().parent.parent
 OK = "ok"
-LAYOUTS = ("SUBMISSIONS/STUDENT/*.ipynb (any depth), nbgrader's "
-           "SUBMISSIONS/submitted/STUDENT/ASSIGNMENT/*.ipynb, or a flat folder of "
-           "STUDENT_<anything>.ipynb files with --flat")
-RECORD = "record.json"
-"""Per learner: the report records and fingerprints that the gradebook and regrades read."""
-
-
-# -- what to grade ------------------------------------------------------------------------------
-@dataclass
-class Options:
-    """How each learner is graded (part of a learner's fingerprint: changing it regrades)."""
-
-    skip_execution: bool = False
-    """Run the hidden tests only, not each notebook top to bottom."""
-    cell_timeout: float | None = None
-    """Seconds one notebook cell may run (None: the grader's default for each notebook)."""
-    run_as: str | None = None
-    """Run the learners' code as this unprivileged user (see ``check --run-as``)."""
-    memory_limit: float | None = None
-    """Address space of each learner process in GiB (None: the sandbox's default)."""
-
-
-@dataclass
-class Plan:
-    """One learner's submission, matched to the course's suites."""
-
-    student_id: str
-    folder: Path
-    """Names in reports are relative to this folder."""
-    notebooks: dict[str, Path] = field(default_factory=dict)
-    """Suite -> the notebook graded for it."""
-    unreadable: dict[str, str] = field(default_factory=dict)
-    """Suite -> why the notebook handed in for it could not be read (graded as 0)."""
-    problems: list[str] = field(default_factory=list)
-    """Why some of this learner's files could not be graded."""
-    notes: list[str] = field(default_factory=list)
-    """Things the instructor should know (a notebook handed in twice)."""
-    fingerprint: dict = field(default_factory=dict)
-    """SHA-256 of every file and of the suites used, the grader version and the options."""
-
-
-def _notebooks_below(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*.ipynb")
-                  if ".ipynb_checkpoints" not in p.parts and p.is_file())
-
-
-def discover(submissions: Path, *, flat: bool = False) -> dict[str, tuple[Path, list[Path]]]:
-    """Learner id -> (their folder, their notebooks), sorted by id. Raises GraderError."""
-    if not submissions.is_dir():
-        raise GraderError(f"{submissions}: no such folder; give the folder of submissions")
-    learners: dict[str, tuple[Path, list[Path]]] = {}
-    if flat:
-        for path in sorted(submissions.glob("*.ipynb")):
-            student_id = path.name.split("_", 1)[0]
-            if "_" in path.name and student_id and not student_id.startswith("."):
-                learners.setdefault(student_id, (submissions, []))[1].append(path)
-    else:
-        base = submissions / "submitted" if (submissions / "submitted").is_dir() else submissions
-        for folder in sorted(p for p in base.iterdir() if p.is_dir()):
-            notebooks = _notebooks_below(folder)
-            if notebooks and not folder.name.startswith("."):
-                learners[folder.name] = (folder, notebooks)
-    if not learners:
-        raise GraderError(f"{submissions}: no submissions found; expected {LAYOUTS}")
-    return dict(sorted(learners.items()))
-
-
-def sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes, in hex."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
-
-
-def _sha256_or_reason(path: Path) -> str:
-    try:
-        return sha256(path)
-    except OSError as exc:
-        return f"unreadable: {exc.strerror}"
-
-
-def plan(student_id: str, folder: Path, files: list[Path], options: Options) -> Plan:
-    """Match a learner's notebooks to suites (metadata, then file name), as ``check`` does."""
-    from grader.judge import known_suites, suite_path
-    from grader.notebook import read_notebook, suite_name
-
-    suites = known_suites()
-    result = Plan(student_id=student_id, folder=folder)
-    candidates: dict[str, list[tuple[Path, str | None]]] = {}
-    for path in files:
-        name = path.relative_to(folder).as_posix()
-        try:
-            suite, problem = suite_name(read_notebook(path), path), None
-        except GraderError as exc:
-            suite, problem = path.stem, str(exc).replace(str(path), name)
-        unprefixed = path.stem.removeprefix(f"{student_id}_")
-        if suite not in suites and suite == path.stem and unprefixed in suites:
-            suite = unprefixed  # the flat layout's STUDENT_<notebook>.ipynb
-        if suite not in suites:
-            result.problems.append(problem or f"{name}: not a notebook of this course (no hidden "
-                                   f"tests for {suite!r})")
-            continue
-        candidates.setdefault(suite, []).append((path, problem))
-    for suite, found in sorted(candidates.items()):
-        readable = [c for c in found if c[1] is None] or found
-        path, problem = max(readable, key=lambda c: (_mtime(c[0]), c[0].as_posix()))
-        if len(found) > 1:
-            result.notes.append(f"{len(found)} notebooks for {suite}: graded the newest, "
-                                f"{path.relative_to(folder).as_posix()}")
-        if problem:
-            result.unreadable[suite] = problem
-            result.problems.append(problem)
-        else:
-            result.notebooks[suite] = path
-    result.fingerprint = {
-        "grader_version": grader.__version__,
-        "options": dataclasses.asdict(options),
-        "notebooks": {p.relative_to(folder).as_posix(): _sha256_or_reason(p) for p in files},
-        "suites": {s: sha256(suite_path(s)) for s in sorted(candidates)},
-    }
-    return result
 
 
 # -- points possible ----------------------------------------------------------------------------
@@ -210,17 +78,6 @@ def _collect_points() -> dict[str, list[dict]]:
     return points
 
 
-def _unit_results(points: list[dict], status: str, output: str) -> list[TestResult]:
-    return [TestResult(**test, status=status, output=output) for test in points]
-
-
-def _placeholder(suite: str, points: list[dict], *, path: str, error: str, status: str,
-                 output: str) -> NotebookReport:
-    return NotebookReport(path=path, suite=suite, error=error,
-                          tests=_unit_results(points, status, output),
-                          exercise_order=list(dict.fromkeys(t["exercise"] for t in points)))
-
-
 # -- one learner, in a child process ------------------------------------------------------------
 _live_workers: set[int] = set()
 """Pids of the workers grading learners right now (their trees are not strays)."""
@@ -249,16 +106,6 @@ class Outcome:
     """Suite -> report, for the notebooks the worker finished."""
     status: str = OK
     seconds: float = 0.0
-
-
-def _report_from_dict(data: dict) -> NotebookReport:
-    execution = data.get("execution")
-    if execution is not None:
-        failures = [CellFailure(**f) for f in execution.pop("failures", [])]
-        execution = ExecutionResult(**execution, failures=failures)
-    tests = [TestResult(**t) for t in data.pop("tests", [])]
-    data.pop("execution", None)
-    return NotebookReport(**data, execution=execution, tests=tests)
 
 
 def _tail(path: Path, limit: int = 400) -> str:
@@ -319,7 +166,7 @@ def grade_learner(work: Plan, options: Options, *, timeout: float,
             if not path.is_file():
                 continue
             try:
-                report = _report_from_dict(json.loads(path.read_text()))
+                report = report_from_dict(json.loads(path.read_text()))
             except (ValueError, TypeError, KeyError) as exc:
                 status = f"could not be graded: the grader wrote an unreadable report ({exc})"
                 continue
@@ -346,15 +193,14 @@ def _worker(argv: list[str]) -> int:
     if args.points:
         reporters.write_text(args.worker / "points.json", json.dumps(_collect_points()))
         return 0
-    from grader.cli import memory_bytes
     from grader.grade import grade_notebook
     from grader.sandbox import Limits
 
     supervise.become_subreaper()  # the worker starts nothing but the learner's code
     for index, (suite, name, path) in enumerate(args.notebook):
+        limits = Limits(run_as=args.run_as, **supervise.memory_bytes(args.memory_limit))
         report = grade_notebook(Path(path), skip_execution=args.skip_execution,
-                                cell_timeout=args.cell_timeout,
-                                limits=Limits(run_as=args.run_as, **memory_bytes(args.memory_limit)))
+                                cell_timeout=args.cell_timeout, limits=limits)
         supervise.kill_strays()  # nothing of the learner's may be alive when the record is written
         report.path = name
         if report.error:
@@ -397,31 +243,6 @@ def cached_points(out: Path) -> dict[str, list[dict]]:
 
 
 # -- a learner's files --------------------------------------------------------------------------
-def full_reports(record: dict, points: dict[str, list[dict]]) -> list[NotebookReport]:
-    """Every suite's report for one learner, in course order, from the learner's record.
-
-    Suites the learner did not hand in (or that a time-out left ungraded) score 0.
-    """
-    graded = {r["suite"]: _report_from_dict(json.loads(json.dumps(r)))
-              for r in record["notebooks"]}
-    reports = []
-    for suite, tests in points.items():
-        if suite in graded:
-            reports.append(graded[suite])
-        elif suite in record.get("unreadable", {}):
-            problem = record["unreadable"][suite]
-            reports.append(_placeholder(suite, tests, path=problem.split(":")[0], error=problem,
-                                        status=MISSING, output=problem))
-        elif suite in record.get("submitted", []):
-            why = f"not graded: {record['grading_status']}"
-            reports.append(_placeholder(suite, tests, path=suite, error=why,
-                                        status=TIMED_OUT, output=why))
-        else:
-            reports.append(_placeholder(suite, tests, path="", error=NOT_SUBMITTED,
-                                        status=NOT_SUBMITTED, output=""))
-    return reports
-
-
 def _status(work: Plan, outcome: Outcome) -> str:
     if outcome.status != OK:
         return outcome.status
@@ -461,162 +282,54 @@ def write_learner(out: Path, work: Plan, outcome: Outcome, points: dict[str, lis
     return record
 
 
-def read_record(out: Path, student_id: str) -> dict | None:
-    """A learner's stored record, or None if there is none (or it is unreadable)."""
-    try:
-        record = json.loads((out / student_id / RECORD).read_text())
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) and "fingerprint" in record else None
-
-
-# -- the class's files --------------------------------------------------------------------------
-def _num(value: float) -> str:
-    return f"{round(value, 4):g}"
-
-
-def gradebook(records: list[dict], points: dict[str, list[dict]]) -> str:
-    """``gradebook.csv``: a ``points possible`` row, then one row per learner, sorted by id."""
-    columns: list[tuple[str, str | None]] = []
-    for suite, tests in points.items():
-        columns.append((suite, None))
-        for exercise in dict.fromkeys(t["exercise"] for t in tests):
-            columns.append((suite, exercise))
-    header = ["student_id"] + [s if e is None else f"{s}/{e}" for s, e in columns]
-    header += ["total", "max_total", "percent", "grading_status", "notes"]
-    maximum = sum(t["max_score"] for tests in points.values() for t in tests)
-
-    def cells(score_of) -> list[str]:
-        return [_num(score_of(suite, exercise)) for suite, exercise in columns]
-
-    def possible(suite, exercise):
-        return sum(t["max_score"] for t in points[suite] if exercise in (None, t["exercise"]))
-
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerow(["points possible"] + cells(possible) + [_num(maximum), _num(maximum), "100",
-                                                              "", ""])
-    for record in sorted(records, key=lambda r: r["student_id"]):
-        reports = {r.suite: r for r in full_reports(record, points)}
-
-        def earned(suite, exercise, reports=reports):
-            return sum(t.score for t in reports[suite].tests if exercise in (None, t.exercise))
-
-        total = sum(r.score for r in reports.values())
-        percent = _num(round(100 * total / maximum, 1)) if maximum else "0"
-        writer.writerow([record["student_id"]] + cells(earned) + [
-            _num(total), _num(maximum), percent, record["grading_status"],
-            "; ".join(record.get("notes", []))])
-    return buffer.getvalue()
-
-
-def summary(records: list[dict], points: dict[str, list[dict]], top: int = 3) -> dict:
-    """Per exercise: mean score, share with full marks, the most frequent named mistakes."""
-    exercises: dict[str, dict] = {}
-    for record in sorted(records, key=lambda r: r["student_id"]):
-        for report in full_reports(record, points):
-            for exercise, tests in report.exercises().items():
-                entry = exercises.setdefault(f"{report.suite}/{exercise}", {
-                    "scores": [], "max_score": sum(t.max_score for t in tests), "submitted": 0,
-                    "mistakes": Counter(), "failed_tests": Counter()})
-                entry["scores"].append(sum(t.score for t in tests))
-                submitted = not any(t.status == NOT_SUBMITTED for t in tests)
-                entry["submitted"] += submitted
-                named, failed = set(), set()
-                for test in tests:
-                    if test.status == PASSED or not submitted:
-                        continue
-                    failed.add(test.description or test.name)
-                    named |= {reporters.named_mistake(test.output)} - {None}
-                entry["mistakes"].update(named)
-                entry["failed_tests"].update(failed)
-    result = {}
-    for key, entry in exercises.items():
-        scores, maximum = entry["scores"], entry["max_score"]
-        result[key] = {
-            "learners": len(scores), "submitted": entry["submitted"], "max_score": maximum,
-            "mean_score": round(sum(scores) / len(scores), 3),
-            "full_marks_share": round(sum(s == maximum for s in scores) / len(scores), 3),
-            "scores": scores,
-            "mistakes": [{"mistake": m, "learners": n} for m, n in _top(entry["mistakes"], top)],
-            "failed_tests": [{"test": d, "learners": n}
-                             for d, n in _top(entry["failed_tests"], top)],
-        }
-    return result
-
-
-def _top(counter: Counter, top: int) -> list[tuple[str, int]]:
-    return sorted(counter.items(), key=lambda item: (-item[1], item[0]))[:top]
-
-
-def summary_table(data: dict) -> str:
-    """The summary as a short plain-text table."""
-    width = max([len(k) for k in data] + [8])
-    lines = [f"{'exercise':{width}}  {'mean':>11}  {'full marks':>10}  most frequent mistake"]
-    for key, entry in data.items():
-        mean = f"{_num(entry['mean_score'])}/{_num(entry['max_score'])}"
-        mistake = (entry["mistakes"] or entry["failed_tests"] or [{}])[0]
-        text = mistake.get("mistake") or (f"fails: {mistake['test']}" if mistake else "")
-        text = text if len(text) <= 60 else text[:57] + "..."
-        if mistake:
-            text += f" ({mistake['learners']} learners)"
-        lines.append(f"{key:{width}}  {mean:>11}  {entry['full_marks_share']:>10.0%}  {text}")
-    return "\n".join(lines)
-
-
-def summary_plot(data: dict, path: Path) -> None:
-    """``summary.png``: per exercise, the class's scores (dots, box) and the share of full marks."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    names = list(data)
-    fractions = [np.array(data[n]["scores"]) / (data[n]["max_score"] or 1) for n in names]
-    shares = [data[n]["full_marks_share"] for n in names]
-    height = max(3.0, 0.32 * len(names) + 1.2)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, height), sharey=True,
-                                      gridspec_kw={"width_ratios": [3, 1]})
-    rows = np.arange(len(names))
-    left.boxplot(fractions, positions=rows, orientation="horizontal", widths=0.6,
-                 showfliers=False)
-    jitter = np.random.default_rng(0)
-    for row, values in zip(rows, fractions):
-        left.scatter(values, row + jitter.uniform(-0.2, 0.2, len(values)), s=10, alpha=0.5,
-                     color="tab:blue")
-    left.set_xlim(-0.05, 1.05)
-    left.set_xlabel("score / points possible (one dot per learner)")
-    left.set_yticks(rows, names, fontsize=8)
-    left.invert_yaxis()
-    right.barh(rows, shares, color="tab:green")
-    for row, share in zip(rows, shares):
-        right.text(min(share, 0.8) + 0.02, row, f"{share:.0%}", va="center", fontsize=8)
-    right.set_xlim(0, 1)
-    right.set_xlabel("share of learners with full marks")
-    learners = data[names[0]]["learners"] if names else 0
-    fig.suptitle(f"Scores per exercise across the class ({learners} learners)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
 # -- the class loop -----------------------------------------------------------------------------
 def _up_to_date(out: Path, work: Plan) -> bool:
     record = read_record(out, work.student_id)
     return record is not None and record["fingerprint"] == work.fingerprint
 
 
+def _grade_all(todo: list[Plan], run, *, jobs: int, stopping: threading.Event, bar) -> None:
+    """Run ``run(work)`` for every plan, ``jobs`` at a time; on Ctrl-C stop what is running."""
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        pending = {pool.submit(run, work) for work in todo}
+        try:
+            while pending:
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in done:
+                    record = future.result()
+                    bar.update(1)
+                    if record["grading_status"] != OK:
+                        bar.write(f"{record['student_id']}: {record['grading_status']}"[:300],
+                                  file=sys.stderr)
+        except BaseException:
+            stopping.set()
+            for future in pending:
+                future.cancel()
+            raise
+
+
+def _shard_record(shard: Shard, learners: dict, plans: list[Plan], options: dict,
+                  points: dict[str, list[dict]]) -> dict:
+    from grader.judge import known_suites, suite_path
+
+    return shards.record(shard, class_ids=list(learners), learners=[p.student_id for p in plans],
+                         grader_version=grader.__version__, options=options,
+                         suites={s: sha256(suite_path(s)) for s in known_suites()},
+                         points=points)
+
+
 def main(*, submissions: Path, out: Path, jobs: int | None = None,
          students: list[str] | None = None, force: bool = False, flat: bool = False,
-         timeout_per_student: float = 1200.0,
-         options: Options | None = None, echo=print, progress: bool = True) -> list[dict]:
+         timeout_per_student: float = 1200.0, options: Options | None = None,
+         shard: Shard | None = None, echo=print, progress: bool = True) -> list[dict]:
     """Entry point of ``python -m grader batch``: grade the class, write every file.
 
-    Returns the records of every learner in the gradebook. Raises GraderError for a bad
-    submissions folder or an unknown ``--student``; KeyboardInterrupt stops the running
-    learners and leaves the finished learners' files complete.
+    With ``shard`` (K of N), grade only that slice of the learners (:mod:`grader.shards`) and
+    write their files and ``shard.json`` instead of the class's files (``python -m grader
+    merge`` writes those from every shard). Returns the records of every learner graded here.
+    Raises GraderError for a bad submissions folder or an unknown ``--student``;
+    KeyboardInterrupt stops the running learners and leaves the finished learners' files
+    complete (a shard then has no ``shard.json``).
     """
     from tqdm import tqdm
 
@@ -624,18 +337,23 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     jobs = jobs or os.cpu_count() or 1
     if jobs < 1 or timeout_per_student <= 0:
         raise GraderError("--jobs and --timeout-per-student must be positive")
+    if shard is not None and students:
+        raise GraderError("--student and --shard cannot be combined: regrade a learner in a run "
+                          "of their own shard, without --student")
     learners = discover(submissions, flat=flat)
     unknown = sorted(set(students or []) - set(learners))
     if unknown:
         raise GraderError(f"no submissions for --student {', '.join(unknown)} in {submissions}")
     points = cached_points(out)
     plans = [plan(student_id, folder, files, options)
-             for student_id, (folder, files) in learners.items()]
+             for student_id, (folder, files) in learners.items()
+             if shard is None or shard.holds(student_id)]
     if students:
         todo = [p for p in plans if p.student_id in students]
     else:
         todo = [p for p in plans if force or not _up_to_date(out, p)]
     out.mkdir(parents=True, exist_ok=True)
+    (out / shards.RECORD).unlink(missing_ok=True)  # written again once this run is complete
     stopping = threading.Event()
     bar = tqdm(total=len(todo), unit="learner", disable=not progress or not todo,
                file=sys.stderr, dynamic_ncols=True)
@@ -648,32 +366,22 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
         return write_learner(out, work, outcome, points)
 
     try:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            pending = {pool.submit(run, work) for work in todo}
-            try:
-                while pending:
-                    done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        record = future.result()
-                        bar.update(1)
-                        if record["grading_status"] != OK:
-                            bar.write(f"{record['student_id']}: {record['grading_status']}"[:300],
-                                      file=sys.stderr)
-            except BaseException:
-                stopping.set()
-                for future in pending:
-                    future.cancel()
-                raise
+        _grade_all(todo, run, jobs=jobs, stopping=stopping, bar=bar)
     finally:
         bar.close()
         records = [r for r in (read_record(out, p.student_id) for p in plans) if r is not None]
-        reporters.write_text(out / "gradebook.csv", gradebook(records, points))
-    data = summary(records, points)
-    reporters.write_text(out / "summary.json", json.dumps(data, indent=2) + "\n")
-    summary_plot(data, out / "summary.png")
-    echo(summary_table(data))
-    echo(f"{len(todo)} regraded, {len(plans) - len(todo)} up to date; gradebook written to "
-         f"{out / 'gradebook.csv'}")
+        if shard is None:
+            write_gradebook(out, records, points)
+    counts = f"{len(todo)} regraded, {len(plans) - len(todo)} up to date"
+    if shard is not None:
+        run_options = {**dataclasses.asdict(options), "flat": flat,
+                       "timeout_per_student": timeout_per_student}
+        shards.write(out, _shard_record(shard, learners, plans, run_options, points))
+        echo(f"shard {shard}: {counts} of the class's {len(learners)}; shard record written to "
+             f"{out / shards.RECORD} (join the shards with `python -m grader merge`)")
+        return records
+    echo(summary_table(write_summary(out, records, points)))
+    echo(f"{counts}; gradebook written to {out / 'gradebook.csv'}")
     return records
 
 

@@ -1,5 +1,6 @@
-"""Command line: ``python -m grader {release,check,batch,gradescope,classroom}``. Parses arguments
-and calls the stages (hosted exports live in :mod:`grader.hosted`)."""
+"""Command line: ``python -m grader COMMAND`` for the commands ``release``, ``check``, ``batch``,
+``merge``, ``gradescope``, ``classroom`` and ``class-workflow``. Parses arguments and calls the
+stages (hosted exports live in :mod:`grader.hosted`)."""
 from __future__ import annotations
 
 import argparse
@@ -83,6 +84,15 @@ def _add_batch(commands) -> None:
     batch.add_argument("--run-as", metavar="USER",
                        help="run the learners' code as this unprivileged user (grader as root)")
     batch.add_argument("--memory-limit", type=_gibibytes, metavar="GIB", help=MEMORY_HELP)
+    batch.add_argument("--shard", metavar="K/N",
+                       help="grade only the K-th of N slices of the learners (by a hash of their "
+                            "id) and write a shard record; join the shards with `merge`")
+    merge = commands.add_parser("merge", help="join the folders of `batch --shard` runs into "
+                                "one gradebook, summary and the learners' files")
+    merge.add_argument("shards", nargs="+", type=Path, metavar="SHARD_DIR",
+                       help="the --out folder of each `batch --shard K/N` run, every K once")
+    merge.add_argument("--out", type=Path, default=Path("grades"),
+                       help="folder for the class's files (default: grades/)")
 
 
 def _gibibytes(text: str) -> float:
@@ -97,15 +107,17 @@ def _gibibytes(text: str) -> float:
 
 
 def _batch(args) -> None:
-    from grader import batch, supervise
+    from grader import batch, shards, supervise
 
+    shard = None if args.shard is None else shards.parse(args.shard)
     _limits(args.run_as)  # validates the user
     supervise.become_subreaper()  # batch starts nothing but learners' workers
     batch.main(submissions=args.submissions, out=args.out, jobs=args.jobs, students=args.student,
                force=args.force, flat=args.flat, timeout_per_student=args.timeout_per_student,
                options=batch.Options(skip_execution=args.skip_execution,
                                      cell_timeout=args.cell_timeout, run_as=args.run_as,
-                                     memory_limit=_memory_limit(args.memory_limit)))
+                                     memory_limit=_memory_limit(args.memory_limit)),
+               shard=shard)
 
 
 def _limits(run_as: str | None, memory_limit: float | None = None):
@@ -119,7 +131,7 @@ def _limits(run_as: str | None, memory_limit: float | None = None):
             raise GraderError(str(exc)) from None
         if os.geteuid() != 0:
             raise GraderError(f"--run-as {run_as} needs the grader to run as root")
-    return Limits(run_as=run_as, **memory_bytes(_memory_limit(memory_limit)))
+    return Limits(run_as=run_as, **supervise.memory_bytes(_memory_limit(memory_limit)))
 
 
 def _memory_limit(chosen: float | None) -> float | None:
@@ -127,11 +139,6 @@ def _memory_limit(chosen: float | None) -> float | None:
     if chosen is not None:
         return chosen
     return GPU_MEMORY_GIB if Path("/dev/nvidiactl").exists() else None
-
-
-def memory_bytes(memory_limit: float | None) -> dict:
-    """``Limits`` keyword for a ``--memory-limit`` in GiB (none: the default limit)."""
-    return {} if memory_limit is None else {"memory_bytes": int(memory_limit * (1 << 30))}
 
 
 def _add_hosted_options(check: argparse.ArgumentParser) -> None:
@@ -171,10 +178,39 @@ def _add_hosted_commands(commands) -> None:
                            help="one all-or-nothing step per exercise (partial credit) instead "
                                 "of one per notebook")
 
+    shards = commands.add_parser("class-workflow", help="print a workflow that grades a class in "
+                                 "shards (GitHub Actions matrix, Slurm job array, Kubernetes)")
+    shards.add_argument("--shards", type=int, required=True, metavar="N",
+                        help="number of shards, each graded by a job of its own")
+    shards.add_argument("--out", type=Path, metavar="FILE",
+                        help="write to FILE instead of printing it, e.g. "
+                             ".github/workflows/grade-class.yml")
+    engine = shards.add_mutually_exclusive_group()
+    engine.add_argument("--slurm", action="store_true",
+                        help="a Slurm job-array script (run it with bash) instead of a workflow")
+    engine.add_argument("--k8s", metavar="IMAGE",
+                        help="Kubernetes Jobs (an indexed Job of shards, then the merge) that run "
+                             "IMAGE: the course repository with the grader installed")
+    shards.add_argument("--jobs", type=int, default=2, metavar="N",
+                        help="learners graded at once in each shard (default: 2)")
+    shards.add_argument("--skip-execution", action="store_true",
+                        help="run the hidden tests only, not the notebooks top to bottom")
+
 
 def _hosted(args: argparse.Namespace) -> None:
-    """Run ``gradescope`` or ``classroom``."""
-    if args.command == "gradescope":
+    """Run ``gradescope``, ``classroom`` or ``class-workflow``."""
+    if args.command == "class-workflow":
+        from grader.hosted import class_workflow
+
+        options = {"jobs": args.jobs, "skip_execution": args.skip_execution}
+        if args.k8s:
+            _emit(class_workflow.k8s(args.shards, image=args.k8s, **options), args.out,
+                  "Kubernetes Jobs")
+        else:
+            write = class_workflow.slurm if args.slurm else class_workflow.actions
+            _emit(write(args.shards, **options), args.out,
+                  "Slurm job-array script" if args.slurm else "GitHub Actions workflow")
+    elif args.command == "gradescope":
         from grader.hosted import gradescope
 
         gradescope.build(out=args.out, notebooks=args.notebooks,
@@ -184,13 +220,18 @@ def _hosted(args: argparse.Namespace) -> None:
     else:
         from grader.hosted import classroom
 
-        text = classroom.workflow(notebooks=args.notebooks, per_exercise=args.per_exercise)
-        if args.out is None:
-            print(text, end="")
-        else:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(text)
-            print(f"GitHub Classroom workflow written to {args.out}", file=sys.stderr)
+        _emit(classroom.workflow(notebooks=args.notebooks, per_exercise=args.per_exercise),
+              args.out, "GitHub Classroom workflow")
+
+
+def _emit(text: str, out: Path | None, what: str) -> None:
+    """Print ``text``, or write it to ``out`` and say so on stderr."""
+    if out is None:
+        print(text, end="")
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        print(f"{what} written to {out}", file=sys.stderr)
 
 
 def _check_reports(args: argparse.Namespace, reports: list, seconds: float) -> int:
@@ -217,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     status = 0
     try:
-        if args.command in ("gradescope", "classroom"):
+        if args.command in ("gradescope", "classroom", "class-workflow"):
             _hosted(args)
         elif args.command == "release":
             from grader import release
@@ -226,6 +267,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"released {len(written)} notebook(s) into {args.dest}")
         elif args.command == "batch":
             _batch(args)
+        elif args.command == "merge":
+            from grader import merge
+
+            merge.main(shard_dirs=args.shards, out=args.out)
         else:
             from grader import grade, supervise
 

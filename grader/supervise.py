@@ -264,6 +264,11 @@ def process_limit(processes: int, *, uid: int | None = None) -> ProcessLimit:
     return ProcessLimit(processes, how="not bounded (running as root without a pids cgroup)")
 
 
+def memory_bytes(memory_limit: float | None) -> dict:
+    """The ``Limits`` keyword for a ``--memory-limit`` in GiB (None: the sandbox's default)."""
+    return {} if memory_limit is None else {"memory_bytes": int(memory_limit * (1 << 30))}
+
+
 # -- running as another user ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Account:

@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import batch, cli
+from grader import batch, cli, roster
 from grader.errors import GraderError
 from tests.conftest import NOTEBOOKS, variant
 
@@ -111,7 +111,7 @@ def test_duplicates_corrupt_files_and_other_courses_are_planned(tmp_path):
     other = nbformat.read(str(NOTEBOOKS / f"{NB2}.ipynb"), as_version=4)
     other.metadata.pop("grader", None)
     nbformat.write(other, str(learner / "essay.ipynb"))
-    work = batch.plan("eve", learner, batch._notebooks_below(learner), SKIP)
+    work = batch.plan("eve", learner, roster._notebooks_below(learner), SKIP)
     assert work.notebooks == {NB1: new}
     assert work.notes == [f"2 notebooks for {NB1}: graded the newest, final.ipynb"]
     assert list(work.unreadable) == [NB2] and "not a valid Jupyter notebook" in work.unreadable[NB2]

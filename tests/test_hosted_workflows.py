@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from grader.hosted import class_workflow
 from grader.hosted.classroom import workflow
 from tests.conftest import ROOT
 
@@ -49,8 +50,11 @@ def test_every_workflow_passes_actionlint(tmp_path):
     classroom = tmp_path / ".github" / "workflows" / "classroom.yml"
     classroom.parent.mkdir(parents=True)
     classroom.write_text(workflow(notebooks=["01"]))
-    files = sorted(WORKFLOWS.glob("*.yml")) + [classroom]
-    assert len(files) >= 3
+    sharded = [classroom.parent / f"grade-class-{n}.yml" for n in (1, 8)]
+    for path, count in zip(sharded, (1, 8)):
+        path.write_text(class_workflow.actions(count, skip_execution=count == 1))
+    files = sorted(WORKFLOWS.glob("*.yml")) + [classroom] + sharded
+    assert len(files) >= 5
     result = subprocess.run([_actionlint(), "-no-color", *map(str, files)], capture_output=True,
                             text=True)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -90,3 +94,95 @@ def test_grade_my_notebooks_reports_without_failing_the_push():
     assert grading == [f'{command} --markdown "$GITHUB_STEP_SUMMARY"']
     assert not re.search(r"--min-score|continue-on-error", (WORKFLOWS / "grade-my-notebooks.yml")
                          .read_text())
+
+
+# -- grading a class in shards: the Slurm script runs the workflow's commands -------------------
+def _fake(folder: Path, name: str, reply: str = "") -> None:
+    """A stand-in for ``name``: appends its arguments to the file ``$CALLS``, a call a line."""
+    path = folder / name
+    path.write_text(f"#!/bin/bash\nprintf '%s\\037' {name} \"$@\" >> \"$CALLS\"\n"
+                    f"echo >> \"$CALLS\"\n{reply}\n")
+    path.chmod(0o755)
+
+
+def _calls(command: list[str], cwd: Path, **env: str) -> list[list[str]]:
+    """The calls of ``sbatch`` and ``python`` that ``command`` makes (both stand-ins)."""
+    calls = cwd / "calls"
+    calls.unlink(missing_ok=True)
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    environment.update(env, CALLS=str(calls),
+                       PATH=os.pathsep.join([str(cwd / "bin"), os.environ["PATH"]]))
+    result = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return [line.split("\x1f")[:-1] for line in calls.read_text().splitlines()]
+
+
+def test_slurm_array_runs_the_workflows_shard_and_merge_commands(tmp_path):
+    (tmp_path / "bin").mkdir()
+    _fake(tmp_path / "bin", "python")
+    _fake(tmp_path / "bin", "sbatch", reply="echo '4242;cluster'")
+    for index in (1, 2):
+        (tmp_path / "shards" / f"shard-{index}").mkdir(parents=True)
+    script = tmp_path / "grade-class.sh"
+    script.write_text(class_workflow.slurm(2, skip_execution=True))
+    text = script.read_text()
+    assert "#SBATCH --array=1-2\n" in text and "#SBATCH --cpus-per-task=2\n" in text
+    document = yaml.safe_load(class_workflow.actions(2, skip_execution=True))
+    grade, merge = document["jobs"]["grade"], document["jobs"]["merge"]
+    (shard_run,) = [s["run"] for s in grade["steps"] if s.get("name") == "Grade the shard"]
+    (merge_run,) = [s["run"] for s in merge["steps"] if s.get("name") == "Merge the shards"]
+    assert grade["env"] == {"SHARD": "${{ matrix.shard }}"}
+    assert grade["strategy"]["matrix"]["shard"] == [1, 2] and merge["needs"] == "grade"
+
+    submitted = _calls(["bash", str(script)], tmp_path)  # outside Slurm: submits itself
+    assert submitted[0] == ["sbatch", "--parsable", str(script)]
+    assert submitted[1][:3] == ["sbatch", "--parsable", "--dependency=afterok:4242"]
+    assert submitted[1][-1] == f"--wrap={merge_run}" and len(submitted) == 2
+    for index in (1, 2):
+        in_slurm = _calls(["bash", str(script)], tmp_path, SLURM_ARRAY_TASK_ID=str(index))
+        in_actions = _calls(["bash", "-e", "-c", shard_run], tmp_path, SHARD=str(index))
+        assert in_slurm == in_actions == [[
+            "python", "-m", "grader", "batch", "submissions", "--out", f"shards/shard-{index}",
+            "--shard", f"{index}/2", "--jobs", "2", "--skip-execution"]]
+    wrapped = _calls(["sh", "-c", merge_run], tmp_path)  # sbatch --wrap runs its command with sh
+    assert wrapped == _calls(["bash", "-e", "-c", merge_run], tmp_path) == [[
+        "python", "-m", "grader", "merge", "shards/shard-1", "shards/shard-2", "--out", "grades"]]
+    assert merge_run == class_workflow.MERGE_COMMAND
+
+
+def test_kubernetes_indexed_job_runs_the_workflows_shard_and_merge_commands(tmp_path):
+    (tmp_path / "bin").mkdir()
+    _fake(tmp_path / "bin", "python")
+    shards, merge = yaml.safe_load_all(class_workflow.k8s(3, image="course:1"))
+    assert shards["spec"]["completionMode"] == "Indexed"
+    assert shards["spec"]["completions"] == shards["spec"]["parallelism"] == 3
+    assert {shards["metadata"]["labels"]["step"], merge["metadata"]["labels"]["step"]} == {
+        "shards", "merge"}
+    (container,) = shards["spec"]["template"]["spec"]["containers"]
+    (merger,) = merge["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == merger["image"] == "course:1"
+    assert merger["command"] == ["bash", "-e", "-c", class_workflow.MERGE_COMMAND]
+    document = yaml.safe_load(class_workflow.actions(3))
+    (shard_run,) = [s["run"] for s in document["jobs"]["grade"]["steps"]
+                    if s.get("name") == "Grade the shard"]
+    for index in (0, 1, 2):  # Kubernetes counts from 0
+        in_pod = _calls(container["command"], tmp_path, JOB_COMPLETION_INDEX=str(index))
+        assert in_pod == _calls(["bash", "-e", "-c", shard_run], tmp_path, SHARD=str(index + 1))
+        assert in_pod[0][in_pod[0].index("--shard") + 1] == f"{index + 1}/3"
+
+
+def test_class_workflow_command_writes_the_file_and_refuses_bad_counts(tmp_path, capsys):
+    from grader import cli
+
+    out = tmp_path / "grade-class.yml"
+    assert cli.main(["class-workflow", "--shards", "3", "--out", str(out)]) == 0
+    assert out.read_text() == class_workflow.actions(3)
+    assert "--skip-execution" not in out.read_text()
+    assert cli.main(["class-workflow", "--shards", "3", "--slurm"]) == 0
+    assert capsys.readouterr().out == class_workflow.slurm(3)
+    assert cli.main(["class-workflow", "--shards", "3", "--k8s", "course:1"]) == 0
+    assert capsys.readouterr().out == class_workflow.k8s(3, image="course:1")
+    for count in ("0", "257"):
+        assert cli.main(["class-workflow", "--shards", count]) == 2
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and f"--shards {count}: give 1 to 256" in error

@@ -2,7 +2,9 @@
 
 :mod:`grader.hosted.gradescope` builds the Gradescope autograder zip and
 :mod:`grader.hosted.gradescope_run` is what that zip runs for each submission;
-:mod:`grader.hosted.classroom` writes the GitHub Classroom grading workflow. They import
+:mod:`grader.hosted.classroom` writes the GitHub Classroom grading workflow;
+:mod:`grader.hosted.class_workflow` writes what grades a whole class in shards on GitHub Actions,
+Slurm or Kubernetes (``batch --shard`` and ``merge``). They import
 :mod:`grader.grade` and :mod:`grader.report`; nothing in the pipeline imports them.
 """
 from __future__ import annotations

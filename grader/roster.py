@@ -1,0 +1,146 @@
+"""Who is in the class and what each learner handed in: find every learner's notebooks in a
+folder of submissions and match them to the course's hidden suites.
+
+Layouts of ``SUBMISSIONS`` (detected in this order):
+
+* nbgrader's ``SUBMISSIONS/submitted/STUDENT/ASSIGNMENT/*.ipynb``;
+* ``SUBMISSIONS/STUDENT/**/*.ipynb`` (any depth below the learner's folder);
+* with ``flat=True``: ``SUBMISSIONS/STUDENT_<anything>.ipynb`` (the id precedes the first ``_``).
+
+A learner's :class:`Plan` carries a fingerprint of everything that decides their grade, so that
+:mod:`grader.batch` regrades a learner only when it changed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grader
+from grader.errors import GraderError
+
+LAYOUTS = ("SUBMISSIONS/STUDENT/*.ipynb (any depth), nbgrader's "
+           "SUBMISSIONS/submitted/STUDENT/ASSIGNMENT/*.ipynb, or a flat folder of "
+           "STUDENT_<anything>.ipynb files with --flat")
+
+
+# -- what to grade ------------------------------------------------------------------------------
+@dataclass
+class Options:
+    """How each learner is graded (part of a learner's fingerprint: changing it regrades)."""
+
+    skip_execution: bool = False
+    """Run the hidden tests only, not each notebook top to bottom."""
+    cell_timeout: float | None = None
+    """Seconds one notebook cell may run (None: the grader's default for each notebook)."""
+    run_as: str | None = None
+    """Run the learners' code as this unprivileged user (see ``check --run-as``)."""
+    memory_limit: float | None = None
+    """Address space of each learner process in GiB (None: the sandbox's default)."""
+
+
+@dataclass
+class Plan:
+    """One learner's submission, matched to the course's suites."""
+
+    student_id: str
+    folder: Path
+    """Names in reports are relative to this folder."""
+    notebooks: dict[str, Path] = field(default_factory=dict)
+    """Suite -> the notebook graded for it."""
+    unreadable: dict[str, str] = field(default_factory=dict)
+    """Suite -> why the notebook handed in for it could not be read (graded as 0)."""
+    problems: list[str] = field(default_factory=list)
+    """Why some of this learner's files could not be graded."""
+    notes: list[str] = field(default_factory=list)
+    """Things the instructor should know (a notebook handed in twice)."""
+    fingerprint: dict = field(default_factory=dict)
+    """SHA-256 of every file and of the suites used, the grader version and the options."""
+
+
+def _notebooks_below(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.ipynb")
+                  if ".ipynb_checkpoints" not in p.parts and p.is_file())
+
+
+def discover(submissions: Path, *, flat: bool = False) -> dict[str, tuple[Path, list[Path]]]:
+    """Learner id -> (their folder, their notebooks), sorted by id. Raises GraderError."""
+    if not submissions.is_dir():
+        raise GraderError(f"{submissions}: no such folder; give the folder of submissions")
+    learners: dict[str, tuple[Path, list[Path]]] = {}
+    if flat:
+        for path in sorted(submissions.glob("*.ipynb")):
+            student_id = path.name.split("_", 1)[0]
+            if "_" in path.name and student_id and not student_id.startswith("."):
+                learners.setdefault(student_id, (submissions, []))[1].append(path)
+    else:
+        base = submissions / "submitted" if (submissions / "submitted").is_dir() else submissions
+        for folder in sorted(p for p in base.iterdir() if p.is_dir()):
+            notebooks = _notebooks_below(folder)
+            if notebooks and not folder.name.startswith("."):
+                learners[folder.name] = (folder, notebooks)
+    if not learners:
+        raise GraderError(f"{submissions}: no submissions found; expected {LAYOUTS}")
+    return dict(sorted(learners.items()))
+
+
+def sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, in hex."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _sha256_or_reason(path: Path) -> str:
+    try:
+        return sha256(path)
+    except OSError as exc:
+        return f"unreadable: {exc.strerror}"
+
+
+def plan(student_id: str, folder: Path, files: list[Path], options: Options) -> Plan:
+    """Match a learner's notebooks to suites (metadata, then file name), as ``check`` does."""
+    from grader.judge import known_suites, suite_path
+    from grader.notebook import read_notebook, suite_name
+
+    suites = known_suites()
+    result = Plan(student_id=student_id, folder=folder)
+    candidates: dict[str, list[tuple[Path, str | None]]] = {}
+    for path in files:
+        name = path.relative_to(folder).as_posix()
+        try:
+            suite, problem = suite_name(read_notebook(path), path), None
+        except GraderError as exc:
+            suite, problem = path.stem, str(exc).replace(str(path), name)
+        unprefixed = path.stem.removeprefix(f"{student_id}_")
+        if suite not in suites and suite == path.stem and unprefixed in suites:
+            suite = unprefixed  # the flat layout's STUDENT_<notebook>.ipynb
+        if suite not in suites:
+            result.problems.append(problem or f"{name}: not a notebook of this course (no hidden "
+                                   f"tests for {suite!r})")
+            continue
+        candidates.setdefault(suite, []).append((path, problem))
+    for suite, found in sorted(candidates.items()):
+        readable = [c for c in found if c[1] is None] or found
+        path, problem = max(readable, key=lambda c: (_mtime(c[0]), c[0].as_posix()))
+        if len(found) > 1:
+            result.notes.append(f"{len(found)} notebooks for {suite}: graded the newest, "
+                                f"{path.relative_to(folder).as_posix()}")
+        if problem:
+            result.unreadable[suite] = problem
+            result.problems.append(problem)
+        else:
+            result.notebooks[suite] = path
+    result.fingerprint = {
+        "grader_version": grader.__version__,
+        "options": dataclasses.asdict(options),
+        "notebooks": {p.relative_to(folder).as_posix(): _sha256_or_reason(p) for p in files},
+        "suites": {s: sha256(suite_path(s)) for s in sorted(candidates)},
+    }
+    return result

@@ -1,0 +1,205 @@
+"""Grading a class in shards: the shards run by the generated workflow's own commands, merged,
+give the files of one run (timing aside); merge refuses shards that do not belong together."""
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader import batch, cli, shards
+from grader.hosted.class_workflow import actions
+from tests.conftest import NOTEBOOKS, ROOT, variant
+
+NB1 = "01_permutation_invariance"
+SKIP = batch.Options(skip_execution=True)
+LEARNERS = ("ada", "bob", "cyd")  # slices of 2: ada and bob in 1, cyd in 2
+TIMING = re.compile(r' time="[0-9.]+"')
+
+
+def _class(folder: Path) -> Path:
+    """ada: the solution; bob: the released stub; cyd: a catalogued wrong answer."""
+    for name in LEARNERS:
+        (folder / name).mkdir(parents=True)
+    variant(folder / "ada", NB1)
+    shutil.copy(NOTEBOOKS / f"{NB1}.ipynb", folder / "bob")
+    wrong = importlib.import_module(f"tests.catalogue.{NB1}").WRONG_ANSWERS[0]
+    variant(folder / "cyd", NB1, replace={wrong.exercise: wrong.source})
+    return folder
+
+
+def workflow_steps(count: int) -> dict[str, dict]:
+    """The generated workflow's steps with a ``run``, by name, and the shard job's env."""
+    document = yaml.safe_load(actions(count, skip_execution=True))
+    steps = {step["name"]: {**step, "job_env": job.get("env", {})}
+             for job in document["jobs"].values() for step in job["steps"] if "run" in step}
+    return steps
+
+
+def run_step(step: dict, cwd: Path, matrix: dict | None = None) -> subprocess.CompletedProcess:
+    """Run a workflow step's ``run`` with bash, as the runner would, with the job's env, its
+    ``${{ matrix.X }}`` expressions replaced by ``matrix``; the grader is this checkout's."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT),
+           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    for name, value in {**step["job_env"], **step.get("env", {})}.items():
+        env[name] = re.sub(r"\$\{\{ matrix\.(\w+) \}\}", lambda m: str(matrix[m.group(1)]), value)
+    result = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=cwd, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    return result
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The class graded in one run, and in two shards merged by the workflow's commands:
+    (one run's folder, the workflow's working folder)."""
+    root = tmp_path_factory.mktemp("sharded")
+    submissions = _class(root / "submissions")
+    one = root / "one"
+    batch.main(submissions=submissions, out=one, jobs=2, options=SKIP, echo=lambda *_: None,
+               progress=False)
+    engine = root / "engine"
+    shutil.copytree(submissions, engine / "submissions")
+    steps = workflow_steps(2)
+    for index in (1, 2):
+        (engine / "shards" / f"shard-{index}").mkdir(parents=True)
+        shutil.copy(one / ".points.json", engine / "shards" / f"shard-{index}")  # cached by content
+        run_step(steps["Grade the shard"], engine, {"shard": index})
+    run_step(steps["Merge the shards"], engine)
+    return one, engine
+
+
+def _without_timing(path: Path) -> object:
+    if path.suffix == ".xml":
+        return TIMING.sub("", path.read_text())
+    if path.suffix != ".json":
+        return path.read_bytes()
+
+    def drop(value):
+        if isinstance(value, dict):
+            return {k: drop(v) for k, v in value.items() if k not in ("seconds", "execution_time")}
+        return [drop(v) for v in value] if isinstance(value, list) else value
+
+    return drop(json.loads(path.read_text()))
+
+
+@pytest.mark.slow
+def test_shards_slice_the_class_and_record_it(graded):
+    one, engine = graded
+    first, second = (shards.read(engine / "shards" / f"shard-{k}") for k in (1, 2))
+    assert (first["shard"], first["shards"], first["learners"]) == (1, 2, ["ada", "bob"])
+    assert (second["shard"], second["learners"]) == (2, ["cyd"])
+    assert first["options"]["skip_execution"] is True and first["class"]["learners"] == 3
+    assert first["assignment"]["points"] == json.loads((one / ".points.json").read_text())["points"]
+    for index, learners in ((1, {"ada", "bob"}), (2, {"cyd"})):
+        folder = engine / "shards" / f"shard-{index}"
+        assert {p.name for p in folder.iterdir() if p.is_dir()} == learners
+        assert not (folder / "gradebook.csv").exists()  # the merge writes the class's files
+
+
+@pytest.mark.slow
+def test_a_shard_with_nobody_in_its_slice_still_records_itself(graded, tmp_path):
+    submissions = tmp_path / "submissions"
+    (submissions / "ada").mkdir(parents=True)
+    variant(submissions / "ada", NB1)  # slice 1 of 2
+    out = tmp_path / "shard-2"
+    out.mkdir()
+    shutil.copy(graded[0] / ".points.json", out)  # cached by content: nothing is graded here
+    printed = []
+    assert batch.main(submissions=submissions, out=out, options=SKIP, shard=shards.Shard(2, 2),
+                      echo=printed.append, progress=False) == []
+    data = shards.read(out)
+    assert data["learners"] == [] and data["class"]["learners"] == 1
+    assert printed == [f"shard 2/2: 0 regraded, 0 up to date of the class's 1; shard record "
+                       f"written to {out / 'shard.json'} (join the shards with `python -m grader "
+                       "merge`)"]
+    assert sorted(p.name for p in out.iterdir()) == [".points.json", "shard.json"]
+
+
+@pytest.mark.slow
+def test_merge_equals_one_run(graded):
+    one, engine = graded
+    merged = engine / "grades"
+    for name in ("gradebook.csv", "summary.json", "summary.png"):
+        assert (merged / name).read_bytes() == (one / name).read_bytes(), name
+    assert sorted(p.name for p in merged.iterdir() if p.is_dir()) == list(LEARNERS)
+    for student in LEARNERS:
+        files = sorted(p.name for p in (one / student).iterdir())
+        assert sorted(p.name for p in (merged / student).iterdir()) == files
+        for name in files:
+            assert _without_timing(merged / student / name) == \
+                _without_timing(one / student / name), f"{student}/{name}"
+    with open(merged / "gradebook.csv", newline="") as handle:
+        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    possible = float(rows["points possible"][NB1])
+    assert float(rows["ada"][NB1]) == possible > 0 and rows["bob"][NB1] == "0"
+    assert 0 < float(rows["cyd"][NB1]) < possible  # graded, not just copied empty
+
+
+# -- refusals (no grading: copies of the graded shards, edited) ---------------------------------
+def _edit(key: str, value):
+    def edit(data: dict) -> None:
+        target = data
+        *path, last = key.split(".")
+        for part in path:
+            target = target[part]
+        target[last] = value
+    return edit
+
+
+REFUSALS = {
+    "missing slice": (None, ["1"], "shard 2/2 missing"),
+    "duplicated slice": (None, ["1", "1-copy", "2"], "shard 1/2 is given twice"),
+    "other grader version": (_edit("grader_version", "0.0.9"), ["1", "2"],
+                             "different grader versions (0.1.0 and 0.0.9)"),
+    "other options": (_edit("options.skip_execution", False), ["1", "2"],
+                      "different options (skip_execution)"),
+    "other assignment": (_edit(f"assignment.suites.{NB1}", "0" * 64), ["1", "2"],
+                         f"different assignments (hidden tests of {NB1} differ)"),
+    "other class": (_edit("class.learners", 4), ["1", "2"], "different classes (3 and 4"),
+    "other shard count": (_edit("shards", 3), ["1", "2"], "different numbers of shards"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(REFUSALS))
+def test_merge_refuses_shards_that_do_not_belong_together(graded, tmp_path, case, capsys):
+    edit, given, message = REFUSALS[case]
+    source = graded[1] / "shards"
+    shutil.copytree(source / "shard-1", tmp_path / "1")
+    shutil.copytree(source / "shard-1", tmp_path / "1-copy")
+    shutil.copytree(source / "shard-2", tmp_path / "2")
+    if edit is not None:
+        data = json.loads((tmp_path / "2" / "shard.json").read_text())
+        edit(data)
+        shards.write(tmp_path / "2", data)
+    out = tmp_path / "grades"
+    assert cli.main(["merge", *(str(tmp_path / g) for g in given), "--out", str(out)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and message in error, error
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_merge_refuses_an_unfinished_shard_and_its_own_input(graded, tmp_path, capsys):
+    source = graded[1] / "shards"
+    for index in (1, 2):
+        shutil.copytree(source / f"shard-{index}", tmp_path / str(index))
+    (tmp_path / "2" / "cyd" / "record.json").unlink()
+    folders = [str(tmp_path / "1"), str(tmp_path / "2")]
+    assert cli.main(["merge", *folders, "--out", str(tmp_path / "grades")]) == 2
+    assert "no record for learner cyd of shard 2/2" in capsys.readouterr().err
+    (tmp_path / "2" / "shard.json").unlink()  # what an interrupted shard leaves
+    assert cli.main(["merge", *folders, "--out", str(tmp_path / "grades")]) == 2
+    assert f"{tmp_path / '2'}: no shard.json" in capsys.readouterr().err
+    shutil.copytree(source / "shard-2", tmp_path / "2", dirs_exist_ok=True)
+    assert cli.main(["merge", *folders, "--out", folders[0]]) == 2
+    assert "is one of the shards" in capsys.readouterr().err
