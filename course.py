@@ -86,7 +86,8 @@ def main(argv: list[str]) -> int:
     if command == "test":
         if "--quick" in rest:
             rest = ["-m", "not slow", *(arg for arg in rest if arg != "--quick")]
-        return run(["-m", "pytest", "-n", "auto", *rest])
+        # loadgroup: the tests that share an expensive module fixture run on one worker.
+        return run(["-m", "pytest", "-n", "auto", "--dist", "loadgroup", *rest])
     if command == "release":
         return run(["-m", "grader", "release", *rest])
     return run(["-m", "jupyter", "lab", "notebooks", *rest])

@@ -23,6 +23,10 @@ QUIET = {"echo": lambda *_: None, "progress": False}
 SKIP = batch.Options(skip_execution=True)
 
 
+# Every test here runs on one xdist worker (course.py passes --dist loadgroup), so that
+# the class graded once (`graded`) is built once per run, not once per worker.
+pytestmark = pytest.mark.xdist_group("batch-class")
+
 def _variant(folder: Path, *args, **kwargs) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     return variant(folder, *args, **kwargs)

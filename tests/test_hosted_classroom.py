@@ -63,5 +63,5 @@ def test_min_score_exit_status_and_markdown(tmp_path, capsys):
     summary = tmp_path / "summary.md"
     solution = variant(tmp_path, suite)
     assert cli.main([*args, str(solution), "--markdown", str(summary)]) == 0
-    assert f"| `{exercise}` | {points:g}/{points:g} | ✅ passed |" in summary.read_text()
+    assert f" `{exercise}` | {points:g}/{points:g} | ✅ passed |" in summary.read_text()
     assert cli.main(["check", "--skip-execution", "--exercise", exercise, str(stub)]) == 0

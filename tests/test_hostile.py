@@ -128,6 +128,7 @@ def test_object_whose_eq_is_always_true_is_rejected(tmp_path):
     assert any("cannot read" in t.output for t in report.tests)
 
 
+@pytest.mark.slow  # executes the notebook
 def test_hidden_exceptions_are_still_seen_by_execution_and_judge(tmp_path):
     hide = "get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)"
     path = variant(tmp_path, SUITE, extra_setup=hide,
@@ -229,6 +230,7 @@ def test_forger_that_escapes_the_sandbox_is_killed_before_the_report(tmp_path):
     assert any("self_attention" in t["name"] and t["score"] > 0 for t in report["tests"])
 
 
+@pytest.mark.slow  # executes the notebook
 def test_forger_started_by_the_executed_notebook_is_killed_too(tmp_path):
     """A process that the notebook's kernel starts (waiting 60 s) is gone when grading ends."""
     pid_file = tmp_path / "forgers.txt"
@@ -272,6 +274,7 @@ def test_fork_bomb_is_bounded_and_cleaned_up(tmp_path):
     assert _full_marks(report, "self_attention")
 
 
+@pytest.mark.slow  # executes the notebook
 def test_execution_stops_at_the_first_cell_that_times_out(tmp_path):
     """A never-returning exercise stops execution at its first use; later cells are not run."""
     source = ("def max_equivariance_error(fn, x, perm):\n    while True:\n        pass\n")

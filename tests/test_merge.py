@@ -25,6 +25,10 @@ LEARNERS = ("ada", "bob", "cyd")  # slices of 2: ada and bob in 1, cyd in 2
 TIMING = re.compile(r' time="[0-9.]+"')
 
 
+# Every test here runs on one xdist worker (course.py passes --dist loadgroup), so that
+# the class graded in one run and in shards (`graded`) is built once per run, not once per worker.
+pytestmark = pytest.mark.xdist_group("sharded-class")
+
 def _class(folder: Path) -> Path:
     """ada: the solution; bob: the released stub; cyd: a catalogued wrong answer."""
     for name in LEARNERS:
