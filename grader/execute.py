@@ -25,7 +25,8 @@ from pathlib import Path
 from grader import supervise
 from grader.notebook import code_cells, read_notebook
 from grader.results import CellFailure, ExecutionResult
-from grader.sandbox import GRADER_ROOT, Confinement, Limits
+from grader.confinement import Confinement, Limits
+from grader.sandbox import GRADER_ROOT
 
 ASSETS_DIR = GRADER_ROOT / "assets"
 MESSAGE_CHARS = 600

@@ -59,7 +59,6 @@ def report(found: list[tuple[str, float, str]], *, top: int, markdown: bool) -> 
         lines += ["", "| notebook | seconds |", "|---|---:|"]
         lines += [f"| {name} | {spent:.1f} |" for name, spent in per_notebook(found).items()]
         return "\n".join(lines)
-    width = max((len(test) for test, _, _ in slowest), default=10)
     lines = [f"{len(found)} tests ({counts}); test time summed over the workers: {total:.1f} s",
              f"slowest {top}:"]
     lines += [f"  {spent:7.1f} s  {test}" for test, spent, _ in slowest]

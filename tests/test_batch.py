@@ -24,7 +24,7 @@ SKIP = batch.Options(skip_execution=True)
 
 
 # Every test here runs on one xdist worker (course.py passes --dist loadgroup), so that
-# the class graded once (`graded`) is built once per run, not once per worker.
+# the class graded once (`graded`) is built once per run.
 pytestmark = pytest.mark.xdist_group("batch-class")
 
 def _variant(folder: Path, *args, **kwargs) -> Path:
@@ -64,7 +64,7 @@ def _results(out: Path, student: str) -> dict:
     return data
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not "module": never torn down between the group's tests
 def graded(tmp_path_factory):
     """The class graded once with --jobs 2 and --skip-execution: (submissions, out)."""
     root = tmp_path_factory.mktemp("class")

@@ -26,7 +26,7 @@ TIMING = re.compile(r' time="[0-9.]+"')
 
 
 # Every test here runs on one xdist worker (course.py passes --dist loadgroup), so that
-# the class graded in one run and in shards (`graded`) is built once per run, not once per worker.
+# the class graded in one run and in shards (`graded`) is built once per run.
 pytestmark = pytest.mark.xdist_group("sharded-class")
 
 def _class(folder: Path) -> Path:
@@ -61,7 +61,7 @@ def run_step(step: dict, cwd: Path, matrix: dict | None = None) -> subprocess.Co
     return result
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not "module": never torn down between the group's tests
 def graded(tmp_path_factory):
     """The class graded in one run, and in two shards merged by the workflow's commands:
     (one run's folder, the workflow's working folder)."""
