@@ -52,6 +52,7 @@ def test_nowhere_to_be_found_says_what_to_do_in_one_line(tmp_path, monkeypatch):
     assert "set COURSE_ASSETS=/path/to/the/course/assets" in message
 
 
+@pytest.mark.slow  # executes notebook cells
 def test_a_copied_notebook_finds_its_assets(tmp_path):
     """Notebook 05's setup and the cell that finds assets/, run by a kernel in a folder outside
     the course (the notebook's own folder, as Jupyter starts it), then a check of what it found."""

@@ -27,6 +27,7 @@ def totals() -> dict[str, float]:
             for suite in SUITES}
 
 
+@pytest.mark.slow  # grades whole notebooks through the workflow's commands
 @pytest.mark.parametrize("per_exercise", [False, True])
 def test_workflow_steps_scores_and_reporter(per_exercise, totals):
     job = _job(workflow(notebooks=["01", "02"], per_exercise=per_exercise))
@@ -52,6 +53,7 @@ def test_workflow_steps_scores_and_reporter(per_exercise, totals):
     assert job["timeout-minutes"] <= 360
 
 
+@pytest.mark.slow  # grades through the command line, three times
 def test_min_score_exit_status_and_markdown(tmp_path, capsys):
     suite, exercise = SUITES[0], "permutation_matrix"
     report = grade_notebook(Path("absent") / f"{suite}.ipynb", skip_execution=True)

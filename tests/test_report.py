@@ -102,6 +102,7 @@ def _missing(exercise):
     return call, []
 
 
+@pytest.mark.slow  # runs the whole suite
 @pytest.mark.parametrize("suite", known_suites())
 def test_numbering_follows_the_cells_of_the_notebook(suite):
     cells = [n for n in exercise_names(read_notebook(ROOT / "notebooks" / f"{suite}.ipynb"))

@@ -14,6 +14,7 @@ from tests.conftest import NOTEBOOKS, ROOT, solution_notebooks
 SOLUTIONS = [pytest.param(p, id=p.stem) for p in solution_notebooks()]
 
 
+@pytest.mark.slow  # grades the whole notebook
 @pytest.mark.parametrize("path", SOLUTIONS)
 def test_solution_gets_full_marks(path):
     report = grade_notebook(path, skip_execution=True)
