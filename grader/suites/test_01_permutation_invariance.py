@@ -300,6 +300,62 @@ def test_self_attention_over_its_inputs(student, batch, t, d_model, d_k, d_v, ca
                  mistakes=_self_attention_mistakes(x, w_q, w_k, w_v, causal))
 
 
+# -- permutation_matrix -------------------------------------------------------------------------
+@pytest.mark.exercise("permutation_matrix", points=2, public=True)
+def test_permutation_matrix_reorders_rows(student):
+    """P @ x == x[perm] for a permutation of 5 tokens."""
+    perm = torch.tensor([2, 0, 4, 1, 3])
+    x = _randn(5, 3, seed=50, dtype=torch.float64)
+    got = student.permutation_matrix(perm)
+    expect_shape(got, (5, 5))
+    expect_close(got.double() @ x, x[perm], atol=0, rtol=0, what="P @ x",
+                 mistakes={"the transpose: P[perm[i], i] = 1, which gives x[argsort(perm)]":
+                           x[torch.argsort(perm)]})
+
+
+@pytest.mark.exercise("permutation_matrix", points=1)
+def test_permutation_matrix_entries_and_dtype(student):
+    """P is float32 with P[i, perm[i]] = 1 and zeros elsewhere, also for a list input."""
+    perm = [3, 1, 0, 2]
+    got = student.permutation_matrix(perm)
+    expect_dtype(got, torch.float32, what="P")
+    expected = torch.zeros(4, 4)
+    expected[torch.arange(4), torch.tensor(perm)] = 1
+    expect_close(got, expected, atol=0, rtol=0, what="P",
+                 mistakes={"the transpose: P[perm[i], i] = 1": expected.T})
+
+
+@pytest.mark.exercise("permutation_matrix", points=1)
+def test_permutation_matrix_is_orthogonal(student):
+    """P^T P = I for a permutation of 7."""
+    perm = torch.randperm(7, generator=torch.Generator().manual_seed(51))
+    p = student.permutation_matrix(perm).double()
+    expect_close(p.T @ p, torch.eye(7), atol=0, rtol=0, what="P^T P")
+
+
+@pytest.mark.exercise("permutation_matrix", points=1)
+def test_permutation_matrix_rejects_bad_permutations(student):
+    """Repeated, out-of-range or negative indices, and a 2-D perm (even of 0..3 once each), are rejected with a ValueError."""
+    for perm in ([0, 0, 2], [0, 1, 3], [0, -1, 2], [[1, 0], [3, 2]]):
+        expect_raises(ValueError, student.permutation_matrix, torch.tensor(perm),
+                      what=f"permutation_matrix({perm})")
+
+
+@pytest.mark.exercise("permutation_matrix", points=2)
+@grading(max_examples=10)
+@given(t=st.integers(1, 12), form=st.sampled_from(["tensor", "list", "strided"]), seed=seeds())
+def test_permutation_matrix_over_its_inputs(student, t, form, seed):
+    """For any T (1 included) and perm given as a tensor, a list or a strided view: P[i, perm[i]] = 1, float32."""
+    perm = torch.randperm(t, generator=torch.Generator().manual_seed(seed))
+    arg = {"tensor": perm, "list": perm.tolist(), "strided": view(perm, "strided")}[form]
+    got = student.permutation_matrix(arg)
+    expect_dtype(got, torch.float32, what="P")
+    expected = torch.zeros(t, t)
+    expected[torch.arange(t), perm] = 1
+    expect_close(got, expected, atol=0, rtol=0, what="P",
+                 mistakes={"the transpose: P[perm[i], i] = 1": expected.T})
+
+
 # -- max_equivariance_error ---------------------------------------------------------------------
 def _reference_error(fn, x, perm):
     return (fn(x[..., perm, :]) - fn(x)[..., perm, :]).abs().max().item()
@@ -564,7 +620,7 @@ def _expect_symmetry(student, name, expected, num_tokens, d_model, **kwargs):
                                  f"but symmetry_of called it {got!r}")
 
 
-@pytest.mark.exercise("symmetry_of", points=1, public=True)
+@pytest.mark.exercise("symmetry_of", points=2, public=True)
 def test_symmetry_of_plain_attention(student):
     """One head of attention without positions or mask (8 tokens, d_model = 4) is equivariant."""
     _expect_symmetry(student, "plain_attention", "equivariant", 8, 4)
@@ -594,7 +650,7 @@ def test_symmetry_of_a_small_position_effect(student):
     _expect_symmetry(student, "absolute_bias", "neither", 6, 4, scale=1e-4)
 
 
-@pytest.mark.exercise("symmetry_of", points=3)
+@pytest.mark.exercise("symmetry_of", points=4)
 @grading(max_examples=10)
 @given(name=st.sampled_from(sorted(_SYMMETRY)), num_tokens=st.integers(2, 9), d_model=st.sampled_from([1, 2, 5, 8]))
 def test_symmetry_of_hidden_functions(student, name, num_tokens, d_model):

@@ -31,6 +31,12 @@ def max_equivariance_error(fn, x, perm):
     perm = torch.as_tensor(perm).long()
 '''
 
+_PERM_HEAD = '''
+def permutation_matrix(perm):
+    perm = torch.as_tensor(perm).long()
+    t = perm.numel()
+'''
+
 WRONG_ANSWERS = [
     # -- scaled_dot_product_attention ------------------------------------------------------------
     WrongAnswer("scaled_dot_product_attention", "softmax over the query axis", _SDPA_HEAD + '''
@@ -554,4 +560,62 @@ def symmetry_of(fn, num_tokens, d_model):
         return "equivariant"
     return "neither"
 """),
+]
+
+WRONG_ANSWERS += [
+    WrongAnswer("permutation_matrix", "transposed matrix", _PERM_HEAD + '''
+    if not torch.equal(torch.sort(perm).values, torch.arange(t)):
+        raise ValueError("not a permutation")
+    p = torch.zeros(t, t)
+    p[perm, torch.arange(t)] = 1.0
+    return p
+''', feedback="the transpose"),
+    WrongAnswer("permutation_matrix", "integer dtype", _PERM_HEAD + '''
+    if not torch.equal(torch.sort(perm).values, torch.arange(t)):
+        raise ValueError("not a permutation")
+    return torch.eye(t, dtype=torch.int64)[perm]
+'''),
+    WrongAnswer("permutation_matrix", "repeated indices accepted", _PERM_HEAD + '''
+    if perm.min() < 0 or perm.max() >= t:
+        raise ValueError("index out of range")
+    return torch.eye(t)[perm]
+'''),
+    WrongAnswer("permutation_matrix", "out-of-range index raises IndexError", _PERM_HEAD + '''
+    if len(set(perm.tolist())) != t:
+        raise ValueError("repeated index")
+    return torch.eye(t)[perm]
+'''),
+    WrongAnswer("permutation_matrix", "argsort instead of the permutation", _PERM_HEAD + '''
+    if not torch.equal(torch.sort(perm).values, torch.arange(t)):
+        raise ValueError("not a permutation")
+    return torch.eye(t)[torch.argsort(perm)]
+''', feedback="argsort"),
+    WrongAnswer("permutation_matrix", "checks only the upper bound (negative indices wrap around)", _PERM_HEAD + '''
+    if perm.max() >= t or len(set(perm.tolist())) != t:
+        raise ValueError("not a permutation")
+    p = torch.zeros(t, t)
+    p[torch.arange(t), perm] = 1.0
+    return p
+'''),
+    WrongAnswer("permutation_matrix", "a 2-D perm flattened instead of rejected", '''
+def permutation_matrix(perm):
+    perm = torch.as_tensor(perm).long().flatten()
+    t = perm.numel()
+    if not torch.equal(torch.sort(perm).values, torch.arange(t)):
+        raise ValueError("not a permutation")
+    return torch.eye(t)[perm]
+'''),
+]
+
+CORRECT_VARIANTS += [
+    ("permutation_matrix", "rows of the identity, validated with a set", '''
+def permutation_matrix(perm):
+    perm = torch.as_tensor(perm)
+    if perm.dim() != 1:
+        raise ValueError("perm must be 1-D")
+    values = perm.tolist()
+    if sorted(values) != list(range(len(values))):
+        raise ValueError("not a permutation")
+    return torch.eye(len(values))[perm.long()]
+'''),
 ]
