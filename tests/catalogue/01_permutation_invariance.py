@@ -15,12 +15,6 @@ def self_attention(x, w_q, w_k, w_v, causal=False):
     t = x.shape[-2]
 '''
 
-_PERM_HEAD = '''
-def permutation_matrix(perm):
-    perm = torch.as_tensor(perm).long()
-    t = perm.numel()
-'''
-
 _PROBE_HEAD = '''
 def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
     if train_features.shape[-1] != test_features.shape[-1]:
@@ -35,6 +29,12 @@ def max_equivariance_error(fn, x, perm):
     if len(perm) != x.shape[-2]:
         raise ValueError("perm length must match the token axis")
     perm = torch.as_tensor(perm).long()
+'''
+
+_PERM_HEAD = '''
+def permutation_matrix(perm):
+    perm = torch.as_tensor(perm).long()
+    t = perm.numel()
 '''
 
 WRONG_ANSWERS = [
@@ -121,34 +121,6 @@ def self_attention(x, w_q, w_k, w_v, causal=False):
     mask = torch.ones(t, t, dtype=torch.bool).tril() if causal else None
     return scaled_dot_product_attention(x @ w_q[: x.shape[-1]], x @ w_k[: x.shape[-1]], x @ w_v[: x.shape[-1]], mask)
 '''),
-    # -- permutation_matrix ----------------------------------------------------------------------
-    WrongAnswer("permutation_matrix", "transposed matrix", _PERM_HEAD + '''
-    if not torch.equal(torch.sort(perm).values, torch.arange(t)):
-        raise ValueError("not a permutation")
-    p = torch.zeros(t, t)
-    p[perm, torch.arange(t)] = 1.0
-    return p
-''', feedback="the transpose"),
-    WrongAnswer("permutation_matrix", "integer dtype", _PERM_HEAD + '''
-    if not torch.equal(torch.sort(perm).values, torch.arange(t)):
-        raise ValueError("not a permutation")
-    return torch.eye(t, dtype=torch.int64)[perm]
-'''),
-    WrongAnswer("permutation_matrix", "repeated indices accepted", _PERM_HEAD + '''
-    if perm.min() < 0 or perm.max() >= t:
-        raise ValueError("index out of range")
-    return torch.eye(t)[perm]
-'''),
-    WrongAnswer("permutation_matrix", "out-of-range index raises IndexError", _PERM_HEAD + '''
-    if len(set(perm.tolist())) != t:
-        raise ValueError("repeated index")
-    return torch.eye(t)[perm]
-'''),
-    WrongAnswer("permutation_matrix", "argsort instead of the permutation", _PERM_HEAD + '''
-    if not torch.equal(torch.sort(perm).values, torch.arange(t)):
-        raise ValueError("not a permutation")
-    return torch.eye(t)[torch.argsort(perm)]
-''', feedback="argsort"),
     # -- max_equivariance_error ------------------------------------------------------------------
     WrongAnswer("max_equivariance_error", "signed difference", _ERROR_HEAD + '''
     return (fn(x[..., perm, :]) - fn(x)[..., perm, :]).max().item()
@@ -320,21 +292,6 @@ def self_attention(x, w_q, w_k, w_v, causal=False):
     mask = torch.ones(n, n, dtype=torch.bool).tril()[:t, :t] if causal else None
     return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask)
 '''),
-    WrongAnswer("permutation_matrix", "checks only the upper bound (negative indices wrap around)", _PERM_HEAD + '''
-    if perm.max() >= t or len(set(perm.tolist())) != t:
-        raise ValueError("not a permutation")
-    p = torch.zeros(t, t)
-    p[torch.arange(t), perm] = 1.0
-    return p
-'''),
-    WrongAnswer("permutation_matrix", "a 2-D perm flattened instead of rejected", '''
-def permutation_matrix(perm):
-    perm = torch.as_tensor(perm).long().flatten()
-    t = perm.numel()
-    if not torch.equal(torch.sort(perm).values, torch.arange(t)):
-        raise ValueError("not a permutation")
-    return torch.eye(t)[perm]
-'''),
     WrongAnswer("max_equivariance_error", "length checked against the first axis of x", '''
 def max_equivariance_error(fn, x, perm):
     if len(perm) != x.shape[0]:
@@ -487,16 +444,6 @@ def self_attention(x, w_q, w_k, w_v, causal=False):
     mask = torch.tril(torch.ones(t, t, dtype=torch.bool)) if causal else None
     return scaled_dot_product_attention(q, k, v, mask=mask)
 '''),
-    ("permutation_matrix", "rows of the identity, validated with a set", '''
-def permutation_matrix(perm):
-    perm = torch.as_tensor(perm)
-    if perm.dim() != 1:
-        raise ValueError("perm must be 1-D")
-    values = perm.tolist()
-    if sorted(values) != list(range(len(values))):
-        raise ValueError("not a permutation")
-    return torch.eye(len(values))[perm.long()]
-'''),
     ("max_equivariance_error", "index_select on the token axis, float() of the max", '''
 def max_equivariance_error(fn, x, perm):
     perm = torch.as_tensor(perm, dtype=torch.long)
@@ -522,5 +469,153 @@ def position_probe_r2(train_features, train_positions, test_features, test_posit
     pred = (test_features.double() - mu) @ w + tm
     tt = test_positions.double()
     return float(1 - (pred - tt).pow(2).sum() / (tt - tt.mean()).pow(2).sum())
+'''),
+]
+
+
+_SYMMETRY_LOOP = """
+def symmetry_of(fn, num_tokens, d_model):
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(num_tokens, d_model, generator=gen, dtype=torch.float64)
+    y = fn(x)
+    invariant = equivariant = True
+    for p in perms(num_tokens, gen):
+        moved = fn(x[p])
+        invariant &= bool(torch.allclose(moved, y, rtol=TOL, atol=TOL))
+        equivariant &= y.dim() == 2 and y.shape[0] == num_tokens and bool(torch.allclose(moved, y[p], rtol=TOL, atol=TOL))
+    return "invariant" if invariant else "equivariant" if equivariant else "neither"
+"""
+
+WRONG_ANSWERS += [
+    WrongAnswer("symmetry_of", "a detector that accepts everything", """
+def symmetry_of(fn, num_tokens, d_model):
+    return "equivariant"
+"""),
+    WrongAnswer("symmetry_of", "only the reversal of the sequence tried", """
+TOL = 1e-8
+def perms(t, gen):
+    return [torch.arange(t - 1, -1, -1)]
+""" + _SYMMETRY_LOOP),
+    WrongAnswer("symmetry_of", "only a swap of the first two tokens tried", """
+TOL = 1e-8
+def perms(t, gen):
+    p = torch.arange(t)
+    p[0], p[1] = 1, 0
+    return [p]
+""" + _SYMMETRY_LOOP),
+    WrongAnswer("symmetry_of", "a tolerance so loose (1e-3) that small position effects pass", """
+TOL = 1e-3
+def perms(t, gen):
+    return [torch.randperm(t, generator=gen) for _ in range(6)]
+""" + _SYMMETRY_LOOP),
+    WrongAnswer("symmetry_of", "invariance decided by the output's shape (one vector means invariant)", """
+def symmetry_of(fn, num_tokens, d_model):
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(num_tokens, d_model, generator=gen, dtype=torch.float64)
+    y = fn(x)
+    if y.dim() == 1:
+        return "invariant"
+    for _ in range(6):
+        p = torch.randperm(num_tokens, generator=gen)
+        if not torch.allclose(fn(x[p]), y[p], rtol=1e-8, atol=1e-8):
+            return "neither"
+    return "equivariant"
+"""),
+]
+
+CORRECT_VARIANTS += [
+    ("symmetry_of", "random permutations on several inputs, the gap measured by max_equivariance_error", """
+def symmetry_of(fn, num_tokens, d_model):
+    gen = torch.Generator().manual_seed(1)
+    inv_gap = eq_gap = 0.0
+    sequence = True
+    for _ in range(3):
+        x = torch.randn(num_tokens, d_model, generator=gen, dtype=torch.float64)
+        y = fn(x)
+        for _ in range(8):
+            p = torch.randperm(num_tokens, generator=gen)
+            inv_gap = max(inv_gap, (fn(x[p]) - y).abs().max().item())
+            if y.dim() == 2 and y.shape[0] == num_tokens:
+                eq_gap = max(eq_gap, max_equivariance_error(fn, x, p))
+            else:
+                sequence = False
+    if inv_gap < 1e-9:
+        return "invariant"
+    return "equivariant" if sequence and eq_gap < 1e-9 else "neither"
+"""),
+    ("symmetry_of", "every cyclic shift and every adjacent swap, one input", """
+def symmetry_of(fn, num_tokens, d_model):
+    x = torch.linspace(-1.3, 1.7, num_tokens * d_model, dtype=torch.float64).reshape(num_tokens, d_model) ** 3
+    x = x + 0.1 * torch.sin(torch.arange(num_tokens * d_model, dtype=torch.float64) * 7.1).reshape(num_tokens, d_model)
+    y = fn(x)
+    perms = [torch.roll(torch.arange(num_tokens), s) for s in range(1, num_tokens)]
+    for i in range(num_tokens - 1):
+        p = torch.arange(num_tokens)
+        p[[i, i + 1]] = p[[i + 1, i]]
+        perms.append(p)
+    same = all(torch.allclose(fn(x[p]), y, atol=1e-9, rtol=0) for p in perms)
+    if same:
+        return "invariant"
+    if y.ndim == 2 and len(y) == num_tokens and all(torch.allclose(fn(x[p]), y[p], atol=1e-9, rtol=0) for p in perms):
+        return "equivariant"
+    return "neither"
+"""),
+]
+
+WRONG_ANSWERS += [
+    WrongAnswer("permutation_matrix", "transposed matrix", _PERM_HEAD + '''
+    if not torch.equal(torch.sort(perm).values, torch.arange(t)):
+        raise ValueError("not a permutation")
+    p = torch.zeros(t, t)
+    p[perm, torch.arange(t)] = 1.0
+    return p
+''', feedback="the transpose"),
+    WrongAnswer("permutation_matrix", "integer dtype", _PERM_HEAD + '''
+    if not torch.equal(torch.sort(perm).values, torch.arange(t)):
+        raise ValueError("not a permutation")
+    return torch.eye(t, dtype=torch.int64)[perm]
+'''),
+    WrongAnswer("permutation_matrix", "repeated indices accepted", _PERM_HEAD + '''
+    if perm.min() < 0 or perm.max() >= t:
+        raise ValueError("index out of range")
+    return torch.eye(t)[perm]
+'''),
+    WrongAnswer("permutation_matrix", "out-of-range index raises IndexError", _PERM_HEAD + '''
+    if len(set(perm.tolist())) != t:
+        raise ValueError("repeated index")
+    return torch.eye(t)[perm]
+'''),
+    WrongAnswer("permutation_matrix", "argsort instead of the permutation", _PERM_HEAD + '''
+    if not torch.equal(torch.sort(perm).values, torch.arange(t)):
+        raise ValueError("not a permutation")
+    return torch.eye(t)[torch.argsort(perm)]
+''', feedback="argsort"),
+    WrongAnswer("permutation_matrix", "checks only the upper bound (negative indices wrap around)", _PERM_HEAD + '''
+    if perm.max() >= t or len(set(perm.tolist())) != t:
+        raise ValueError("not a permutation")
+    p = torch.zeros(t, t)
+    p[torch.arange(t), perm] = 1.0
+    return p
+'''),
+    WrongAnswer("permutation_matrix", "a 2-D perm flattened instead of rejected", '''
+def permutation_matrix(perm):
+    perm = torch.as_tensor(perm).long().flatten()
+    t = perm.numel()
+    if not torch.equal(torch.sort(perm).values, torch.arange(t)):
+        raise ValueError("not a permutation")
+    return torch.eye(t)[perm]
+'''),
+]
+
+CORRECT_VARIANTS += [
+    ("permutation_matrix", "rows of the identity, validated with a set", '''
+def permutation_matrix(perm):
+    perm = torch.as_tensor(perm)
+    if perm.dim() != 1:
+        raise ValueError("perm must be 1-D")
+    values = perm.tolist()
+    if sorted(values) != list(range(len(values))):
+        raise ValueError("not a permutation")
+    return torch.eye(len(values))[perm.long()]
 '''),
 ]

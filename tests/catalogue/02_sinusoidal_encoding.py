@@ -15,14 +15,6 @@ _INTERLEAVE = '''
     return pe.float()
 '''
 
-_BITS_HEAD = '''
-def binary_encoding(num_positions, num_bits):
-    if num_positions <= 0 or num_bits <= 0:
-        raise ValueError("sizes must be positive")
-    pos = torch.arange(num_positions)[:, None]
-    j = torch.arange(num_bits)
-'''
-
 _SHIFT_HEAD = '''
 def linear_shift_residual(table, k):
     if table.dim() != 2 or abs(k) >= len(table):
@@ -93,22 +85,6 @@ def sinusoidal_encoding(num_positions, d_model, base=10000.0):
     i = torch.arange(d_model // 2, dtype=torch.float64)
     angles = pos / base ** (2 * i / d_model)
     return torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).flatten(1).float()
-'''),
-    # -- binary_encoding -------------------------------------------------------------------------
-    WrongAnswer("binary_encoding", "most significant bit first", _BITS_HEAD + '''
-    return ((pos >> j) & 1).flip(1).float()
-''', feedback="most significant bit first"),
-    WrongAnswer("binary_encoding", "positions starting at 1", _BITS_HEAD + '''
-    return (((pos + 1) >> j) & 1).float()
-''', feedback="positions starting at 1"),
-    WrongAnswer("binary_encoding", "missing mod 2", _BITS_HEAD + '''
-    return (pos // 2 ** j).float()
-''', feedback="without the 'mod 2'"),
-    WrongAnswer("binary_encoding", "int64 returned", _BITS_HEAD + '''
-    return (pos >> j) & 1
-''', feedback="float32"),
-    WrongAnswer("binary_encoding", "bits counted from 1", _BITS_HEAD + '''
-    return ((pos >> (j + 1)) & 1).float()
 '''),
     # -- offset_matrix ---------------------------------------------------------------------------
     WrongAnswer("offset_matrix", "blocks transposed", _OFFSET_HEAD + '''
@@ -221,27 +197,6 @@ def sinusoidal_encoding(num_positions, d_model, base=10000.0):
     WrongAnswer("sinusoidal_encoding", "base rounded to a whole number", _PE_HEAD + '''
     angles = pos / int(base) ** (2 * i / d_model)
 ''' + _INTERLEAVE),
-    WrongAnswer("binary_encoding", "bits by rounding pos / 2^j instead of flooring", _BITS_HEAD + '''
-    return (torch.round(pos / 2.0 ** j) % 2).float()
-'''),
-    WrongAnswer("binary_encoding", "validates only num_positions", '''
-def binary_encoding(num_positions, num_bits):
-    if num_positions <= 0:
-        raise ValueError("num_positions must be positive")
-    pos = torch.arange(num_positions)[:, None]
-    j = torch.arange(max(num_bits, 0))
-    if num_bits == 0:
-        raise ValueError("num_bits must be positive")
-    return ((pos >> j) & 1).float()
-'''),
-    WrongAnswer("binary_encoding", "zero sizes rejected but negative ones let through", '''
-def binary_encoding(num_positions, num_bits):
-    if num_positions == 0 or num_bits == 0:
-        raise ValueError("sizes must be positive")
-    pos = torch.arange(max(num_positions, 0))[:, None]
-    j = torch.arange(max(num_bits, 0))
-    return ((pos >> j) & 1).float()
-'''),
     WrongAnswer("offset_matrix", "angles computed in float32", '''
 def offset_matrix(k, d_model, base=10000.0):
     if d_model <= 0 or d_model % 2:
@@ -334,13 +289,6 @@ def sinusoidal_encoding(num_positions, d_model, base=10000.0):
     angles = torch.outer(torch.arange(num_positions, dtype=torch.float64), inv_freq)
     return torch.stack([angles.sin(), angles.cos()], dim=-1).reshape(num_positions, d_model).to(torch.float32)
 '''),
-    ("binary_encoding", "floor division and remainder on float64 positions", '''
-def binary_encoding(num_positions, num_bits):
-    if num_positions < 1 or num_bits < 1:
-        raise ValueError("sizes must be positive")
-    pos = torch.arange(num_positions, dtype=torch.float64)[:, None]
-    return torch.remainder(torch.floor(pos / 2.0 ** torch.arange(num_bits, dtype=torch.float64)), 2).float()
-'''),
     ("offset_matrix", "block diagonal from Python floats with torch.block_diag", '''
 def offset_matrix(k, d_model, base=10000.0):
     if d_model < 2 or d_model % 2:
@@ -374,4 +322,153 @@ def linear_shift_residual(table, k):
     root = math.sqrt(temperature)
     return (m / root).float(), (eye / root).float()
 '''),
+]
+
+_SHARE_HEAD = """
+def offset_head_share(tokens, k, temperature=1.0, base=10000.0):
+    if tokens.dim() != 2 or abs(k) >= tokens.shape[0]:
+        raise ValueError("tokens must be 2-D and |k| < T")
+    num, d_model = tokens.shape
+    pe = sinusoidal_encoding(num, d_model, base).double()
+    w_q, w_k = (w.double() for w in relative_attention_projections(k, d_model, temperature, base))
+"""
+
+_GEO = "fastest * (slowest / fastest) ** (torch.arange(8, dtype=torch.float64) / 7)"
+
+WRONG_ANSWERS += [
+    # -- offset_head_share -----------------------------------------------------------------------
+    WrongAnswer("offset_head_share", "measured on the bare encoding", _SHARE_HEAD + """
+    weights = torch.softmax((pe @ w_q) @ (pe @ w_k).T, dim=-1)
+    q = torch.arange(max(0, k), min(num, num + k))
+    return weights[q, q - k].mean().item()
+""", feedback="bare encoding"),
+    WrongAnswer("offset_head_share", "every query averaged, the key index wrapping around", _SHARE_HEAD + """
+    x = tokens.double() + pe
+    weights = torch.softmax((x @ w_q) @ (x @ w_k).T, dim=-1)
+    q = torch.arange(num)
+    return weights[q, q - k].mean().item()
+""", feedback="wraps around"),
+    WrongAnswer("offset_head_share", "fraction of queries whose argmax is m - k", _SHARE_HEAD + """
+    x = tokens.double() + pe
+    weights = torch.softmax((x @ w_q) @ (x @ w_k).T, dim=-1)
+    q = torch.arange(max(0, k), min(num, num + k))
+    return (weights[q].argmax(dim=-1) == q - k).double().mean().item()
+""", feedback="largest weight"),
+    WrongAnswer("offset_head_share", "softmax over the queries", _SHARE_HEAD + """
+    x = tokens.double() + pe
+    weights = torch.softmax((x @ w_q) @ (x @ w_k).T, dim=0)
+    q = torch.arange(max(0, k), min(num, num + k))
+    return weights[q, q - k].mean().item()
+""", feedback="over the queries"),
+    WrongAnswer("offset_head_share", "scores divided by sqrt(d_model)", _SHARE_HEAD + """
+    x = tokens.double() + pe
+    weights = torch.softmax((x @ w_q) @ (x @ w_k).T / math.sqrt(d_model), dim=-1)
+    q = torch.arange(max(0, k), min(num, num + k))
+    return weights[q, q - k].mean().item()
+""", feedback="1/sqrt(d_model)"),
+    WrongAnswer("offset_head_share", "negative offsets read as the queries from k on", _SHARE_HEAD + """
+    x = tokens.double() + pe
+    weights = torch.softmax((x @ w_q) @ (x @ w_k).T, dim=-1)
+    q = torch.arange(abs(k), num)
+    return weights[q, q - abs(k)].mean().item()
+"""),
+    # -- best_band -------------------------------------------------------------------------------
+    WrongAnswer("best_band", "fast and slow together (each scale covering the other's weakness)", """
+def best_band(sigma):
+    return "fast+slow"
+"""),
+    WrongAnswer("best_band", "the slow band", """
+def best_band(sigma):
+    return "slow"
+"""),
+    WrongAnswer("best_band", "the middle band", """
+def best_band(sigma):
+    return "middle"
+"""),
+    WrongAnswer("best_band", "fast at low noise, fast and slow at high noise", """
+def best_band(sigma):
+    return "fast" if sigma < 0.15 else "fast+slow"
+"""),
+    WrongAnswer("best_band", "the dimensions instead of the band's name", """
+def best_band(sigma):
+    return "0..15"
+""", feedback="should be one of"),
+    # -- decoding_inv_freq -----------------------------------------------------------------------
+    WrongAnswer("decoding_inv_freq", "the paper's ladder (clears the lowest noise level only)", """
+def decoding_inv_freq(num_positions):
+    return 10000.0 ** (-torch.arange(0, 16, 2, dtype=torch.float64) / 16)
+""", feedback="threshold"),
+    WrongAnswer("decoding_inv_freq", "one frequency for every pair", """
+def decoding_inv_freq(num_positions):
+    return torch.ones(8, dtype=torch.float64)
+"""),
+    WrongAnswer("decoding_inv_freq", "only fast frequencies, close together", """
+def decoding_inv_freq(num_positions):
+    return torch.linspace(1.0, 1.7, 8, dtype=torch.float64)
+"""),
+    WrongAnswer("decoding_inv_freq", "evenly spaced frequencies (the pattern nearly repeats)", """
+def decoding_inv_freq(num_positions):
+    return torch.linspace(2.9, 0.25, 8, dtype=torch.float64)
+"""),
+    WrongAnswer("decoding_inv_freq", "the paper's ladder sped up twice (fails the highest noise level)", """
+def decoding_inv_freq(num_positions):
+    return 2 * 10000.0 ** (-torch.arange(0, 16, 2, dtype=torch.float64) / 16)
+"""),
+    WrongAnswer("decoding_inv_freq", "one frequency per dimension (16 values)", """
+def decoding_inv_freq(num_positions):
+    fastest, slowest = 2.0, 2.0 / num_positions
+    return fastest * (slowest / fastest) ** (torch.arange(16, dtype=torch.float64) / 15)
+""", feedback="shape"),
+]
+
+CORRECT_VARIANTS += [
+    ("offset_head_share", "the diagonal -k of the weight matrix, from offset_matrix directly", """
+def offset_head_share(tokens, k, temperature=1.0, base=10000.0):
+    if tokens.ndim != 2:
+        raise ValueError("tokens must be (T, d_model)")
+    if not -tokens.shape[0] < k < tokens.shape[0]:
+        raise ValueError("|k| must be below T")
+    x = tokens.to(torch.float64) + sinusoidal_encoding(*tokens.shape, base=base).to(torch.float64)
+    scores = x @ offset_matrix(k, tokens.shape[1], base).to(torch.float64) @ x.T / temperature
+    return float(torch.softmax(scores, dim=1).diagonal(offset=-k).mean())
+"""),
+    ("offset_head_share", "a loop over queries with log-softmax", """
+def offset_head_share(tokens, k, temperature=1.0, base=10000.0):
+    if len(tokens.shape) != 2 or abs(k) >= len(tokens):
+        raise ValueError("bad tokens or offset")
+    num, d_model = tokens.shape
+    w_q, w_k = relative_attention_projections(k, d_model, temperature=temperature, base=base)
+    x = tokens.double() + sinusoidal_encoding(num, d_model, base=base).double()
+    q, kk = x @ w_q.double(), x @ w_k.double()
+    total, count = 0.0, 0
+    for m in range(num):
+        if 0 <= m - k < num:
+            total += math.exp(torch.log_softmax(kk @ q[m], dim=0)[m - k].item())
+            count += 1
+    return total / count
+"""),
+    ("best_band", "measures the four bands at the given noise and returns the best", """
+def best_band(sigma):
+    pe = sinusoidal_encoding(1024, 64).double()
+    noisy = pe + sigma * torch.randn(pe.shape, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    bands = {"fast": list(range(16)), "middle": list(range(24, 40)), "slow": list(range(48, 64)),
+             "fast+slow": list(range(8)) + list(range(56, 64))}
+    hits = {name: (torch.cdist(noisy[:, d], pe[:, d]).argmin(1) == torch.arange(1024)).double().mean().item()
+            for name, d in bands.items()}
+    return max(hits, key=hits.get)
+"""),
+    ("best_band", "a constant answer read from the table", """
+def best_band(sigma):
+    answer = "fast"  # 1.00 at sigma = 0.1, 0.99 at 0.3, 0.80 at 0.5: above every other band
+    return answer
+"""),
+    ("decoding_inv_freq", "a steeper geometric ladder, from 2.8 rad down to 4/L, as base^(-2i/16)", """
+def decoding_inv_freq(num_positions):
+    base = (2.8 * num_positions / 4.0) ** (16 / 14)
+    return 2.8 * base ** (-torch.arange(0, 16, 2, dtype=torch.float64) / 16)
+"""),
+    ("decoding_inv_freq", "no ladder: square roots of the first primes, folded below pi", """
+def decoding_inv_freq(num_positions):
+    return torch.tensor([2.0, 3, 5, 7, 11, 13, 17, 19]).sqrt() % math.pi
+"""),
 ]
