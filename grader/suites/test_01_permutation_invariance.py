@@ -14,6 +14,11 @@ from grader.judge import expect_close, expect_dtype, expect_raises, expect_shape
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
 
+EXERCISE_ORDER = ("scaled_dot_product_attention", "self_attention", "permutation_matrix",
+                  "max_equivariance_error", "symmetry_of", "position_probe_r2")
+"""The exercises in the notebook's order (of their cells): reports number and list them so."""
+
+
 def _randn(*shape, seed, dtype=torch.float32):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).to(dtype)
 
