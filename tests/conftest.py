@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import copy
+import fcntl
+import os
+import shutil
 from pathlib import Path
+from typing import Callable
 from types import SimpleNamespace
 
 import pytest
@@ -65,6 +69,26 @@ def variant_grader():
     yield get
     for grader in graders.values():
         grader.close()
+
+
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """A folder that ``build(folder)`` fills once per test run, shared by every xdist worker.
+
+    For costly fixtures that tests only read (a class graded in shards, say): the first worker
+    to ask builds it under a lock; a worker that asks later reuses it.
+    """
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above each worker's own
+    folder = base / name
+    with open(base / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (base / f"{name}.built").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            (base / f"{name}.built").touch()
+    return folder
 
 
 def exercise_cell_index(notebook, exercise: str) -> int:

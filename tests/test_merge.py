@@ -17,7 +17,7 @@ import yaml
 
 from grader import batch, cli, shards
 from grader.hosted.class_workflow import actions
-from tests.conftest import NOTEBOOKS, ROOT, variant
+from tests.conftest import NOTEBOOKS, ROOT, built_once, variant
 
 NB1 = "01_permutation_invariance"
 SKIP = batch.Options(skip_execution=True)
@@ -25,9 +25,10 @@ LEARNERS = ("ada", "bob", "cyd")  # slices of 2: ada and bob in 1, cyd in 2
 TIMING = re.compile(r' time="[0-9.]+"')
 
 
-# Every test here runs on one xdist worker (course.py passes --dist loadgroup), so that
-# the class graded in one run and in shards (`graded`) is built once per run.
+# The tests here go to one xdist worker where the scheduler can (course.py passes --dist
+# loadgroup); `graded` is built once per run either way (tests.conftest.built_once).
 pytestmark = pytest.mark.xdist_group("sharded-class")
+
 
 def _class(folder: Path) -> Path:
     """ada: the solution; bob: the released stub; cyd: a catalogued wrong answer."""
@@ -61,11 +62,16 @@ def run_step(step: dict, cwd: Path, matrix: dict | None = None) -> subprocess.Co
     return result
 
 
-@pytest.fixture(scope="session")  # not "module": never torn down between the group's tests
+@pytest.fixture(scope="session")
 def graded(tmp_path_factory):
     """The class graded in one run, and in two shards merged by the workflow's commands:
-    (one run's folder, the workflow's working folder)."""
-    root = tmp_path_factory.mktemp("sharded")
+    (one run's folder, the workflow's working folder). Built once per run (the tests only
+    read it)."""
+    root = built_once(tmp_path_factory, "sharded", _grade_in_one_run_and_in_shards)
+    return root / "one", root / "engine"
+
+
+def _grade_in_one_run_and_in_shards(root: Path) -> None:
     submissions = _class(root / "submissions")
     one = root / "one"
     batch.main(submissions=submissions, out=one, jobs=2, options=SKIP, echo=lambda *_: None,
@@ -78,7 +84,6 @@ def graded(tmp_path_factory):
         shutil.copy(one / ".points.json", engine / "shards" / f"shard-{index}")  # cached by content
         run_step(steps["Grade the shard"], engine, {"shard": index})
     run_step(steps["Merge the shards"], engine)
-    return one, engine
 
 
 def _without_timing(path: Path) -> object:
