@@ -11,8 +11,7 @@ from grader import supervise
 from grader.errors import GraderError
 from grader.execute import default_budget, default_cell_timeout, execute
 from grader.judge import exercise_order, known_suites, run_suite, suite_exercises
-from grader.notebook import EXERCISE_TAG, code_cells, read_notebook, sandbox_cells, suite_name
-from grader.notebook import tags, top_level_names
+from grader.notebook import exercise_names, read_notebook, sandbox_cells, suite_name
 from grader.results import NotebookReport
 from grader.sandbox import ExerciseMissing, Limits, Sandbox, StudentError, StudentTimeout, Template
 
@@ -51,11 +50,7 @@ class _Connections:
         self.failures: dict[str, StudentError] = {}
         self.timed_out: set[str] = set()
         self.template_failure: StudentError | None = None
-        self.tagged = set()
-        if notebook is not None:
-            for _, cell in code_cells(notebook):
-                if EXERCISE_TAG in tags(cell):
-                    self.tagged |= top_level_names(cell.source)
+        self.tagged = set(exercise_names(notebook)) if notebook is not None else set()
         self.exercises = self.tagged | set(suite_exercises)
 
     def _template(self) -> Template:

@@ -48,29 +48,26 @@ def to_python(source: str) -> str:
     return TransformerManager().transform_cell(source)
 
 
-def top_level_names(source: str) -> set[str]:
-    """Names of the functions and classes a cell defines at top level (empty if unparsable)."""
+def _defined(source: str) -> list[str]:
+    """Names of the functions and classes a cell defines at top level, in order (none if
+    unparsable)."""
     try:
         tree = ast.parse(to_python(source))
     except SyntaxError:
-        return set()
-    return {node.name for node in tree.body
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        return []
+    return [node.name for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+
+
+def top_level_names(source: str) -> set[str]:
+    """Names of the functions and classes a cell defines at top level (empty if unparsable)."""
+    return set(_defined(source))
 
 
 def exercise_names(notebook) -> list[str]:
     """The functions and classes the exercise cells define, in the notebook's order."""
-    names: list[str] = []
-    for _, cell in code_cells(notebook):
-        if EXERCISE_TAG not in tags(cell):
-            continue
-        try:
-            tree = ast.parse(to_python(cell.source))
-        except SyntaxError:
-            continue
-        names += [node.name for node in tree.body
-                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-    return list(dict.fromkeys(names))
+    return list(dict.fromkeys(name for _, cell in code_cells(notebook)
+                              if EXERCISE_TAG in tags(cell) for name in _defined(cell.source)))
 
 
 def _definitions_only(source: str) -> str:

@@ -25,8 +25,8 @@ from pathlib import Path
 from grader.errors import GraderError
 from grader.grade import _Connections, _Grading, _judge
 from grader.judge import known_suites, suite_exercises
-from grader.notebook import EXERCISE_TAG, code_cells, read_notebook, sandbox_cells, suite_name
-from grader.notebook import tags, top_level_names
+from grader.notebook import EXERCISE_TAG, code_cells, exercise_names, read_notebook, sandbox_cells
+from grader.notebook import suite_name, tags, top_level_names
 from grader.results import NotebookReport
 from grader.sandbox import Limits, Sandbox, StudentError, Template
 
@@ -46,17 +46,20 @@ def _split(cells: list[tuple[str, str]], label: str) -> tuple[list, list]:
     return cells[:at], cells[at:]
 
 
+def exercise_cell_index(notebook, exercise: str) -> int:
+    """Index (among all cells) of the exercise cell that defines ``exercise``; GraderError if none."""
+    for index, cell in code_cells(notebook):
+        if EXERCISE_TAG in tags(cell) and exercise in top_level_names(cell.source):
+            return index
+    raise GraderError(f"no exercise cell defines {exercise!r}; name one of the notebook's "
+                      "exercises")
+
+
 def replaced(notebook, replace: dict[str, str]):
     """A copy of ``notebook`` in which the exercise cell defining each key has that source."""
     notebook = copy.deepcopy(notebook)
     for exercise, source in replace.items():
-        for _, cell in code_cells(notebook):
-            if EXERCISE_TAG in tags(cell) and exercise in top_level_names(cell.source):
-                cell.source = source
-                break
-        else:
-            raise GraderError(f"no exercise cell defines {exercise!r}; name one of the "
-                              "notebook's exercises")
+        notebook.cells[exercise_cell_index(notebook, exercise)].source = source
     return notebook
 
 
@@ -115,9 +118,7 @@ class VariantGrader:
         self._templates: dict[tuple, Template] = {}
 
     def _cells(self, notebook) -> list[tuple[str, str]]:
-        tagged = {name for _, cell in code_cells(notebook) if EXERCISE_TAG in tags(cell)
-                  for name in top_level_names(cell.source)}
-        return sandbox_cells(notebook, tagged | self.suite_exercises)
+        return sandbox_cells(notebook, set(exercise_names(notebook)) | self.suite_exercises)
 
     def _template_for(self, prefix: list[tuple[str, str]]) -> Template:
         key = tuple(map(tuple, prefix))

@@ -1,7 +1,6 @@
 """Shared helpers for the project's tests: solutions in-process, notebooks built inline."""
 from __future__ import annotations
 
-import copy
 import fcntl
 import os
 import shutil
@@ -11,7 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from grader.notebook import EXERCISE_TAG, read_notebook, sandbox_cells, tags, top_level_names
+from grader.notebook import SETUP_TAG, read_notebook, sandbox_cells, tags
+from grader.variants import exercise_cell_index, replaced  # noqa: F401 - exercise_cell_index for tests
 
 import nbformat  # noqa: E402 - grader.notebook first: it makes this import cheaper
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook  # noqa: E402
@@ -91,26 +91,15 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
     return folder
 
 
-def exercise_cell_index(notebook, exercise: str) -> int:
-    """Index of the exercise cell that defines ``exercise``."""
-    for index, cell in enumerate(notebook.cells):
-        if cell.cell_type == "code" and EXERCISE_TAG in tags(cell) and \
-                exercise in top_level_names(cell.source):
-            return index
-    raise LookupError(f"no exercise cell defines {exercise}")
-
-
 def variant(tmp_path: Path, suite: str, replace: dict[str, str] | None = None,
             drop: tuple[str, ...] = (), extra_setup: str = "", name: str | None = None) -> Path:
     """A copy of a solution notebook with exercise cells replaced or dropped; returns its path."""
-    notebook = copy.deepcopy(read_notebook(SOLUTIONS / f"{suite}.ipynb"))
-    for exercise, source in (replace or {}).items():
-        notebook.cells[exercise_cell_index(notebook, exercise)].source = source
+    notebook = replaced(read_notebook(SOLUTIONS / f"{suite}.ipynb"), replace or {})
     for exercise in drop:
         del notebook.cells[exercise_cell_index(notebook, exercise)]
     if extra_setup:
         for cell in notebook.cells:
-            if cell.cell_type == "code" and "setup" in tags(cell):
+            if cell.cell_type == "code" and SETUP_TAG in tags(cell):
                 cell.source += "\n" + extra_setup
                 break
     path = tmp_path / f"{name or suite}.ipynb"
