@@ -10,6 +10,7 @@ torch: nothing the learner's code does to its own process can change a verdict.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from pathlib import Path
@@ -337,12 +338,18 @@ def exercise_order(suite: str) -> list[str]:
     notebook (``tests/test_suites.py`` holds the two together); without one, the order in which
     its tests first name each exercise. Reports number and list exercises in this order.
     """
-    source = suite_path(suite).read_text()
+    return list(_order_in(suite_path(suite).read_text()))
+
+
+@functools.lru_cache(maxsize=64)
+def _order_in(source: str) -> tuple[str, ...]:
+    """:func:`exercise_order` of a suite's source; cached by the source, since parsing a suite
+    costs tens of milliseconds and every grading asks twice."""
     for node in ast.parse(source).body:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "EXERCISE_ORDER"):
-            return list(ast.literal_eval(node.value))
-    return list(dict.fromkeys(re.findall(r"mark\.exercise\(\s*[\"']([^\"']+)[\"']", source)))
+            return tuple(ast.literal_eval(node.value))
+    return tuple(dict.fromkeys(re.findall(r"mark\.exercise\(\s*[\"']([^\"']+)[\"']", source)))
 
 
 def _exercise_marker(item: pytest.Item):
@@ -398,6 +405,12 @@ class JudgePlugin:
         self._order = {name: index for index, name in enumerate(order)}
         self.results: list[TestResult] = []
         self.collection_errors: list[str] = []
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        # The learner's feedback is built from the exception itself (:meth:`_result`), so
+        # pytest's long traceback of a failure, a fifth of a second each with the source read
+        # and the arguments printed, would be computed for nobody: the plain style costs nothing.
+        config.option.tbstyle = "no"
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from grader._imports import skip_slow_optional_imports
@@ -41,8 +42,12 @@ def code_cells(notebook) -> list[tuple[int, object]]:
     return [(i, c) for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
 
 
+@functools.lru_cache(maxsize=4096)
 def to_python(source: str) -> str:
-    """Cell source as plain Python: IPython magics become calls (``get_ipython()...``)."""
+    """Cell source as plain Python: IPython magics become calls (``get_ipython()...``).
+
+    Cached by source: grading many variants of one notebook converts the same cells again and
+    again, and IPython's transformer costs milliseconds a cell."""
     from IPython.core.inputtransformer2 import TransformerManager
 
     return TransformerManager().transform_cell(source)
