@@ -91,6 +91,18 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
     return folder
 
 
+@pytest.fixture(scope="session")
+def graded_class(tmp_path_factory) -> SimpleNamespace:
+    """The class of ``tests/graded_class.py``, graded once per run (tests only read it):
+    ``submissions``, ``one`` (one run's output folder) and ``engine`` (shards, merged into
+    ``engine/grades``)."""
+    from tests import graded_class
+
+    root = built_once(tmp_path_factory, "graded-class", graded_class.grade)
+    return SimpleNamespace(submissions=root / "submissions", one=root / "one",
+                           engine=root / "engine")
+
+
 def variant(tmp_path: Path, suite: str, replace: dict[str, str] | None = None,
             drop: tuple[str, ...] = (), extra_setup: str = "", name: str | None = None) -> Path:
     """A copy of a solution notebook with exercise cells replaced or dropped; returns its path."""

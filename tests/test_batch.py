@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import csv
-import importlib
 import json
 import os
 import shutil
@@ -17,40 +16,20 @@ import pytest
 from grader import batch, cli, roster
 from grader.errors import GraderError
 from tests.conftest import NOTEBOOKS, variant
+from tests.graded_class import NB1, NB2, SKIP
+from tests.graded_class import wrong_answer as _wrong
 
-NB1, NB2 = "01_permutation_invariance", "02_sinusoidal_encoding"
 QUIET = {"echo": lambda *_: None, "progress": False}
-SKIP = batch.Options(skip_execution=True)
 
 
-# Every test here runs on one xdist worker (course.py passes --dist loadgroup), so that
-# the class graded once (`graded`) is built once per run.
-pytestmark = pytest.mark.xdist_group("batch-class")
+# The class graded once per run (tests.graded_class) is shared with tests/test_merge.py: both
+# files go to one xdist worker where the scheduler can (course.py passes --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("graded-class")
+
 
 def _variant(folder: Path, *args, **kwargs) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     return variant(folder, *args, **kwargs)
-
-
-def _wrong(suite: str, index: int = 0):
-    return importlib.import_module(f"tests.catalogue.{suite}").WRONG_ANSWERS[index]
-
-
-def _class(folder: Path) -> Path:
-    """ada: both solutions; bob: the released stub of 02; cyd: a catalogued wrong answer in
-    each notebook; dan: a corrupt notebook and one from another course."""
-    for name in ("ada", "bob", "cyd", "dan"):
-        (folder / name).mkdir(parents=True)
-    for suite in (NB1, NB2):
-        _variant(folder / "ada", suite)
-        wrong = _wrong(suite)
-        _variant(folder / "cyd" / "work", suite, replace={wrong.exercise: wrong.source})
-    shutil.copy(NOTEBOOKS / f"{NB2}.ipynb", folder / "bob")
-    (folder / "dan" / f"{NB1}.ipynb").write_text('{"cells": [ not json')
-    other = nbformat.read(str(NOTEBOOKS / f"{NB2}.ipynb"), as_version=4)
-    other.metadata.pop("grader", None)
-    nbformat.write(other, str(folder / "dan" / "homework3.ipynb"))
-    return folder
 
 
 def _rows(out: Path) -> dict[str, dict[str, str]]:
@@ -64,14 +43,11 @@ def _results(out: Path, student: str) -> dict:
     return data
 
 
-@pytest.fixture(scope="session")  # not "module": never torn down between the group's tests
-def graded(tmp_path_factory):
-    """The class graded once with --jobs 2 and --skip-execution: (submissions, out)."""
-    root = tmp_path_factory.mktemp("class")
-    submissions = _class(root / "submissions")
-    out = root / "grades"
-    batch.main(submissions=submissions, out=out, jobs=2, options=SKIP, **QUIET)
-    return submissions, out
+@pytest.fixture(scope="session")
+def graded(graded_class):
+    """The class of tests.graded_class graded once with --jobs 2 and --skip-execution:
+    (submissions, out). Read only: a test that changes something works on a copy."""
+    return graded_class.submissions, graded_class.one
 
 
 # -- layouts and bad input (no grading) ---------------------------------------------------------
@@ -201,24 +177,10 @@ def test_reports_summary_and_feedback_per_learner(graded):
 
 
 @pytest.mark.slow
-def test_output_is_the_same_for_any_number_of_jobs(graded, tmp_path):
-    submissions, out = graded
-    again = tmp_path / "grades"
-    again.mkdir()
-    shutil.copy(out / ".points.json", again)  # the hidden tests' list, cached by content
-    batch.main(submissions=submissions, out=again, jobs=1, options=SKIP, **QUIET)
-    assert (again / "gradebook.csv").read_bytes() == (out / "gradebook.csv").read_bytes()
-    for student in ("ada", "bob", "cyd", "dan"):
-        assert _results(again, student) == _results(out, student), student
-        assert (again / student / "feedback.html").read_bytes() == \
-            (out / student / "feedback.html").read_bytes()
-
-
-@pytest.mark.slow
 def test_regrade_only_what_changed(graded, tmp_path):
-    submissions, out = graded
-    copy = tmp_path / "grades"
-    shutil.copytree(out, copy)
+    submissions, copy = tmp_path / "submissions", tmp_path / "grades"
+    shutil.copytree(graded[0], submissions)
+    shutil.copytree(graded[1], copy)
     printed = []
     batch.main(submissions=submissions, out=copy, jobs=2, options=SKIP, echo=printed.append,
                progress=False)

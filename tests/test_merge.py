@@ -3,87 +3,29 @@ give the files of one run (timing aside); merge refuses shards that do not belon
 from __future__ import annotations
 
 import csv
-import importlib
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from grader import batch, cli, shards
-from grader.hosted.class_workflow import actions
-from tests.conftest import NOTEBOOKS, ROOT, built_once, variant
+from tests.conftest import variant
+from tests.graded_class import LEARNERS, NB1, NB2, SKIP
 
-NB1 = "01_permutation_invariance"
-SKIP = batch.Options(skip_execution=True)
-LEARNERS = ("ada", "bob", "cyd")  # slices of 2: ada and bob in 1, cyd in 2
 TIMING = re.compile(r' time="[0-9.]+"')
 
 
-# The tests here go to one xdist worker where the scheduler can (course.py passes --dist
-# loadgroup); `graded` is built once per run either way (tests.conftest.built_once).
-pytestmark = pytest.mark.xdist_group("sharded-class")
-
-
-def _class(folder: Path) -> Path:
-    """ada: the solution; bob: the released stub; cyd: a catalogued wrong answer."""
-    for name in LEARNERS:
-        (folder / name).mkdir(parents=True)
-    variant(folder / "ada", NB1)
-    shutil.copy(NOTEBOOKS / f"{NB1}.ipynb", folder / "bob")
-    wrong = importlib.import_module(f"tests.catalogue.{NB1}").WRONG_ANSWERS[0]
-    variant(folder / "cyd", NB1, replace={wrong.exercise: wrong.source})
-    return folder
-
-
-def workflow_steps(count: int) -> dict[str, dict]:
-    """The generated workflow's steps with a ``run``, by name, and the shard job's env."""
-    document = yaml.safe_load(actions(count, skip_execution=True))
-    steps = {step["name"]: {**step, "job_env": job.get("env", {})}
-             for job in document["jobs"].values() for step in job["steps"] if "run" in step}
-    return steps
-
-
-def run_step(step: dict, cwd: Path, matrix: dict | None = None) -> subprocess.CompletedProcess:
-    """Run a workflow step's ``run`` with bash, as the runner would, with the job's env, its
-    ``${{ matrix.X }}`` expressions replaced by ``matrix``; the grader is this checkout's."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT),
-           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
-    for name, value in {**step["job_env"], **step.get("env", {})}.items():
-        env[name] = re.sub(r"\$\{\{ matrix\.(\w+) \}\}", lambda m: str(matrix[m.group(1)]), value)
-    result = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=cwd, env=env,
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    return result
+# The class graded once per run (tests.graded_class) is shared with tests/test_batch.py: both
+# files go to one xdist worker where the scheduler can (course.py passes --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("graded-class")
 
 
 @pytest.fixture(scope="session")
-def graded(tmp_path_factory):
-    """The class graded in one run, and in two shards merged by the workflow's commands:
-    (one run's folder, the workflow's working folder). Built once per run (the tests only
-    read it)."""
-    root = built_once(tmp_path_factory, "sharded", _grade_in_one_run_and_in_shards)
-    return root / "one", root / "engine"
-
-
-def _grade_in_one_run_and_in_shards(root: Path) -> None:
-    submissions = _class(root / "submissions")
-    one = root / "one"
-    batch.main(submissions=submissions, out=one, jobs=2, options=SKIP, echo=lambda *_: None,
-               progress=False)
-    engine = root / "engine"
-    shutil.copytree(submissions, engine / "submissions")
-    steps = workflow_steps(2)
-    for index in (1, 2):
-        (engine / "shards" / f"shard-{index}").mkdir(parents=True)
-        shutil.copy(one / ".points.json", engine / "shards" / f"shard-{index}")  # cached by content
-        run_step(steps["Grade the shard"], engine, {"shard": index})
-    run_step(steps["Merge the shards"], engine)
+def graded(graded_class):
+    """(one run's folder, the workflow's working folder) of the class of tests.graded_class."""
+    return graded_class.one, graded_class.engine
 
 
 def _without_timing(path: Path) -> object:
@@ -105,10 +47,10 @@ def test_shards_slice_the_class_and_record_it(graded):
     one, engine = graded
     first, second = (shards.read(engine / "shards" / f"shard-{k}") for k in (1, 2))
     assert (first["shard"], first["shards"], first["learners"]) == (1, 2, ["ada", "bob"])
-    assert (second["shard"], second["learners"]) == (2, ["cyd"])
-    assert first["options"]["skip_execution"] is True and first["class"]["learners"] == 3
+    assert (second["shard"], second["learners"]) == (2, ["cyd", "dan"])
+    assert first["options"]["skip_execution"] is True and first["class"]["learners"] == 4
     assert first["assignment"]["points"] == json.loads((one / ".points.json").read_text())["points"]
-    for index, learners in ((1, {"ada", "bob"}), (2, {"cyd"})):
+    for index, learners in ((1, {"ada", "bob"}), (2, {"cyd", "dan"})):
         folder = engine / "shards" / f"shard-{index}"
         assert {p.name for p in folder.iterdir() if p.is_dir()} == learners
         assert not (folder / "gradebook.csv").exists()  # the merge writes the class's files
@@ -134,7 +76,9 @@ def test_a_shard_with_nobody_in_its_slice_still_records_itself(graded, tmp_path)
 
 
 @pytest.mark.slow
-def test_merge_equals_one_run(graded):
+def test_merge_equals_one_run_whatever_the_number_of_jobs(graded):
+    """The shards graded one learner at a time (--jobs 1), the one run two at once (--jobs 2):
+    the merged files equal the one run's, timing aside, byte for byte where nothing is timed."""
     one, engine = graded
     merged = engine / "grades"
     for name in ("gradebook.csv", "summary.json", "summary.png"):
@@ -148,9 +92,11 @@ def test_merge_equals_one_run(graded):
                 _without_timing(one / student / name), f"{student}/{name}"
     with open(merged / "gradebook.csv", newline="") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
-    possible = float(rows["points possible"][NB1])
-    assert float(rows["ada"][NB1]) == possible > 0 and rows["bob"][NB1] == "0"
-    assert 0 < float(rows["cyd"][NB1]) < possible  # graded, not just copied empty
+    for suite in (NB1, NB2):
+        possible = float(rows["points possible"][suite])
+        assert float(rows["ada"][suite]) == possible > 0
+        assert 0 < float(rows["cyd"][suite]) < possible  # graded, not just copied empty
+    assert rows["bob"][NB2] == "0" and rows["dan"]["total"] == "0"
 
 
 # -- refusals (no grading: copies of the graded shards, edited) ---------------------------------
@@ -173,7 +119,7 @@ REFUSALS = {
                       "different options (skip_execution)"),
     "other assignment": (_edit(f"assignment.suites.{NB1}", "0" * 64), ["1", "2"],
                          f"different assignments (hidden tests of {NB1} differ)"),
-    "other class": (_edit("class.learners", 4), ["1", "2"], "different classes (3 and 4"),
+    "other class": (_edit("class.learners", 5), ["1", "2"], "different classes (4 and 5"),
     "other shard count": (_edit("shards", 3), ["1", "2"], "different numbers of shards"),
 }
 
