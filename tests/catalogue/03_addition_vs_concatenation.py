@@ -17,47 +17,12 @@ def embed(token_ids, token_table, pos_table, mode):
     e = token_table[token_ids]
 '''
 
-_PROBE_HEAD = '''
-def linear_probe(features, labels, ridge=1e-3):
-    if features.dim() != 2 or labels.shape[0] != features.shape[0]:
-        raise ValueError("bad shapes")
-    n = features.shape[0]
-'''
-
-_LDA_HEAD = '''
-def lda_probe(features, labels, ridge=1e-3):
-    if features.dim() != 2 or labels.dim() != 1 or labels.shape[0] != features.shape[0]:
-        raise ValueError("bad shapes")
-    if labels.min() < 0 or ridge < 0:
-        raise ValueError("bad labels or ridge")
-    n, d = features.shape
-    c = int(labels.max()) + 1
-    counts = torch.bincount(labels, minlength=c)
-    if (counts == 0).any():
-        raise ValueError("empty class")
-    x = features.double()
-    means = torch.stack([x[labels == k].mean(0) for k in range(c)])
-'''
-
-_LDA_TAIL = '''
-    w = torch.linalg.solve(cov, means.T)
-    bias = -(means.T * w).sum(0) / 2 + torch.log(counts.double() / n)
-    return torch.cat([w, bias[None]], 0)
-'''
-
 _TERMS_HEAD = '''
 def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
     if w_q.shape != w_k.shape or token_vectors.shape[-1] != w_q.shape[1] or pos_vectors.shape[-1] != w_q.shape[1] \\
             or token_vectors.shape[-2] != pos_vectors.shape[-2]:
         raise ValueError("bad shapes")
     e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
-'''
-
-_COSINE_HEAD = '''
-def mean_abs_cosine(a, b):
-    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[1]:
-        raise ValueError("bad shapes")
-    a, b = a.double(), b.double()
 '''
 
 WRONG_ANSWERS = [
@@ -133,87 +98,6 @@ def embed(token_ids, token_table, pos_table, mode):
         return e + p
     return torch.cat([e, p.expand(*e.shape[:-1], p.shape[-1])], dim=-1)
 '''),
-    # -- linear_probe ----------------------------------------------------------------------------
-    WrongAnswer("linear_probe", "no bias column", _PROBE_HEAD + '''
-    x = features.double()
-    y = torch.nn.functional.one_hot(labels, int(labels.max()) + 1).double()
-    return torch.linalg.solve(x.T @ x + ridge * torch.eye(x.shape[1], dtype=torch.float64), x.T @ y)
-''', feedback="no bias column"),
-    WrongAnswer("linear_probe", "bias column first", _PROBE_HEAD + '''
-    x = torch.cat([torch.ones(n, 1, dtype=torch.float64), features.double()], 1)
-    y = torch.nn.functional.one_hot(labels, int(labels.max()) + 1).double()
-    return torch.linalg.solve(x.T @ x + ridge * torch.eye(x.shape[1], dtype=torch.float64), x.T @ y)
-''', feedback="bias column first"),
-    WrongAnswer("linear_probe", "ridge ignored", _PROBE_HEAD + '''
-    x = torch.cat([features.double(), torch.ones(n, 1, dtype=torch.float64)], 1)
-    y = torch.nn.functional.one_hot(labels, int(labels.max()) + 1).double()
-    return torch.linalg.lstsq(x, y).solution
-''', feedback="ridge term missing"),
-    WrongAnswer("linear_probe", "ridge added to every entry", _PROBE_HEAD + '''
-    x = torch.cat([features.double(), torch.ones(n, 1, dtype=torch.float64)], 1)
-    y = torch.nn.functional.one_hot(labels, int(labels.max()) + 1).double()
-    return torch.linalg.solve(x.T @ x + ridge, x.T @ y)
-''', feedback="every entry"),
-    WrongAnswer("linear_probe", "labels as regression targets", _PROBE_HEAD + '''
-    x = torch.cat([features.double(), torch.ones(n, 1, dtype=torch.float64)], 1)
-    y = labels.double()[:, None]
-    return torch.linalg.solve(x.T @ x + ridge * torch.eye(x.shape[1], dtype=torch.float64), x.T @ y)
-''', feedback="regression targets"),
-    WrongAnswer("linear_probe", "classes counted with unique", _PROBE_HEAD + '''
-    x = torch.cat([features.double(), torch.ones(n, 1, dtype=torch.float64)], 1)
-    _, compact = torch.unique(labels, return_inverse=True)
-    y = torch.nn.functional.one_hot(compact).double()
-    return torch.linalg.solve(x.T @ x + ridge * torch.eye(x.shape[1], dtype=torch.float64), x.T @ y)
-'''),
-    WrongAnswer("linear_probe", "solved in float32", _PROBE_HEAD + '''
-    x = torch.cat([features.float(), torch.ones(n, 1)], 1)
-    y = torch.nn.functional.one_hot(labels, int(labels.max()) + 1).float()
-    return torch.linalg.solve(x.T @ x + ridge * torch.eye(x.shape[1]), x.T @ y)
-'''),
-    # -- lda_probe -------------------------------------------------------------------------------
-    WrongAnswer("lda_probe", "log prior missing", _LDA_HEAD + '''
-    r = x - means[labels]
-    w = torch.linalg.solve(r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64), means.T)
-    return torch.cat([w, (-(means.T * w).sum(0) / 2)[None]], 0)
-''', feedback="log prior"),
-    WrongAnswer("lda_probe", "factor 1/2 missing", _LDA_HEAD + '''
-    r = x - means[labels]
-    w = torch.linalg.solve(r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64), means.T)
-    return torch.cat([w, (-(means.T * w).sum(0) + torch.log(counts.double() / n))[None]], 0)
-''', feedback="factor 1/2"),
-    WrongAnswer("lda_probe", "total covariance instead of within classes", _LDA_HEAD + '''
-    r = x - x.mean(0)
-    cov = r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64)
-''' + _LDA_TAIL, feedback="within classes"),
-    WrongAnswer("lda_probe", "scatter divided by N", _LDA_HEAD + '''
-    r = x - means[labels]
-    cov = r.T @ r / n + ridge * torch.eye(d, dtype=torch.float64)
-''' + _LDA_TAIL, feedback="divided by N instead of N - C"),
-    WrongAnswer("lda_probe", "nearest centroid (no S^-1)", _LDA_HEAD + '''
-    w = means.T.clone()
-    bias = -(means.T * w).sum(0) / 2 + torch.log(counts.double() / n)
-    return torch.cat([w, bias[None]], 0)
-''', feedback="nearest centroid"),
-    WrongAnswer("lda_probe", "bias row first", _LDA_HEAD + '''
-    r = x - means[labels]
-    w = torch.linalg.solve(r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64), means.T)
-    bias = -(means.T * w).sum(0) / 2 + torch.log(counts.double() / n)
-    return torch.cat([bias[None], w], 0)
-''', feedback="bias row first"),
-    WrongAnswer("lda_probe", "ridge ignored", _LDA_HEAD + '''
-    r = x - means[labels]
-    cov = r.T @ r / max(n - c, 1) + 1e-12 * torch.eye(d, dtype=torch.float64)
-''' + _LDA_TAIL),
-    WrongAnswer("lda_probe", "empty classes not rejected", '''
-def lda_probe(features, labels, ridge=1e-3):
-    n, d = features.shape
-    c = int(labels.max()) + 1
-    counts = torch.bincount(labels, minlength=c).clamp_min(1)
-    x = features.double()
-    means = torch.zeros(c, d, dtype=torch.float64).index_add_(0, labels, x) / counts[:, None]
-    r = x - means[labels]
-    cov = r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64)
-''' + _LDA_TAIL),
     # -- attention_logit_terms -------------------------------------------------------------------
     WrongAnswer("attention_logit_terms", "no scaling", _TERMS_HEAD + '''
     qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
@@ -251,34 +135,6 @@ def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
     s = w_q.shape[0] ** 0.5
     return torch.stack([a @ b.T / s for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
 '''),
-    # -- mean_abs_cosine -------------------------------------------------------------------------
-    WrongAnswer("mean_abs_cosine", "absolute value missing", _COSINE_HEAD + '''
-    a = a / a.norm(dim=1, keepdim=True)
-    b = b / b.norm(dim=1, keepdim=True)
-    return (a @ b.T).mean().item()
-''', feedback="absolute value is missing"),
-    WrongAnswer("mean_abs_cosine", "rows not normalised", _COSINE_HEAD + '''
-    return (a @ b.T).abs().mean().item()
-''', feedback="rows not normalised"),
-    WrongAnswer("mean_abs_cosine", "only matching rows", _COSINE_HEAD + '''
-    return torch.nn.functional.cosine_similarity(a, b, dim=1).abs().mean().item()
-''', feedback="only matching rows"),
-    WrongAnswer("mean_abs_cosine", "columns normalised", _COSINE_HEAD + '''
-    a = a / a.norm(dim=0, keepdim=True)
-    b = b / b.norm(dim=0, keepdim=True)
-    return (a @ b.T).abs().mean().item()
-''', feedback="columns normalised"),
-    WrongAnswer("mean_abs_cosine", "squared cosine", _COSINE_HEAD + '''
-    a = a / a.norm(dim=1, keepdim=True)
-    b = b / b.norm(dim=1, keepdim=True)
-    return ((a @ b.T) ** 2).mean().item()
-''', feedback="squared cosines"),
-    WrongAnswer("mean_abs_cosine", "diagonal excluded", _COSINE_HEAD + '''
-    cos = (a / a.norm(dim=1, keepdim=True)) @ (b / b.norm(dim=1, keepdim=True)).T
-    if a.shape == b.shape and torch.equal(a, b):
-        cos = cos[~torch.eye(len(a), dtype=torch.bool)]
-    return cos.abs().mean().item()
-''', feedback="pairs i == j left out"),
 ]
 
 # -- mistakes that only the property tests and the error tests with their valid edges see ---------
@@ -305,27 +161,6 @@ _EMBED_BODY = '''
 
 _EMBED_SIGNATURE = '''
 def embed(token_ids, token_table, pos_table, mode):'''
-
-_PROBE_BODY = '''
-    x = torch.cat([features.double(), torch.ones(features.shape[0], 1, dtype=torch.float64)], 1)
-    y = torch.nn.functional.one_hot(labels.long(), int(labels.max()) + 1).double()
-    return torch.linalg.solve(x.T @ x + ridge * torch.eye(x.shape[1], dtype=torch.float64), x.T @ y)
-'''
-
-_LDA_CHECKS = '''
-def lda_probe(features, labels, ridge=1e-3):
-    if features.dim() != 2 or labels.dim() != 1 or labels.shape[0] != features.shape[0]:
-        raise ValueError("bad shapes")
-    if labels.min() < 0 or ridge < 0:
-        raise ValueError("bad labels or ridge")
-    n, d = features.shape
-    c = int(labels.max()) + 1
-    counts = torch.bincount(labels, minlength=c)
-    if (counts == 0).any():
-        raise ValueError("empty class")
-    if n == c and ridge == 0:
-        raise ValueError("ridge must be > 0 with one example per class")
-'''
 
 _TERMS_CHECKS = '''
 def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
@@ -387,109 +222,6 @@ WRONG_ANSWERS += [
     WrongAnswer("embed", "mode compared case-insensitively", _EMBED_SIGNATURE + '''
     mode = mode.lower()
 ''' + _EMBED_CHECKS + _EMBED_BODY),
-    # -- linear_probe ----------------------------------------------------------------------------
-    WrongAnswer("linear_probe", "one_hot of int32 labels (no .long())", _PROBE_HEAD + '''
-    if labels.min() < 0 or ridge < 0:
-        raise ValueError("bad labels or ridge")
-    x = torch.cat([features.double(), torch.ones(n, 1, dtype=torch.float64)], 1)
-    y = torch.nn.functional.one_hot(labels, int(labels.max()) + 1).double()
-    return torch.linalg.solve(x.T @ x + ridge * torch.eye(x.shape[1], dtype=torch.float64), x.T @ y)
-'''),
-    WrongAnswer("linear_probe", "ridge = 0 rejected", _PROBE_HEAD + '''
-    if labels.min() < 0 or ridge <= 0:
-        raise ValueError("labels must be >= 0 and ridge > 0")
-''' + _PROBE_BODY),
-    WrongAnswer("linear_probe", "bias not regularised (sklearn convention)", _PROBE_HEAD + '''
-    if labels.min() < 0 or ridge < 0:
-        raise ValueError("bad labels or ridge")
-    x = torch.cat([features.double(), torch.ones(n, 1, dtype=torch.float64)], 1)
-    y = torch.nn.functional.one_hot(labels.long(), int(labels.max()) + 1).double()
-    penalty = ridge * torch.eye(x.shape[1], dtype=torch.float64)
-    penalty[-1, -1] = 0.0
-    return torch.linalg.solve(x.T @ x + penalty, x.T @ y)
-'''),
-    WrongAnswer("linear_probe", "only the shapes validated (negative ridge and labels slip through)",
-                _PROBE_HEAD + _PROBE_BODY),
-    WrongAnswer("linear_probe", "features not checked to be 2-D", '''
-def linear_probe(features, labels, ridge=1e-3):
-    if labels.dim() != 1 or labels.shape[0] != features.shape[0]:
-        raise ValueError("bad labels")
-    if labels.min() < 0 or ridge < 0:
-        raise ValueError("bad labels or ridge")
-''' + _PROBE_BODY),
-    WrongAnswer("linear_probe", "Gram matrix formed in the features' dtype", _PROBE_HEAD + '''
-    if labels.min() < 0 or ridge < 0:
-        raise ValueError("bad labels or ridge")
-    x = torch.cat([features, torch.ones(n, 1, dtype=features.dtype)], 1)
-    y = torch.nn.functional.one_hot(labels.long(), int(labels.max()) + 1).to(features.dtype)
-    gram = (x.T @ x).double() + ridge * torch.eye(x.shape[1], dtype=torch.float64)
-    return torch.linalg.solve(gram, (x.T @ y).double())
-'''),
-    # -- lda_probe -------------------------------------------------------------------------------
-    WrongAnswer("lda_probe", "features centred in place", _LDA_CHECKS + '''
-    x = features.double()
-    means = torch.stack([x[labels == k].mean(0) for k in range(c)])
-    x -= means[labels]
-    cov = x.T @ x / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64)
-''' + _LDA_TAIL),
-    WrongAnswer("lda_probe", "class means through one_hot (int32 labels fail)", _LDA_CHECKS + '''
-    x = features.double()
-    onehot = torch.nn.functional.one_hot(labels, c).double()
-    means = onehot.T @ x / counts.double()[:, None]
-    r = x - means[labels]
-    cov = r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64)
-''' + _LDA_TAIL),
-    WrongAnswer("lda_probe", "zero ridge with one example per class not rejected", '''
-def lda_probe(features, labels, ridge=1e-3):
-    if features.dim() != 2 or labels.dim() != 1 or labels.shape[0] != features.shape[0]:
-        raise ValueError("bad shapes")
-    if labels.min() < 0 or ridge < 0:
-        raise ValueError("bad labels or ridge")
-    n, d = features.shape
-    c = int(labels.max()) + 1
-    counts = torch.bincount(labels, minlength=c)
-    if (counts == 0).any():
-        raise ValueError("empty class")
-    x = features.double()
-    means = torch.stack([x[labels == k].mean(0) for k in range(c)])
-    r = x - means[labels]
-    cov = r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64)
-''' + _LDA_TAIL),
-    WrongAnswer("lda_probe", "negative ridge not rejected", '''
-def lda_probe(features, labels, ridge=1e-3):
-    if features.dim() != 2 or labels.dim() != 1 or labels.shape[0] != features.shape[0]:
-        raise ValueError("bad shapes")
-    if labels.min() < 0:
-        raise ValueError("bad labels")
-    n, d = features.shape
-    c = int(labels.max()) + 1
-    counts = torch.bincount(labels, minlength=c)
-    if (counts == 0).any():
-        raise ValueError("empty class")
-    if n == c and ridge == 0:
-        raise ValueError("ridge must be > 0 with one example per class")
-    x = features.double()
-    means = torch.stack([x[labels == k].mean(0) for k in range(c)])
-    r = x - means[labels]
-    cov = r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64)
-''' + _LDA_TAIL),
-    WrongAnswer("lda_probe", "average of per-class covariances instead of the pooled scatter", _LDA_CHECKS + '''
-    x = features.double()
-    means = torch.stack([x[labels == k].mean(0) for k in range(c)])
-    cov = ridge * torch.eye(d, dtype=torch.float64)
-    for k in range(c):
-        r = x[labels == k] - means[k]
-        cov = cov + r.T @ r / max(len(r) - 1, 1) / c
-''' + _LDA_TAIL),
-    WrongAnswer("lda_probe", "uniform prior log(1/C) instead of log(N_c/N)", _LDA_CHECKS + '''
-    x = features.double()
-    means = torch.stack([x[labels == k].mean(0) for k in range(c)])
-    r = x - means[labels]
-    cov = r.T @ r / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64)
-    w = torch.linalg.solve(cov, means.T)
-    bias = -(means.T * w).sum(0) / 2 - math.log(c)
-    return torch.cat([w, bias[None]], 0)
-'''),
     # -- attention_logit_terms -------------------------------------------------------------------
     WrongAnswer("attention_logit_terms", "rows flattened with .view for torch.mm (non-contiguous inputs fail)",
                 _TERMS_CHECKS + '''
@@ -527,35 +259,101 @@ def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
         raise ValueError("bad shapes")
     e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
 ''' + _TERMS_BODY),
-    # -- mean_abs_cosine -------------------------------------------------------------------------
-    WrongAnswer("mean_abs_cosine", "rows normalised in place", '''
-def mean_abs_cosine(a, b):
-    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[1]:
-        raise ValueError("bad shapes")
-    a, b = a.double(), b.double()
-    a /= a.norm(dim=1, keepdim=True)
-    b /= b.norm(dim=1, keepdim=True)
-    return (a @ b.T).abs().mean().item()
+]
+
+_HELD_OUT_HEAD = '''
+def held_out_accuracy(features, token_ids, position_ids, read, probe):
+    if read not in ("token", "position"):
+        raise ValueError("read must be 'token' or 'position'")
+    labels, other = (token_ids, position_ids) if read == "token" else (position_ids, token_ids)
+'''
+
+_HELD_OUT_SCORE = '''
+    weights = probe(features[train], labels[train]).double()
+    scores = features[test].double() @ weights[:-1] + weights[-1]
+    return (scores.argmax(dim=1) == labels[test].long()).double().mean().item()
+'''
+
+_FAIR_HEAD = '''
+def is_fair_protocol(protocol):
+    gen = torch.Generator().manual_seed(0)
+'''
+
+WRONG_ANSWERS += [
+    # -- held_out_accuracy (measure) --------------------------------------------------------------
+    WrongAnswer("held_out_accuracy", "pairs split at random (the leaky protocol)", _HELD_OUT_HEAD + '''
+    order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(0))
+    train, test = order[: len(labels) // 2], order[len(labels) // 2:]
+''' + _HELD_OUT_SCORE, feedback="split at random"),
+    WrongAnswer("held_out_accuracy", "rows split by the factor read", _HELD_OUT_HEAD + '''
+    train, test = labels % 2 == 0, labels % 2 == 1
+''' + _HELD_OUT_SCORE, feedback="split by the factor read"),
+    WrongAnswer("held_out_accuracy", "trained and tested on every row", _HELD_OUT_HEAD + '''
+    train = test = torch.ones(len(labels), dtype=torch.bool)
+''' + _HELD_OUT_SCORE, feedback="trained and tested on every row"),
+    WrongAnswer("held_out_accuracy", "rows split by their index, not by the other factor", _HELD_OUT_HEAD + '''
+    rows = torch.arange(len(labels))
+    train, test = rows % 2 == 0, rows % 2 == 1
+''' + _HELD_OUT_SCORE),
+    WrongAnswer("held_out_accuracy", "bias row left out of the scores", _HELD_OUT_HEAD + '''
+    train, test = other % 2 == 0, other % 2 == 1
+    weights = probe(features[train], labels[train]).double()
+    scores = features[test].double() @ weights[:-1]
+    return (scores.argmax(dim=1) == labels[test].long()).double().mean().item()
+''', feedback="bias row left out"),
+    # -- is_fair_protocol (diagnose) --------------------------------------------------------------
+    WrongAnswer("is_fair_protocol", "accepts every protocol", '''
+def is_fair_protocol(protocol):
+    features = torch.randn(200, 20, dtype=torch.float64)
+    labels = torch.arange(200) % 4
+    return 0.0 <= protocol(features, labels) <= 1.0
 '''),
-    WrongAnswer("mean_abs_cosine", "computed in the input dtype", '''
-def mean_abs_cosine(a, b):
-    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[1]:
-        raise ValueError("bad shapes")
-    a = a / a.norm(dim=1, keepdim=True)
-    b = b / b.norm(dim=1, keepdim=True)
-    return (a @ b.T).abs().mean().item()
+    WrongAnswer("is_fair_protocol", "one call per protocol (a leak smaller than one call's scatter is missed)", _FAIR_HEAD + '''
+    for sort in (False, True):
+        features = torch.randn(200, 20, generator=gen, dtype=torch.float64)
+        labels = torch.randperm(200, generator=gen) % 4
+        if sort:
+            labels = labels.sort().values
+        if abs(protocol(features, labels) - 0.25) > 0.1:   # 3 standard deviations of one call
+            return False
+    return True
 '''),
-    WrongAnswer("mean_abs_cosine", "only the widths validated (1-D or 3-D inputs slip through)", '''
-def mean_abs_cosine(a, b):
-    if a.shape[-1] != b.shape[-1]:
-        raise ValueError("widths differ")
-    a = a.double() / a.double().norm(dim=-1, keepdim=True)
-    b = b.double() / b.double().norm(dim=-1, keepdim=True)
-    return (a @ b.T).abs().mean().item()
+    WrongAnswer("is_fair_protocol", "rows only in random order (a split without a shuffle passes)", _FAIR_HEAD + '''
+    scores = []
+    for _ in range(30):
+        features = torch.randn(200, 20, generator=gen, dtype=torch.float64)
+        scores.append(protocol(features, torch.randperm(200, generator=gen) % 4))
+    scores = torch.tensor(scores, dtype=torch.float64)
+    return abs(scores.mean().item() - 0.25) <= 0.025 + 3 * scores.std().item() / 30 ** 0.5
 '''),
-    WrongAnswer("mean_abs_cosine", "rounded to 4 decimals", _COSINE_HEAD + '''
-    cos = (a / a.norm(dim=1, keepdim=True)) @ (b / b.norm(dim=1, keepdim=True)).T
-    return round(cos.abs().mean().item(), 4)
+    WrongAnswer("is_fair_protocol", "only a score above chance counts as a leak", _FAIR_HEAD + '''
+    for sort in (False, True):
+        scores = []
+        for _ in range(30):
+            features = torch.randn(200, 20, generator=gen, dtype=torch.float64)
+            labels = torch.randperm(200, generator=gen) % 4
+            scores.append(protocol(features, labels.sort().values if sort else labels))
+        scores = torch.tensor(scores, dtype=torch.float64)
+        if scores.mean().item() - 0.25 > 0.025 + 3 * scores.std().item() / 30 ** 0.5:
+            return False
+    return True
+'''),
+    # -- first_coordinates_carry (interpret) ------------------------------------------------------
+    WrongAnswer("first_coordinates_carry", "always the position (the first dimensions are unusable for tokens)", '''
+def first_coordinates_carry(scale):
+    return "position"
+'''),
+    WrongAnswer("first_coordinates_carry", "always the token", '''
+def first_coordinates_carry(scale):
+    return "token"
+'''),
+    WrongAnswer("first_coordinates_carry", "the crossover guessed at sqrt(d_model), not measured", '''
+def first_coordinates_carry(scale):
+    return "token" if scale >= math.sqrt(128) else "position"
+'''),
+    WrongAnswer("first_coordinates_carry", "the table read the wrong way round (the token wins at small scales)", '''
+def first_coordinates_carry(scale):
+    return "token" if scale < 8 else "position"
 '''),
 ]
 
@@ -600,43 +398,6 @@ def embed(token_ids, token_table, pos_table, mode):
     out = e + p if mode == "add" else torch.cat([e, p], dim=-1)
     return out.to(token_table.dtype)
 '''),
-    ("linear_probe", "least squares on the augmented system [X; sqrt(ridge) I]", '''
-def linear_probe(features, labels, ridge=1e-3):
-    if features.dim() != 2 or labels.dim() != 1 or len(labels) != len(features):
-        raise ValueError("bad shapes")
-    if (labels < 0).any() or ridge < 0:
-        raise ValueError("bad labels or ridge")
-    n, d = features.shape
-    x = torch.cat([features, torch.ones(n, 1, dtype=features.dtype)], 1).double()
-    c = int(labels.max()) + 1
-    y = torch.zeros(n, c, dtype=torch.float64)
-    y[torch.arange(n), labels.long()] = 1.0
-    x_aug = torch.cat([x, math.sqrt(ridge) * torch.eye(d + 1, dtype=torch.float64)], 0)
-    y_aug = torch.cat([y, torch.zeros(d + 1, c, dtype=torch.float64)], 0)
-    return torch.linalg.lstsq(x_aug, y_aug, driver="gelsd").solution
-'''),
-    ("lda_probe", "per-class loop for the means, explicit inverse", '''
-def lda_probe(features, labels, ridge=1e-3):
-    if features.dim() != 2 or labels.dim() != 1 or labels.shape[0] != features.shape[0]:
-        raise ValueError("bad shapes")
-    if len(labels) == 0 or labels.min() < 0 or ridge < 0:
-        raise ValueError("bad labels or ridge")
-    x = features.to(torch.float64)
-    n, d = x.shape
-    c = int(labels.max()) + 1
-    groups = [x[labels == k] for k in range(c)]
-    if any(len(g) == 0 for g in groups):
-        raise ValueError("empty class")
-    if n == c and ridge == 0:
-        raise ValueError("ridge must be > 0 with one example per class")
-    means = torch.stack([g.mean(0) for g in groups])
-    scatter = sum((g - m).T @ (g - m) for g, m in zip(groups, means))
-    s_inv = torch.linalg.inv(scatter / max(n - c, 1) + ridge * torch.eye(d, dtype=torch.float64))
-    w = s_inv @ means.T
-    prior = torch.tensor([math.log(len(g) / n) for g in groups], dtype=torch.float64)
-    bias = -0.5 * torch.einsum("cd,de,ce->c", means, s_inv, means) + prior
-    return torch.cat([w, bias[None]], 0)
-'''),
     ("attention_logit_terms", "einsum with W_q^T W_k folded first", '''
 def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
     if w_q.dim() != 2 or w_q.shape != w_k.shape:
@@ -666,11 +427,99 @@ def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
     terms = [q[i] @ k[j].transpose(-2, -1) / math.sqrt(d_head) for i, j in ((0, 0), (0, 1), (1, 0), (1, 1))]
     return torch.stack(terms).to(dtype)
 '''),
-    ("mean_abs_cosine", "F.cosine_similarity over broadcast pairs in float64", '''
-def mean_abs_cosine(a, b):
-    if a.ndim != 2 or b.ndim != 2 or a.shape[-1] != b.shape[-1]:
-        raise ValueError("a and b must be (N, d) and (M, d)")
-    cos = torch.nn.functional.cosine_similarity(a.double()[:, None, :], b.double()[None, :, :], dim=-1)
-    return float(cos.abs().sum() / (a.shape[0] * b.shape[0]))
+]
+
+CORRECT_VARIANTS += [
+    ("held_out_accuracy", "row indices from nonzero, scores with an appended ones column", '''
+def held_out_accuracy(features, token_ids, position_ids, read, probe):
+    if read == "token":
+        labels, other = token_ids.long(), position_ids.long()
+    elif read == "position":
+        labels, other = position_ids.long(), token_ids.long()
+    else:
+        raise ValueError(f"unknown factor {read!r}")
+    train = torch.nonzero(other % 2 == 0).flatten()
+    test = torch.nonzero(other % 2 == 1).flatten()
+    weights = probe(features.index_select(0, train), labels.index_select(0, train))
+    x = torch.cat([features.index_select(0, test).double(), torch.ones(len(test), 1, dtype=torch.float64)], dim=1)
+    predicted = (x @ weights.double()).argmax(dim=1)
+    return float(torch.eq(predicted, labels.index_select(0, test)).sum()) / len(test)
+'''),
+    ("held_out_accuracy", "probe fitted on a copy in float64, hits counted in a loop", '''
+def held_out_accuracy(features, token_ids, position_ids, read, probe):
+    if read not in {"token", "position"}:
+        raise ValueError("read is 'token' or 'position'")
+    labels = token_ids if read == "token" else position_ids
+    other = position_ids if read == "token" else token_ids
+    is_train = (other.long() % 2).eq(0)
+    weights = probe(features[is_train].double().clone(), labels[is_train].long())
+    w, b = weights[:-1].double(), weights[-1].double()
+    hits, total = 0, 0
+    for row, label in zip(features[~is_train].double(), labels[~is_train].tolist()):
+        hits += int(int((row @ w + b).argmax()) == label)
+        total += 1
+    return hits / total
+'''),
+    ("is_fair_protocol", "fixed band around chance for 5 classes, mean of 40 calls per order", '''
+def is_fair_protocol(protocol):
+    gen = torch.Generator().manual_seed(123)
+    classes, n, d, k = 5, 150, 30, 40
+    for sort in (False, True):
+        total = 0.0
+        for _ in range(k):
+            y = (torch.arange(n) % classes)[torch.randperm(n, generator=gen)]
+            if sort:
+                y = y.sort().values
+            total += protocol(torch.randn(n, d, generator=gen, dtype=torch.float64), y)
+        if abs(total / k - 1 / classes) > 0.04:
+            return False
+    return True
+'''),
+    ("is_fair_protocol", "three classes, a binomial standard error from the pooled test count", '''
+def is_fair_protocol(protocol):
+    gen = torch.Generator().manual_seed(7)
+    chance, n, calls = 1 / 3, 240, 25
+    for arrange in ("random", "blocks"):
+        scores = []
+        for _ in range(calls):
+            labels = torch.randperm(n, generator=gen) % 3
+            if arrange == "blocks":
+                labels, _ = torch.sort(labels)
+            scores.append(protocol(torch.randn(n, 24, generator=gen, dtype=torch.float64), labels))
+        mean = sum(scores) / calls
+        error = (chance * (1 - chance) / (calls * n / 2)) ** 0.5  # about n/2 test rows per call
+        if abs(mean - chance) > 0.01 + 3 * error:
+            return False
+    return True
+'''),
+    ("first_coordinates_carry", "measured live with an LDA of its own", '''
+def first_coordinates_carry(scale):
+    d_model, vocab, t = 128, 64, 64
+    pe = sinusoids(t, d_model)[:, :8]
+    tokens, where = torch.arange(vocab).repeat_interleave(t), torch.arange(t).repeat(vocab)
+
+    def lda_accuracy(x, labels, other):
+        train, test = other % 2 == 0, other % 2 == 1
+        classes = int(labels.max()) + 1
+        means = torch.stack([x[train & (labels == c)].mean(0) for c in range(classes)])
+        r = x[train] - means[labels[train]]
+        cov = r.T @ r / (int(train.sum()) - classes) + 1e-3 * torch.eye(x.shape[1], dtype=torch.float64)
+        w = torch.linalg.solve(cov, means.T)
+        scores = x[test] @ w - (means.T * w).sum(0) / 2
+        return (scores.argmax(1) == labels[test]).double().mean().item()
+
+    token = position = 0.0
+    for seed in range(3):
+        e = scale * torch.randn(vocab, d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+        x = e[:, :8][tokens] / d_model ** 0.5 + pe[where]
+        token += lda_accuracy(x, tokens, where)
+        position += lda_accuracy(x, where, tokens)
+    return "token" if token > position else "position"
+'''),
+    ("first_coordinates_carry", "the rule of equal variances, written as a ratio", '''
+def first_coordinates_carry(scale):
+    token_variance = scale ** 2 / 128      # per coordinate
+    sinusoid_variance = 0.5                # of a fast sin or cos over many positions
+    return "position" if token_variance / sinusoid_variance < 1 else "token"
 '''),
 ]
