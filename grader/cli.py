@@ -1,5 +1,5 @@
 """Command line: ``python -m grader COMMAND`` for the commands ``release``, ``check``, ``batch``,
-``merge``, ``gradescope``, ``classroom`` and ``class-workflow``. Parses arguments and calls the
+``merge``, ``starter-repo``, ``gradescope``, ``classroom`` and ``class-workflow``. Parses arguments and calls the
 stages (hosted exports live in :mod:`grader.hosted`)."""
 from __future__ import annotations
 
@@ -58,6 +58,11 @@ def _parser() -> argparse.ArgumentParser:
     _add_hosted_options(check)
     _add_batch(commands)
     _add_hosted_commands(commands)
+    starter = commands.add_parser("starter-repo", help="build the repository learners get: "
+                                  "notebooks, their assets, the runtime and the public checks")
+    starter.add_argument("out", type=Path, metavar="OUT", help="a new (or empty) folder")
+    starter.add_argument("--notebooks", nargs="+", metavar="NN",
+                         help="only these notebooks, by number or name (default: all)")
     return parser
 
 
@@ -162,11 +167,12 @@ def _add_hosted_commands(commands) -> None:
     gradescope.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date",
                             help="when learners see the hidden tests' results "
                                  "(default: after_due_date)")
-    gradescope.add_argument("--memory-mb", type=int, default=768, metavar="MB",
+    gradescope.add_argument("--memory-mb", type=int, default=1536, metavar="MB",
                             help="the memory limit set on Gradescope, for warnings near it when "
-                                 "the box does not report its own (default: 768)")
-    gradescope.add_argument("--minutes", type=float, default=10, metavar="MINUTES",
-                            help="the time limit set on Gradescope (default: 10)")
+                                 "the box does not report its own (default: 1536, as advised)")
+    gradescope.add_argument("--minutes", type=float, default=20, metavar="MINUTES",
+                            help="the time limit set on Gradescope, at most 40 (default: 20, as "
+                                 "advised)")
 
     classroom = commands.add_parser("classroom", help="print a GitHub Classroom grading workflow")
     classroom.add_argument("--out", type=Path, metavar="FILE",
@@ -267,12 +273,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"released {len(written)} notebook(s) into {args.dest}")
         elif args.command == "batch":
             _batch(args)
+        elif args.command == "starter-repo":
+            from grader import starter
+
+            starter.main(args.out, notebooks=args.notebooks)
         elif args.command == "merge":
             from grader import merge
 
             merge.main(shard_dirs=args.shards, out=args.out)
         else:
-            from grader import grade, supervise
+            from grader import grade, recorded, supervise
 
             supervise.become_subreaper()  # this process starts nothing but the learner's code
             start = time.monotonic()
@@ -284,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
                                  limits=_limits(args.run_as, args.memory_limit),
                                  verbose=args.verbose)
             status = _check_reports(args, reports, time.monotonic() - start)
+            if recorded.is_starter():
+                print(recorded.hidden_note())
             if args.html is not None:
                 from grader import feedback
 
