@@ -84,6 +84,28 @@ def test_course_workflow_runs_the_readmes_test_command():
     assert {"reports/junit.xml", "reports/timings.csv"} <= set(upload["with"]["path"].split())
 
 
+def _runs_in(condition: str, *, repository: str, fork: bool, variable: str) -> bool:
+    """Evaluate a job's ``if:`` (the few operators it uses) for one repository."""
+    values = {"vars.COURSE_REPOSITORY": repr(variable), "github.repository": repr(repository),
+              "github.event.repository.fork": repr(fork), "true": "True", "false": "False",
+              "||": " or ", "&&": " and ", "'": "'"}
+    expression = re.sub("|".join(re.escape(k) for k in sorted(values, key=len, reverse=True)),
+                        lambda m: values[m.group(0)], condition)
+    return bool(eval(expression.replace("!=", " != ").replace("==", " == "), {}))
+
+
+def test_course_workflow_runs_only_in_the_courses_own_repository():
+    (job,) = _load("course.yml")["jobs"].values()
+    condition = job["if"]
+    course = {"repository": "teacher/pe-course"}
+    assert _runs_in(condition, **course, fork=False, variable="")
+    assert _runs_in(condition, **course, fork=False, variable="teacher/pe-course")
+    assert not _runs_in(condition, repository="learner/pe-course", fork=True, variable="")
+    assert not _runs_in(condition, repository="learner/pe-course", fork=False,
+                        variable="teacher/pe-course")  # a copy that kept the variable's value
+    assert "COURSE_REPOSITORY" in README
+
+
 def test_grade_my_notebooks_reports_without_failing_the_push():
     command = _readme_command("python3 course.py grade")
     assert command == "python3 course.py grade"
