@@ -26,7 +26,7 @@ from pathlib import Path
 
 import grader
 from grader import report as reporters
-from grader import shards, supervise
+from grader import assignment, shards, supervise
 from grader.errors import GraderError
 from grader.gradebook import (RECORD, full_reports, read_record, report_from_dict,
                               summary_table, write_gradebook, write_summary)
@@ -321,12 +321,16 @@ def _shard_record(shard: Shard, learners: dict, plans: list[Plan], options: dict
 def main(*, submissions: Path, out: Path, jobs: int | None = None,
          students: list[str] | None = None, force: bool = False, flat: bool = False,
          timeout_per_student: float = 1200.0, options: Options | None = None,
-         shard: Shard | None = None, echo=print, progress: bool = True) -> list[dict]:
+         shard: Shard | None = None, echo=print, progress: bool = True,
+         notebooks: list[str] | None = None, assignment_name: str | None = None) -> list[dict]:
     """Entry point of ``python -m grader batch``: grade the class, write every file.
 
     With ``shard`` (K of N), grade only that slice of the learners (:mod:`grader.shards`) and
     write their files and ``shard.json`` instead of the class's files (``python -m grader
-    merge`` writes those from every shard). Returns the records of every learner graded here.
+    merge`` writes those from every shard). With ``notebooks`` (or in nbgrader's layout, where
+    each assignment folder is one assignment: :mod:`grader.assignment`), only those notebooks are
+    graded and the gradebook is out of their points; several nbgrader assignments give one
+    folder of ``out`` each. Returns the records of every learner graded here.
     Raises GraderError for a bad submissions folder or an unknown ``--student``;
     KeyboardInterrupt stops the running learners and leaves the finished learners' files
     complete (a shard then has no ``shard.json``).
@@ -340,7 +344,31 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     if shard is not None and students:
         raise GraderError("--student and --shard cannot be combined: regrade a learner in a run "
                           "of their own shard, without --student")
-    learners = discover(submissions, flat=flat)
+    suites = assignment.select(notebooks) if notebooks else None
+    nbgrader = not flat and assignment.is_nbgrader(submissions)
+    if assignment_name is not None and not nbgrader:
+        raise GraderError(f"--assignment {assignment_name}: {submissions} is not laid out as "
+                          "nbgrader's submitted/STUDENT/ASSIGNMENT/; use --notebooks instead")
+    if nbgrader and assignment_name is None:
+        names = assignment.nbgrader_assignments(submissions)
+        if len(names) > 1:  # one gradebook per assignment, each in a folder of its own
+            records = []
+            for name in names:
+                echo(f"assignment {name}: gradebook in {out / name}")
+                present = set(assignment.discover(submissions, name))
+                if students and not present & set(students):
+                    continue
+                records += main(submissions=submissions, out=out / name, jobs=jobs,
+                                students=[s for s in students or [] if s in present] or None,
+                                force=force, timeout_per_student=timeout_per_student,
+                                options=options, shard=shard, echo=echo, progress=progress,
+                                notebooks=notebooks, assignment_name=name)
+            return records
+        assignment_name = names[0] if names else None
+    if nbgrader and assignment_name is not None:
+        learners = assignment.discover(submissions, assignment_name)
+    else:
+        learners = discover(submissions, flat=flat)
     unknown = sorted(set(students or []) - set(learners))
     if unknown:
         raise GraderError(f"no submissions for --student {', '.join(unknown)} in {submissions}")
@@ -348,6 +376,12 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     plans = [plan(student_id, folder, files, options)
              for student_id, (folder, files) in learners.items()
              if shard is None or shard.holds(student_id)]
+    if suites is None and nbgrader and assignment_name is not None:
+        suites = assignment.suites_handed_in(
+            [plan(i, folder, files, options) for i, (folder, files) in learners.items()])
+    if suites is not None:
+        points = assignment.scope_points(points, suites)
+        plans = [assignment.scope_plan(p, suites) for p in plans]
     if students:
         todo = [p for p in plans if p.student_id in students]
     else:

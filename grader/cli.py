@@ -89,6 +89,14 @@ def _add_batch(commands) -> None:
     batch.add_argument("--run-as", metavar="USER",
                        help="run the learners' code as this unprivileged user (grader as root)")
     batch.add_argument("--memory-limit", type=_gibibytes, metavar="GIB", help=MEMORY_HELP)
+    batch.add_argument("--notebooks", nargs="+", metavar="NN",
+                       help="the assignment's notebooks, by number or name: only these are "
+                            "graded, and max_total and percent are out of their points "
+                            "(default: every notebook; in nbgrader's layout, those handed in "
+                            "for the assignment)")
+    batch.add_argument("--assignment", metavar="NAME",
+                       help="nbgrader's layout: grade only this assignment folder (default: "
+                            "each assignment, into a folder of --out of its own)")
     batch.add_argument("--shard", metavar="K/N",
                        help="grade only the K-th of N slices of the learners (by a hash of their "
                             "id) and write a shard record; join the shards with `merge`")
@@ -122,7 +130,7 @@ def _batch(args) -> None:
                options=batch.Options(skip_execution=args.skip_execution,
                                      cell_timeout=args.cell_timeout, run_as=args.run_as,
                                      memory_limit=_memory_limit(args.memory_limit)),
-               shard=shard)
+               shard=shard, notebooks=args.notebooks, assignment_name=args.assignment)
 
 
 def _limits(run_as: str | None, memory_limit: float | None = None):

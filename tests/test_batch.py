@@ -260,3 +260,31 @@ def test_learner_whose_setup_cell_never_ends_is_timed_out(graded, tmp_path):
     assert any("not graded: timed out" in t["output"] for t in results["tests"])
     leftovers = subprocess.run(["pgrep", "-f", str(submissions)], capture_output=True, text=True)
     assert leftovers.stdout.strip() == "", "a process of the timed-out learner is still running"
+
+
+@pytest.mark.slow
+def test_assignments_are_scoped_nbgrader_folders_and_notebooks(tmp_path):
+    """nbgrader's ps1 (notebook 01) and ps2 (notebook 02) get a gradebook each, out of their own
+    points; --notebooks 01 grades only 01 of a learner who handed in both."""
+    course = tmp_path / "course"
+    _variant(course / "submitted" / "ada" / "ps1", NB1)
+    shutil.copy(NOTEBOOKS / f"{NB1}.ipynb", _variant(course / "submitted" / "bob" / "ps1", NB1))
+    _variant(course / "submitted" / "ada" / "ps2", NB2)
+    batch.main(submissions=course, out=tmp_path / "grades", jobs=2, options=SKIP, **QUIET)
+    for folder, suite in (("ps1", NB1), ("ps2", NB2)):
+        rows = _rows(tmp_path / "grades" / folder)
+        assert [c for c in rows["ada"] if "/" not in c] == [
+            "student_id", suite, "total", "max_total", "percent", "grading_status", "notes"]
+        assert rows["ada"]["max_total"] == rows["points possible"][suite]
+        assert rows["ada"]["percent"] == "100" and rows["ada"]["grading_status"] == "ok"
+    assert list(_rows(tmp_path / "grades" / "ps2")) == ["points possible", "ada"]
+
+    flat = tmp_path / "flat"
+    _variant(flat / "cyd", NB1)
+    _variant(flat / "cyd", NB2)
+    assert cli.main(["batch", str(flat), "--out", str(tmp_path / "one"), "--notebooks", "1",
+                     "--skip-execution", "--jobs", "1"]) == 0
+    cyd = _rows(tmp_path / "one")["cyd"]
+    assert NB2 not in cyd and cyd["percent"] == "100" and cyd["grading_status"] == "ok"
+    assert f"{NB2}.ipynb: not part of this assignment ({NB1}); not graded" in cyd["notes"]
+    assert [r["suite"] for r in batch.read_record(tmp_path / "one", "cyd")["notebooks"]] == [NB1]
