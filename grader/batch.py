@@ -246,6 +246,9 @@ def cached_points(out: Path) -> dict[str, list[dict]]:
 def _status(work: Plan, outcome: Outcome) -> str:
     if outcome.status != OK:
         return outcome.status
+    if work.problems and outcome.reports:  # some notebooks graded: say which, and what was not
+        return (f"partly graded: graded {', '.join(sorted(outcome.reports))}; not graded: "
+                + "; ".join(work.problems))
     if work.problems:
         return "could not be graded: " + "; ".join(work.problems)
     return OK

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from grader import report as reporters
 from grader.feedback import NOT_SUBMITTED
-from grader.results import (MISSING, PASSED, TIMED_OUT, CellFailure, ExecutionResult,
-                            NotebookReport, TestResult)
+from grader.results import (MISSING, NOT_IMPLEMENTED, PASSED, TIMED_OUT, CellFailure,
+                            ExecutionResult, NotebookReport, TestResult)
 
 RECORD = "record.json"
 """Per learner: the report records and fingerprints that the gradebook and regrades read."""
@@ -121,31 +121,41 @@ def gradebook(records: list[dict], points: dict[str, list[dict]]) -> str:
 
 
 def summary(records: list[dict], points: dict[str, list[dict]], top: int = 3) -> dict:
-    """Per exercise: mean score, share with full marks, the most frequent named mistakes."""
+    """Per exercise: mean score, share with full marks, the most frequent named mistakes.
+
+    ``mean_score`` and ``full_marks_share`` count a learner who did not hand the notebook in as
+    0 (``not_submitted`` says how many); ``mean_score_of_submitters`` leaves them out. Mistakes
+    and failing tests count the learners who handed the notebook in, each mistake once per
+    learner; an exercise left as its stub ("not implemented") is no mistake."""
     exercises: dict[str, dict] = {}
     for record in sorted(records, key=lambda r: r["student_id"]):
         for report in full_reports(record, points):
             for exercise, tests in report.exercises().items():
                 entry = exercises.setdefault(f"{report.suite}/{exercise}", {
                     "scores": [], "max_score": sum(t.max_score for t in tests), "submitted": 0,
-                    "mistakes": Counter(), "failed_tests": Counter()})
+                    "mistakes": Counter(), "failed_tests": Counter(), "handed_in": []})
                 entry["scores"].append(sum(t.score for t in tests))
                 submitted = not any(t.status == NOT_SUBMITTED for t in tests)
                 entry["submitted"] += submitted
+                entry["handed_in"].append(submitted)
                 named, failed = set(), set()
-                for test in tests:
-                    if test.status == PASSED or not submitted:
+                for test in tests:  # a stub left as it was is no mistake
+                    if test.status in (PASSED, NOT_IMPLEMENTED) or not submitted:
                         continue
                     failed.add(test.description or test.name)
-                    named |= {reporters.named_mistake(test.output)} - {None}
+                    named |= {_mistake_name(test.output)} - {None}
                 entry["mistakes"].update(named)
                 entry["failed_tests"].update(failed)
     result = {}
     for key, entry in exercises.items():
         scores, maximum = entry["scores"], entry["max_score"]
+        handed_in = [score for score, given in zip(scores, entry["handed_in"]) if given]
         result[key] = {
             "learners": len(scores), "submitted": entry["submitted"], "max_score": maximum,
             "mean_score": round(sum(scores) / len(scores), 3),
+            "not_submitted": len(scores) - entry["submitted"],
+            "mean_score_of_submitters": round(sum(handed_in) / len(handed_in), 3)
+            if handed_in else None,
             "full_marks_share": round(sum(s == maximum for s in scores) / len(scores), 3),
             "scores": scores,
             "mistakes": [{"mistake": m, "learners": n} for m, n in _top(entry["mistakes"], top)],
@@ -153,6 +163,15 @@ def summary(records: list[dict], points: dict[str, list[dict]], top: int = 3) ->
                              for d, n in _top(entry["failed_tests"], top)],
         }
     return result
+
+
+def _mistake_name(output: str) -> str | None:
+    """The mistake a test names, without its failing example (cut or whole): one mistake is
+    counted once per learner however the tests that name it end."""
+    name = reporters.named_mistake(output)
+    if name is None:
+        return None
+    return name.split(" [failing", 1)[0].removesuffix(" ... (cut)").strip() or None
 
 
 def _top(counter: Counter, top: int) -> list[tuple[str, int]]:
@@ -171,6 +190,11 @@ def summary_table(data: dict) -> str:
         if mistake:
             text += f" ({mistake['learners']} learners)"
         lines.append(f"{key:{width}}  {mean:>11}  {entry['full_marks_share']:>10.0%}  {text}")
+    absent = max((entry.get("not_submitted", 0) for entry in data.values()), default=0)
+    if absent:
+        lines.append(f"(means and shares count learners who did not hand a notebook in as 0: up "
+                     f"to {absent} per exercise; summary.json's mean_score_of_submitters leaves "
+                     "them out)")
     return "\n".join(lines)
 
 
