@@ -26,7 +26,8 @@ from pathlib import Path
 
 import grader
 from grader import report as reporters
-from grader import assignment, shards, supervise
+from grader import assignment, enrolment, shards, supervise
+from grader import lms as lms_formats
 from grader.errors import GraderError
 from grader.gradebook import (RECORD, full_reports, read_record, report_from_dict,
                               summary_table, write_gradebook, write_summary)
@@ -325,7 +326,8 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
          students: list[str] | None = None, force: bool = False, flat: bool = False,
          timeout_per_student: float = 1200.0, options: Options | None = None,
          shard: Shard | None = None, echo=print, progress: bool = True,
-         notebooks: list[str] | None = None, assignment_name: str | None = None) -> list[dict]:
+         notebooks: list[str] | None = None, assignment_name: str | None = None,
+         roster: Path | None = None, lms: str | None = None) -> list[dict]:
     """Entry point of ``python -m grader batch``: grade the class, write every file.
 
     With ``shard`` (K of N), grade only that slice of the learners (:mod:`grader.shards`) and
@@ -333,7 +335,9 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     merge`` writes those from every shard). With ``notebooks`` (or in nbgrader's layout, where
     each assignment folder is one assignment: :mod:`grader.assignment`), only those notebooks are
     graded and the gradebook is out of their points; several nbgrader assignments give one
-    folder of ``out`` each. Returns the records of every learner graded here.
+    folder of ``out`` each. With ``roster`` (:mod:`grader.enrolment`), learners on it who handed
+    nothing in get a row, and its names and LMS ids become columns; ``lms="canvas"`` also writes
+    ``canvas.csv`` (:mod:`grader.lms`). Returns the records of every learner graded here.
     Raises GraderError for a bad submissions folder or an unknown ``--student``;
     KeyboardInterrupt stops the running learners and leaves the finished learners' files
     complete (a shard then has no ``shard.json``).
@@ -348,6 +352,10 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
         raise GraderError("--student and --shard cannot be combined: regrade a learner in a run "
                           "of their own shard, without --student")
     suites = assignment.select(notebooks) if notebooks else None
+    if lms is not None and (lms not in lms_formats.SYSTEMS or roster is None):
+        raise GraderError(f"--lms {lms}: needs --roster (with the LMS's ids) and one of: "
+                          f"{', '.join(lms_formats.SYSTEMS)}")
+    people = enrolment.read(roster) if roster is not None else None
     nbgrader = not flat and assignment.is_nbgrader(submissions)
     if assignment_name is not None and not nbgrader:
         raise GraderError(f"--assignment {assignment_name}: {submissions} is not laid out as "
@@ -365,7 +373,8 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
                                 students=[s for s in students or [] if s in present] or None,
                                 force=force, timeout_per_student=timeout_per_student,
                                 options=options, shard=shard, echo=echo, progress=progress,
-                                notebooks=notebooks, assignment_name=name)
+                                notebooks=notebooks, assignment_name=name, roster=roster,
+                                lms=lms)
             return records
         assignment_name = names[0] if names else None
     if nbgrader and assignment_name is not None:
@@ -407,8 +416,10 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     finally:
         bar.close()
         records = [r for r in (read_record(out, p.student_id) for p in plans) if r is not None]
+        everyone = records if people is None else enrolment.apply(records, people)
         if shard is None:
-            write_gradebook(out, records, points)
+            write_gradebook(out, everyone, points, enrolment.columns(people),
+                            people.columns if people else [])
     counts = f"{len(todo)} regraded, {len(plans) - len(todo)} up to date"
     if shard is not None:
         run_options = {**dataclasses.asdict(options), "flat": flat,
@@ -417,8 +428,18 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
         echo(f"shard {shard}: {counts} of the class's {len(learners)}; shard record written to "
              f"{out / shards.RECORD} (join the shards with `python -m grader merge`)")
         return records
-    echo(summary_table(write_summary(out, records, points)))
+    echo(summary_table(write_summary(out, everyone, points)))
     echo(f"{counts}; gradebook written to {out / 'gradebook.csv'}")
+    if people is not None:
+        absent = len(everyone) - len(records)
+        unknown = [r["student_id"] for r in records if r["student_id"] not in people.learners]
+        echo(f"roster {people.path}: {absent} learner(s) with nothing handed in (0, "
+             f"{enrolment.NOT_SUBMITTED}); not on the roster: {', '.join(unknown) or 'none'}")
+    if lms == "canvas":
+        title = assignment_name or "notebooks " + " ".join(s.split("_")[0] for s in points)
+        reporters.write_text(out / "canvas.csv", lms_formats.canvas(
+            everyone, points, enrolment.columns(people), title))
+        echo(f"Canvas import file written to {out / 'canvas.csv'} (assignment {title!r})")
     return records
 
 

@@ -97,6 +97,13 @@ def _add_batch(commands) -> None:
     batch.add_argument("--assignment", metavar="NAME",
                        help="nbgrader's layout: grade only this assignment folder (default: "
                             "each assignment, into a folder of --out of its own)")
+    batch.add_argument("--roster", type=Path, metavar="CSV",
+                       help="the class list: a student_id column, optionally name, lms_id, "
+                            "sis_id, login, section; learners on it with nothing handed in get "
+                            "a 0 row (not submitted), others are noted")
+    batch.add_argument("--lms", choices=("canvas",),
+                       help="also write the gradebook in this LMS's import format "
+                            "(canvas.csv; needs --roster with the LMS's ids)")
     batch.add_argument("--shard", metavar="K/N",
                        help="grade only the K-th of N slices of the learners (by a hash of their "
                             "id) and write a shard record; join the shards with `merge`")
@@ -130,7 +137,8 @@ def _batch(args) -> None:
                options=batch.Options(skip_execution=args.skip_execution,
                                      cell_timeout=args.cell_timeout, run_as=args.run_as,
                                      memory_limit=_memory_limit(args.memory_limit)),
-               shard=shard, notebooks=args.notebooks, assignment_name=args.assignment)
+               shard=shard, notebooks=args.notebooks, assignment_name=args.assignment,
+               roster=args.roster, lms=args.lms)
 
 
 def _limits(run_as: str | None, memory_limit: float | None = None):
@@ -161,6 +169,9 @@ def _add_hosted_options(check: argparse.ArgumentParser) -> None:
     check.add_argument("--min-score", type=float, metavar="POINTS",
                        help="exit with status 1 when the total score is below POINTS (for graders "
                             "that give all or nothing per command)")
+    check.add_argument("--classroom-output", type=Path, metavar="FILE",
+                       help="append the tests' points for GitHub Classroom's grading reporter "
+                            "to FILE (a step's \"$GITHUB_OUTPUT\"), partial credit per test")
     check.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date",
                        help="Gradescope visibility of hidden tests in --json (default: "
                             "after_due_date)")
@@ -259,6 +270,12 @@ def _check_reports(args: argparse.Namespace, reports: list, seconds: float) -> i
     if args.markdown is not None:
         reporters.write_text(args.markdown, reporters.markdown(reports) + "\n")
         print(f"Markdown report written to {args.markdown}")
+    if args.classroom_output is not None:
+        from grader import classroom_results, recorded
+
+        classroom_results.append_output(
+            args.classroom_output, reporters.gradescope(reports, seconds),
+            label=classroom_results.LABEL if recorded.is_starter() else None)
     score = sum(r.score for r in reports)
     if args.min_score is not None and score < args.min_score:
         print(f"score {score:g} is below --min-score {args.min_score:g}")

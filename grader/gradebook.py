@@ -84,28 +84,53 @@ def _num(value: float) -> str:
     return f"{round(value, 4):g}"
 
 
-def gradebook(records: list[dict], points: dict[str, list[dict]]) -> str:
-    """``gradebook.csv``: a ``points possible`` row, then one row per learner, sorted by id."""
+def _columns(points: dict[str, list[dict]]) -> list[tuple[str, str | None]]:
+    """The score columns: each notebook's total, then one per exercise."""
     columns: list[tuple[str, str | None]] = []
     for suite, tests in points.items():
         columns.append((suite, None))
         for exercise in dict.fromkeys(t["exercise"] for t in tests):
             columns.append((suite, exercise))
-    header = ["student_id"] + [s if e is None else f"{s}/{e}" for s, e in columns]
+    return columns
+
+
+def _header(column: tuple[str, str | None]) -> str:
+    suite, exercise = column
+    return suite if exercise is None else f"{suite}/{exercise}"
+
+
+def _possible(points: dict[str, list[dict]], suite: str, exercise: str | None) -> float:
+    return sum(t["max_score"] for t in points[suite] if exercise in (None, t["exercise"]))
+
+
+def points_possible(points: dict[str, list[dict]]) -> str:
+    """``points_possible.csv``: each gradebook score column and its points, then ``total``."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["column", "points_possible"])
+    for column in _columns(points):
+        writer.writerow([_header(column), _num(_possible(points, *column))])
+    writer.writerow(["total", _num(sum(t["max_score"] for ts in points.values() for t in ts))])
+    return buffer.getvalue()
+
+
+def gradebook(records: list[dict], points: dict[str, list[dict]],
+              people: dict[str, dict[str, str]] | None = None,
+              people_columns: list[str] = ()) -> str:
+    """``gradebook.csv``: one row per learner, sorted by id; every row is a learner (the points
+    possible are in ``points_possible.csv`` and in the ``max_total`` column). ``people`` adds
+    the roster's columns ``people_columns`` (name, LMS ids) after ``student_id``."""
+    columns = _columns(points)
+    header = ["student_id", *people_columns] + [_header(c) for c in columns]
     header += ["total", "max_total", "percent", "grading_status", "notes"]
     maximum = sum(t["max_score"] for tests in points.values() for t in tests)
 
     def cells(score_of) -> list[str]:
         return [_num(score_of(suite, exercise)) for suite, exercise in columns]
 
-    def possible(suite, exercise):
-        return sum(t["max_score"] for t in points[suite] if exercise in (None, t["exercise"]))
-
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
-    writer.writerow(["points possible"] + cells(possible) + [_num(maximum), _num(maximum), "100",
-                                                              "", ""])
     for record in sorted(records, key=lambda r: r["student_id"]):
         reports = {r.suite: r for r in full_reports(record, points)}
 
@@ -114,9 +139,11 @@ def gradebook(records: list[dict], points: dict[str, list[dict]]) -> str:
 
         total = sum(r.score for r in reports.values())
         percent = _num(round(100 * total / maximum, 1)) if maximum else "0"
-        writer.writerow([record["student_id"]] + cells(earned) + [
-            _num(total), _num(maximum), percent, record["grading_status"],
-            "; ".join(record.get("notes", []))])
+        person = (people or {}).get(record["student_id"], {})
+        writer.writerow([record["student_id"], *(person.get(c, "") for c in people_columns)]
+                        + cells(earned) + [_num(total), _num(maximum), percent,
+                                           record["grading_status"],
+                                           "; ".join(record.get("notes", []))])
     return buffer.getvalue()
 
 
@@ -235,9 +262,13 @@ def summary_plot(data: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def write_gradebook(out: Path, records: list[dict], points: dict[str, list[dict]]) -> None:
-    """Write ``out/gradebook.csv`` (see :func:`gradebook`)."""
-    reporters.write_text(out / "gradebook.csv", gradebook(records, points))
+def write_gradebook(out: Path, records: list[dict], points: dict[str, list[dict]],
+                    people: dict[str, dict[str, str]] | None = None,
+                    people_columns: list[str] = ()) -> None:
+    """Write ``out/gradebook.csv`` and ``out/points_possible.csv`` (see :func:`gradebook`)."""
+    reporters.write_text(out / "gradebook.csv", gradebook(records, points, people,
+                                                          people_columns))
+    reporters.write_text(out / "points_possible.csv", points_possible(points))
 
 
 def write_summary(out: Path, records: list[dict], points: dict[str, list[dict]]) -> dict:

@@ -26,7 +26,7 @@ from typing import Any
 
 from grader import _child, codec
 from grader.errors import GraderError
-from grader.hosted import assets_for, select_suites
+from grader.hosted import assets_for, classroom_public, select_suites
 from grader.judge import StudentProxy, suite_exercises, suite_path
 from grader.notebook import read_notebook, sandbox_cells
 from grader.recorded import PUBLIC_ONLY, SUFFIX, key
@@ -38,6 +38,8 @@ TEMPLATES = GRADER_DIR / "hosted" / "templates"
 COURSE_FILES = ("course.py", "pyproject.toml", "environment.yml", "LICENSE", ".gitignore")
 """Files of the course's root that a learner's copy needs, copied as they are."""
 WORKFLOW = Path(".github/workflows/grade-my-notebooks.yml")
+CLASSROOM_WORKFLOW = Path(".github/workflows/classroom.yml")
+"""GitHub Classroom's autograding: the public checks, partial credit per check."""
 NOT_SHIPPED = ("hosted", "suites", "fixtures", "starter.py")
 """Parts of the grader package chosen per notebook (suites, fixtures) or kept by the instructor
 (``hosted``: the Gradescope zip and the class workflows carry hidden tests)."""
@@ -297,6 +299,8 @@ def build(out: Path, *, notebooks: list[str] | None = None,
         if (ROOT / name).is_file():
             _copy(ROOT / name, out / name)
     _copy(ROOT / WORKFLOW, out / WORKFLOW)
+    classroom = out / CLASSROOM_WORKFLOW
+    classroom.write_text(classroom_public.workflow(suites))
     (out / "README.md").write_text(readme(suites))
     return publics
 

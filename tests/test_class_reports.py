@@ -1,10 +1,15 @@
 """The class's summary and statuses, built from learners' records (no grading here)."""
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 
-from grader import batch
-from grader.gradebook import summary, summary_table
+import pytest
+
+from grader import batch, enrolment, lms
+from grader.errors import GraderError
+from grader.gradebook import gradebook, points_possible, summary, summary_table
 from grader import results
 from grader.results import FAILED, NOT_IMPLEMENTED, PASSED, NotebookReport
 from grader.roster import Plan
@@ -58,3 +63,51 @@ def test_a_learner_with_a_graded_and_a_corrupt_notebook_is_partly_graded(tmp_pat
         f"partly graded: graded {SUITE}; not graded: 02_sinusoidal_encoding.ipynb: not a valid "
         "Jupyter notebook")
     assert batch._status(work, batch.Outcome(reports={})).startswith("could not be graded: ")
+
+
+def test_roster_adds_absentees_notes_strangers_and_names_without_a_fake_learner(tmp_path):
+    roster_csv = tmp_path / "roster.csv"
+    roster_csv.write_text("student_id,name,lms_id,sis_id,section\n"
+                          "dan,Dan Doe,101,S-1,A\neve,Eve Roe,102,S-2,B\n")
+    people = enrolment.read(roster_csv)
+    assert people.columns == ["name", "lms_id", "sis_id", "section"]
+    records = enrolment.apply([_record("dan", [PASSED, PASSED]), _record("zed", [PASSED, FAILED])],
+                              people)
+    text = gradebook(records, POINTS, enrolment.columns(people), people.columns)
+    rows = {r["student_id"]: r for r in csv.DictReader(io.StringIO(text))}
+    assert list(rows) == ["dan", "eve", "zed"]  # every row a learner
+    assert rows["dan"]["name"] == "Dan Doe" and rows["dan"]["lms_id"] == "101"
+    assert rows["dan"]["total"] == rows["dan"]["max_total"] == "4"
+    assert rows["eve"]["total"] == "0" and rows["eve"]["grading_status"] == "not submitted"
+    assert rows["zed"]["notes"] == "not on the roster" and rows["zed"]["name"] == ""
+    assert points_possible(POINTS).splitlines() == [
+        "column,points_possible", f"{SUITE},4", f"{SUITE}/sdpa,4", "total,4"]
+
+    lines = list(csv.reader(io.StringIO(lms.canvas(records, POINTS, enrolment.columns(people),
+                                                    "ps1"))))
+    assert lines[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "ps1"]
+    assert lines[1] == ["    Points Possible", "", "", "", "", "4"]  # Canvas's own convention
+    assert lines[2:] == [["Dan Doe", "101", "S-1", "", "A", "4"],
+                         ["Eve Roe", "102", "S-2", "", "B", "0"]]  # zed: Canvas cannot place
+
+
+def test_bad_rosters_and_lms_requests_get_one_line(tmp_path, capsys):
+    from grader import cli
+
+    (tmp_path / "subs" / "ada").mkdir(parents=True)
+    (tmp_path / "no_id.csv").write_text("name\nAda\n")
+    (tmp_path / "twice.csv").write_text("student_id\nada\nada\n")
+    for args, expected in (
+            (["--roster", str(tmp_path / "absent.csv")], "give a CSV with a student_id column"),
+            (["--roster", str(tmp_path / "no_id.csv")], "no student_id column"),
+            (["--roster", str(tmp_path / "twice.csv")], "line 3: ada is listed twice"),
+            (["--lms", "canvas"], "--lms canvas: needs --roster")):
+        assert cli.main(["batch", str(tmp_path / "subs"), "--out", str(tmp_path / "out"),
+                         *args]) == 2
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and expected in error, error
+    records = [_record("ada", [PASSED, PASSED])]
+    (tmp_path / "names.csv").write_text("student_id,name\nada,Ada\n")
+    people = enrolment.read(tmp_path / "names.csv")
+    with pytest.raises(GraderError, match="lms_id, sis_id or login"):
+        lms.canvas(records, POINTS, enrolment.columns(people), "ps1")

@@ -148,7 +148,8 @@ def test_merge_equals_one_run(graded):
                 _without_timing(one / student / name), f"{student}/{name}"
     with open(merged / "gradebook.csv", newline="") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
-    possible = float(rows["points possible"][NB1])
+    with open(merged / "points_possible.csv", newline="") as handle:
+        possible = float({r["column"]: r["points_possible"] for r in csv.DictReader(handle)}[NB1])
     assert float(rows["ada"][NB1]) == possible > 0 and rows["bob"][NB1] == "0"
     assert 0 < float(rows["cyd"][NB1]) < possible  # graded, not just copied empty
 

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import ast
+import base64
+import importlib
+import json
 import os
 import re
 import subprocess
@@ -10,9 +13,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 
 from grader.release import BEGIN_SOLUTION, END_SOLUTION
-from tests.conftest import ROOT, SOLUTIONS
+from tests.conftest import ROOT, SOLUTIONS, variant
+from tests.test_hosted_workflows import _actionlint
 
 SUITES = ["01_permutation_invariance", "02_sinusoidal_encoding"]
 
@@ -142,3 +147,32 @@ def test_cli_refuses_a_folder_that_is_not_empty(tmp_path, capsys):
     (tmp_path / "x").write_text("")
     assert cli.main(["starter-repo", str(tmp_path), "--notebooks", "01"]) == 2
     assert "not an empty folder" in capsys.readouterr().err
+
+
+def test_classroom_points_are_the_public_checks_points_with_partial_credit(starter, tmp_path):
+    suite = SUITES[0]
+    wrong = importlib.import_module(f"tests.catalogue.{suite}").WRONG_ANSWERS[0]
+    notebook = variant(tmp_path, suite, replace={wrong.exercise: wrong.source})
+    output = tmp_path / "github_output"
+    _run(starter, "-m", "grader", "check", str(notebook), "--skip-execution",
+         "--json", str(tmp_path / "results.json"), "--classroom-output", str(output))
+    results = json.loads((tmp_path / "results.json").read_text())
+    (line,) = output.read_text().splitlines()
+    assert line.startswith("result=")
+    sent = json.loads(base64.b64decode(line.removeprefix("result=")))
+    hidden = (ROOT / "grader" / "suites" / f"test_{suite}.py").read_text()
+    points = sum(p for node in _tests_of(hidden).values() if (p := _public_points(node)))
+    assert sent["max_score"] == points
+    assert sum(t["score"] for t in sent["tests"]) == results["score"]
+    assert 0 < results["score"] < points  # partial credit, not all or nothing
+    assert all(t["name"].startswith("public check: ") for t in sent["tests"])
+    document = yaml.safe_load((starter / ".github/workflows/classroom.yml").read_text())
+    (job,) = document["jobs"].values()
+    runs = [s["run"] for s in job["steps"] if "run" in s and "grader check" in s["run"]]
+    assert runs == [f'python -m grader check notebooks/{s}.ipynb --classroom-output '
+                    '"$GITHUB_OUTPUT"' for s in SUITES]
+    actionlint = _actionlint()
+    for name in ("classroom.yml", "grade-my-notebooks.yml"):
+        lint = subprocess.run([actionlint, str(starter / ".github/workflows" / name)],
+                              capture_output=True, text=True)
+        assert lint.returncode == 0, lint.stdout + lint.stderr
