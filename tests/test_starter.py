@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import ast
 import base64
+import csv
 import importlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -176,3 +178,29 @@ def test_classroom_points_are_the_public_checks_points_with_partial_credit(start
         lint = subprocess.run([actionlint, str(starter / ".github/workflows" / name)],
                               capture_output=True, text=True)
         assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+@pytest.mark.slow
+def test_the_grading_repository_grades_a_folder_of_learner_repositories(starter, tmp_path):
+    """What the instructor's private grading repository runs after the deadline: `batch` over
+    the cloned learners' repositories (copies of the starter), with the roster."""
+    suite = SUITES[0]
+    repos = tmp_path / "ps1-submissions"
+    for login in ("ada", "bob"):
+        shutil.copytree(starter, repos / login)
+    solution = nbformat.read(str(SOLUTIONS / f"{suite}.ipynb"), as_version=4)
+    solution.metadata["grader"] = {"suite": suite}
+    nbformat.write(solution, str(repos / "ada" / "notebooks" / f"{suite}.ipynb"))
+    (tmp_path / "roster.csv").write_text("student_id,name,lms_id\nada,Ada,1\nbob,Bob,2\ncyd,Cyd,3\n")
+    from grader import cli
+
+    out = tmp_path / "grades"
+    assert cli.main(["batch", str(repos), "--notebooks", "01", "--roster",
+                     str(tmp_path / "roster.csv"), "--lms", "canvas", "--skip-execution",
+                     "--jobs", "2", "--out", str(out)]) == 0
+    with open(out / "gradebook.csv", newline="") as handle:
+        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    assert rows["ada"]["percent"] == "100" and rows["ada"]["name"] == "Ada"
+    assert rows["bob"]["total"] == "0" and rows["bob"]["grading_status"] == "ok"
+    assert rows["cyd"]["grading_status"] == "not submitted"
+    assert (out / "canvas.csv").read_text().splitlines()[2] == f"Ada,1,,,,{rows['ada']['total']}"
