@@ -20,13 +20,14 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
 import grader
 from grader import report as reporters
-from grader import assignment, enrolment, shards, supervise
+from grader import assignment, deadlines, enrolment, shards, supervise
 from grader import lms as lms_formats
 from grader.errors import GraderError
 from grader.gradebook import (RECORD, full_reports, read_record, report_from_dict,
@@ -327,7 +328,8 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
          timeout_per_student: float = 1200.0, options: Options | None = None,
          shard: Shard | None = None, echo=print, progress: bool = True,
          notebooks: list[str] | None = None, assignment_name: str | None = None,
-         roster: Path | None = None, lms: str | None = None) -> list[dict]:
+         roster: Path | None = None, lms: str | None = None, due: str | None = None,
+         late_policy: str | None = None) -> list[dict]:
     """Entry point of ``python -m grader batch``: grade the class, write every file.
 
     With ``shard`` (K of N), grade only that slice of the learners (:mod:`grader.shards`) and
@@ -337,7 +339,8 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     graded and the gradebook is out of their points; several nbgrader assignments give one
     folder of ``out`` each. With ``roster`` (:mod:`grader.enrolment`), learners on it who handed
     nothing in get a row, and its names and LMS ids become columns; ``lms="canvas"`` also writes
-    ``canvas.csv`` (:mod:`grader.lms`). Returns the records of every learner graded here.
+    ``canvas.csv`` (:mod:`grader.lms`). With ``due`` (and ``late_policy``), the gradebook says
+    when each learner handed in, how late, and the penalty (:mod:`grader.deadlines`). Returns the records of every learner graded here.
     Raises GraderError for a bad submissions folder or an unknown ``--student``;
     KeyboardInterrupt stops the running learners and leaves the finished learners' files
     complete (a shard then has no ``shard.json``).
@@ -356,6 +359,10 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
         raise GraderError(f"--lms {lms}: needs --roster (with the LMS's ids) and one of: "
                           f"{', '.join(lms_formats.SYSTEMS)}")
     people = enrolment.read(roster) if roster is not None else None
+    if late_policy is not None and due is None:
+        raise GraderError("--late-policy needs --due (the date and time work is due)")
+    due_at = deadlines.parse_time(due) if due is not None else None
+    policy = deadlines.LatePolicy.parse(late_policy) if late_policy is not None else None
     nbgrader = not flat and assignment.is_nbgrader(submissions)
     if assignment_name is not None and not nbgrader:
         raise GraderError(f"--assignment {assignment_name}: {submissions} is not laid out as "
@@ -374,7 +381,7 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
                                 force=force, timeout_per_student=timeout_per_student,
                                 options=options, shard=shard, echo=echo, progress=progress,
                                 notebooks=notebooks, assignment_name=name, roster=roster,
-                                lms=lms)
+                                lms=lms, due=due, late_policy=late_policy)
             return records
         assignment_name = names[0] if names else None
     if nbgrader and assignment_name is not None:
@@ -417,9 +424,13 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
         bar.close()
         records = [r for r in (read_record(out, p.student_id) for p in plans) if r is not None]
         everyone = records if people is None else enrolment.apply(records, people)
+        late = None if due_at is None else {
+            student_id: deadlines.lateness(folder, files, due_at, policy,
+                                           enrolment.columns(people).get(student_id))
+            for student_id, (folder, files) in learners.items()}
         if shard is None:
             write_gradebook(out, everyone, points, enrolment.columns(people),
-                            people.columns if people else [])
+                            people.columns if people else [], late)
     counts = f"{len(todo)} regraded, {len(plans) - len(todo)} up to date"
     if shard is not None:
         run_options = {**dataclasses.asdict(options), "flat": flat,
@@ -435,10 +446,16 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
         unknown = [r["student_id"] for r in records if r["student_id"] not in people.learners]
         echo(f"roster {people.path}: {absent} learner(s) with nothing handed in (0, "
              f"{enrolment.NOT_SUBMITTED}); not on the roster: {', '.join(unknown) or 'none'}")
+    if late is not None:
+        sources = Counter(entry.source for entry in late.values())
+        echo(f"due {due_at.isoformat(timespec='minutes')}: "
+             f"{sum(e.days_late > 0 for e in late.values())} learner(s) late; hand-in times from "
+             + ", ".join(f"{source} ({n})" for source, n in sorted(sources.items())))
     if lms == "canvas":
         title = assignment_name or "notebooks " + " ".join(s.split("_")[0] for s in points)
         reporters.write_text(out / "canvas.csv", lms_formats.canvas(
-            everyone, points, enrolment.columns(people), title))
+            everyone, points, enrolment.columns(people), title,
+            {i: entry.penalty_percent for i, entry in (late or {}).items()}))
         echo(f"Canvas import file written to {out / 'canvas.csv'} (assignment {title!r})")
     return records
 

@@ -104,6 +104,14 @@ def _add_batch(commands) -> None:
     batch.add_argument("--lms", choices=("canvas",),
                        help="also write the gradebook in this LMS's import format "
                             "(canvas.csv; needs --roster with the LMS's ids)")
+    batch.add_argument("--due", metavar="TIME",
+                       help="when the work was due, ISO 8601 (e.g. 2026-03-01T23:59+01:00; UTC "
+                            "without an offset): the gradebook says when each learner handed "
+                            "in, by which source, and how late")
+    batch.add_argument("--late-policy", metavar="PER_DAY[,CAP]",
+                       help="percent of the points taken per day late (a started day counts), "
+                            "at most CAP percent, e.g. 10,50; extensions come from the roster's "
+                            "extension_days or due column")
     batch.add_argument("--shard", metavar="K/N",
                        help="grade only the K-th of N slices of the learners (by a hash of their "
                             "id) and write a shard record; join the shards with `merge`")
@@ -138,7 +146,7 @@ def _batch(args) -> None:
                                      cell_timeout=args.cell_timeout, run_as=args.run_as,
                                      memory_limit=_memory_limit(args.memory_limit)),
                shard=shard, notebooks=args.notebooks, assignment_name=args.assignment,
-               roster=args.roster, lms=args.lms)
+               roster=args.roster, lms=args.lms, due=args.due, late_policy=args.late_policy)
 
 
 def _limits(run_as: str | None, memory_limit: float | None = None):

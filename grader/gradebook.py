@@ -13,6 +13,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from grader import deadlines
 from grader import report as reporters
 from grader.feedback import NOT_SUBMITTED
 from grader.results import (MISSING, NOT_IMPLEMENTED, PASSED, TIMED_OUT, CellFailure,
@@ -116,13 +117,16 @@ def points_possible(points: dict[str, list[dict]]) -> str:
 
 def gradebook(records: list[dict], points: dict[str, list[dict]],
               people: dict[str, dict[str, str]] | None = None,
-              people_columns: list[str] = ()) -> str:
+              people_columns: list[str] = (), late: dict | None = None) -> str:
     """``gradebook.csv``: one row per learner, sorted by id; every row is a learner (the points
     possible are in ``points_possible.csv`` and in the ``max_total`` column). ``people`` adds
-    the roster's columns ``people_columns`` (name, LMS ids) after ``student_id``."""
+    the roster's columns ``people_columns`` (name, LMS ids) after ``student_id``; ``late``
+    (student_id -> :class:`grader.deadlines.Lateness`) adds :data:`grader.deadlines.COLUMNS`
+    after ``percent``."""
     columns = _columns(points)
     header = ["student_id", *people_columns] + [_header(c) for c in columns]
-    header += ["total", "max_total", "percent", "grading_status", "notes"]
+    header += ["total", "max_total", "percent"]
+    header += (deadlines.COLUMNS if late is not None else []) + ["grading_status", "notes"]
     maximum = sum(t["max_score"] for tests in points.values() for t in tests)
 
     def cells(score_of) -> list[str]:
@@ -141,9 +145,10 @@ def gradebook(records: list[dict], points: dict[str, list[dict]],
         percent = _num(round(100 * total / maximum, 1)) if maximum else "0"
         person = (people or {}).get(record["student_id"], {})
         writer.writerow([record["student_id"], *(person.get(c, "") for c in people_columns)]
-                        + cells(earned) + [_num(total), _num(maximum), percent,
-                                           record["grading_status"],
-                                           "; ".join(record.get("notes", []))])
+                        + cells(earned) + [_num(total), _num(maximum), percent]
+                        + (deadlines.cells(late.get(record["student_id"]), total)
+                           if late is not None else [])
+                        + [record["grading_status"], "; ".join(record.get("notes", []))])
     return buffer.getvalue()
 
 
@@ -264,10 +269,10 @@ def summary_plot(data: dict, path: Path) -> None:
 
 def write_gradebook(out: Path, records: list[dict], points: dict[str, list[dict]],
                     people: dict[str, dict[str, str]] | None = None,
-                    people_columns: list[str] = ()) -> None:
+                    people_columns: list[str] = (), late: dict | None = None) -> None:
     """Write ``out/gradebook.csv`` and ``out/points_possible.csv`` (see :func:`gradebook`)."""
     reporters.write_text(out / "gradebook.csv", gradebook(records, points, people,
-                                                          people_columns))
+                                                          people_columns, late))
     reporters.write_text(out / "points_possible.csv", points_possible(points))
 
 

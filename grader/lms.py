@@ -26,8 +26,10 @@ def _num(value: float) -> str:
 
 
 def canvas(records: list[dict], points: dict[str, list[dict]],
-           people: dict[str, dict[str, str]], assignment: str) -> str:
-    """``canvas.csv``: one row per learner on the roster (or graded), the assignment's total.
+           people: dict[str, dict[str, str]], assignment: str,
+           penalties: dict[str, float] | None = None) -> str:
+    """``canvas.csv``: one row per learner on the roster, the assignment's total (less the late
+    penalty, in percent, that ``penalties`` gives a learner).
 
     Raises GraderError when no learner has an id Canvas can match (a roster with ``lms_id``,
     ``sis_id`` or ``login`` is needed)."""
@@ -44,6 +46,7 @@ def canvas(records: list[dict], points: dict[str, list[dict]],
         if person is None:  # not on the roster: Canvas could not place the row
             continue
         total = sum(r.score for r in full_reports(record, points))
+        total *= 1 - (penalties or {}).get(record["student_id"], 0.0) / 100
         writer.writerow([person.get("name", "") or record["student_id"], person.get("lms_id", ""),
                          person.get("sis_id", ""), person.get("login", ""),
                          person.get("section", ""), _num(total)])

@@ -4,10 +4,13 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import json
+import os
+from datetime import timedelta
 
 import pytest
 
-from grader import batch, enrolment, lms
+from grader import batch, deadlines, enrolment, lms
 from grader.errors import GraderError
 from grader.gradebook import gradebook, points_possible, summary, summary_table
 from grader import results
@@ -111,3 +114,58 @@ def test_bad_rosters_and_lms_requests_get_one_line(tmp_path, capsys):
     people = enrolment.read(tmp_path / "names.csv")
     with pytest.raises(GraderError, match="lms_id, sis_id or login"):
         lms.canvas(records, POINTS, enrolment.columns(people), "ps1")
+
+
+def test_hand_in_times_come_from_nbgrader_gradescope_or_file_times(tmp_path):
+    due = deadlines.parse_time("2026-03-01T23:59")  # UTC when no offset is given
+    policy = deadlines.LatePolicy.parse("10,25")
+    nbgrader = tmp_path / "submitted" / "ada" / "ps1"
+    nbgrader.mkdir(parents=True)
+    (nbgrader / "timestamp.txt").write_text("2026-03-02 00:30:00.000000 UTC\n")
+    gradescope = tmp_path / "gradescope" / "submission_123"
+    gradescope.mkdir(parents=True)
+    (gradescope / "submission_metadata.json").write_text(
+        json.dumps({"created_at": "2026-03-04T22:00:00.0+00:00"}))
+    files = tmp_path / "files" / "cyd"
+    files.mkdir(parents=True)
+    notebook = files / f"{SUITE}.ipynb"
+    notebook.write_text("{}")
+    on_time = deadlines.parse_time("2026-03-01T12:00:00+00:00").timestamp()
+    os.utime(notebook, (on_time, on_time))
+
+    ada = deadlines.lateness(nbgrader, [], due, policy)
+    assert (ada.source, ada.days_late, ada.penalty_percent) == ("nbgrader timestamp.txt", 1, 10)
+    bob = deadlines.lateness(gradescope, [], due, policy)
+    assert bob.source == "Gradescope submission_metadata.json"
+    assert (bob.days_late, bob.penalty_percent) == (3, 25)  # 30 %, capped at 25 %
+    cyd = deadlines.lateness(files, [notebook], due, policy)
+    assert (cyd.source, cyd.days_late, cyd.penalty_percent) == ("file times", 0, 0)
+    extended = deadlines.lateness(gradescope, [], due, policy, {"extension_days": "3"})
+    assert extended.days_late == 0 and extended.due == due + timedelta(days=3)
+    own = deadlines.lateness(nbgrader, [], due, policy, {"due": "2026-03-01T12:00"})
+    assert own.days_late == 1  # its own due date, 12.5 hours before it was handed in
+
+    records = [_record("ada", [PASSED, PASSED]), _record("bob", [PASSED, FAILED])]
+    rows = {r["student_id"]: r for r in csv.DictReader(io.StringIO(
+        gradebook(records, POINTS, late={"ada": ada, "bob": bob})))}
+    assert rows["ada"]["time_source"] == "nbgrader timestamp.txt"
+    assert rows["ada"]["submitted_at"] == "2026-03-02T00:30:00+00:00"
+    assert rows["ada"]["total"] == "4" and rows["ada"]["total_after_penalty"] == "3.6"
+    assert rows["bob"]["days_late"] == "3" and rows["bob"]["total_after_penalty"] == "1.5"
+    people = {"ada": {"lms_id": "7"}, "bob": {"lms_id": "8"}}
+    lines = lms.canvas(records, POINTS, people, "ps1", {"ada": 10.0, "bob": 25.0}).splitlines()
+    assert lines[2:] == ["ada,7,,,,3.6", "bob,8,,,,1.5"]
+
+
+def test_bad_deadlines_get_one_line(tmp_path, capsys):
+    from grader import cli
+
+    (tmp_path / "subs" / "ada").mkdir(parents=True)
+    for args, expected in ((["--due", "tomorrow"], "--due 'tomorrow': not a date and time"),
+                           (["--due", "2026-03-01", "--late-policy", "ten"],
+                            "--late-policy 'ten': write PER_DAY[,CAP]"),
+                           (["--late-policy", "10"], "--late-policy needs --due")):
+        assert cli.main(["batch", str(tmp_path / "subs"), "--out", str(tmp_path / "out"),
+                         *args]) == 2
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and expected in error, error

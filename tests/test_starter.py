@@ -197,10 +197,13 @@ def test_the_grading_repository_grades_a_folder_of_learner_repositories(starter,
     out = tmp_path / "grades"
     assert cli.main(["batch", str(repos), "--notebooks", "01", "--roster",
                      str(tmp_path / "roster.csv"), "--lms", "canvas", "--skip-execution",
+                     "--due", "2000-01-01T00:00", "--late-policy", "10,50",
                      "--jobs", "2", "--out", str(out)]) == 0
     with open(out / "gradebook.csv", newline="") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
     assert rows["ada"]["percent"] == "100" and rows["ada"]["name"] == "Ada"
     assert rows["bob"]["total"] == "0" and rows["bob"]["grading_status"] == "ok"
     assert rows["cyd"]["grading_status"] == "not submitted"
-    assert (out / "canvas.csv").read_text().splitlines()[2] == f"Ada,1,,,,{rows['ada']['total']}"
+    half = f"{float(rows['ada']['total']) / 2:g}"  # handed in long after 2000: the 50 % cap
+    assert rows["ada"]["time_source"] == "file times" and rows["ada"]["total_after_penalty"] == half
+    assert (out / "canvas.csv").read_text().splitlines()[2] == f"Ada,1,,,,{half}"
