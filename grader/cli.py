@@ -228,6 +228,9 @@ def _add_hosted_commands(commands) -> None:
                         help="learners graded at once in each shard (default: 2)")
     shards.add_argument("--skip-execution", action="store_true",
                         help="run the hidden tests only, not the notebooks top to bottom")
+    shards.add_argument("--notebooks", nargs="+", metavar="NN",
+                        help="the assignment's notebooks (batch --notebooks): the gradebook is "
+                             "out of their points (default: every notebook)")
 
 
 def _hosted(args: argparse.Namespace) -> None:
@@ -235,7 +238,8 @@ def _hosted(args: argparse.Namespace) -> None:
     if args.command == "class-workflow":
         from grader.hosted import class_workflow
 
-        options = {"jobs": args.jobs, "skip_execution": args.skip_execution}
+        options = {"jobs": args.jobs, "skip_execution": args.skip_execution,
+                   "notebooks": args.notebooks}
         if args.k8s:
             _emit(class_workflow.k8s(args.shards, image=args.k8s, **options), args.out,
                   "Kubernetes Jobs")

@@ -193,6 +193,15 @@ def test_kubernetes_indexed_job_runs_the_workflows_shard_and_merge_commands(tmp_
         assert in_pod[0][in_pod[0].index("--shard") + 1] == f"{index + 1}/3"
 
 
+def test_class_workflow_grades_only_the_assignments_notebooks():
+    document = yaml.safe_load(class_workflow.actions(2, notebooks=["01", "02"]))
+    shard_runs = [run for run in _runs(document) if "--shard" in run]
+    assert shard_runs == [class_workflow.shard_command(2, notebooks=["01", "02"])]
+    assert shard_runs[0].endswith("--jobs 2 --notebooks 01 02")
+    assert "--notebooks 01 02" in class_workflow.slurm(2, notebooks=["01", "02"])
+    assert "--notebooks 01" in class_workflow.k8s(2, notebooks=["01"])
+
+
 def test_class_workflow_command_writes_the_file_and_refuses_bad_counts(tmp_path, capsys):
     from grader import cli
 
