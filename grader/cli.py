@@ -121,6 +121,8 @@ def _add_batch(commands) -> None:
                        help="the --out folder of each `batch --shard K/N` run, every K once")
     merge.add_argument("--out", type=Path, default=Path("grades"),
                        help="folder for the class's files (default: grades/)")
+    merge.add_argument("--roster", type=Path, metavar="CSV", help="as for batch")
+    merge.add_argument("--lms", choices=("canvas",), help="as for batch")
 
 
 def _gibibytes(text: str) -> float:
@@ -317,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "merge":
             from grader import merge
 
-            merge.main(shard_dirs=args.shards, out=args.out)
+            merge.main(shard_dirs=args.shards, out=args.out, roster=args.roster, lms=args.lms)
         else:
             from grader import grade, recorded, supervise
 
