@@ -29,7 +29,7 @@ from grader.errors import GraderError
 from grader.hosted import assets_for, classroom_public, select_suites
 from grader.judge import StudentProxy, suite_exercises, suite_path
 from grader.notebook import read_notebook, sandbox_cells
-from grader.recorded import PUBLIC_ONLY, SUFFIX, key
+from grader.recorded import PUBLIC_ONLY, SUFFIX, key, near_key, table
 from grader.sandbox import result_of_reply
 
 GRADER_DIR = Path(__file__).resolve().parent
@@ -51,6 +51,7 @@ class PublicSuite:
     suite: str
     source: str
     records: dict[str, dict[str, Any]]
+    near: dict[str, list[dict]]
     tests: list[str]
     kept: list[str] = field(default_factory=list)
     """Helpers shipped as code because they are handed the learner's answer."""
@@ -179,6 +180,7 @@ def record(suite: str, *, solutions: Path | None = None) -> PublicSuite:
         return result
 
     records: dict[str, dict[str, Any]] = {name: {} for name in helpers}
+    near: dict[str, list[dict]] = {}
 
     def recorder(name: str, original):
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -193,8 +195,11 @@ def record(suite: str, *, solutions: Path | None = None) -> PublicSuite:
                 if perturb[0]:
                     if wanted not in records[name]:
                         kept.add(name)  # its inputs follow the learner's answer
-                else:
+                elif wanted not in records[name]:
                     records[name][wanted] = codec.decode(codec.encode(result))
+                    shape, floats = near_key(args, kwargs)
+                    near.setdefault(name, []).append({"key": wanted, "near": shape,
+                                                      "floats": floats})
             except codec.CodecError:
                 kept.add(name)
             return result
@@ -218,8 +223,9 @@ def record(suite: str, *, solutions: Path | None = None) -> PublicSuite:
     needed = _needed(definitions, [*tests, "EXERCISE_ORDER"], opaque=set(records))
     records = {name: values for name, values in records.items() if name in needed}
     kept &= needed
+    near = {name: entries for name, entries in near.items() if name in records}
     return PublicSuite(suite=suite, source=_source(suite, text, tree, needed, set(records)),
-                       records=records, tests=tests, kept=sorted(kept))
+                       records=records, near=near, tests=tests, kept=sorted(kept))
 
 
 def _source(suite: str, text: str, tree: ast.Module, needed: set[str], recorded: set[str]) -> str:
@@ -285,7 +291,8 @@ def build(out: Path, *, notebooks: list[str] | None = None,
     _copy(GRADER_DIR / "suites" / "pytest.ini", suites_dir / "pytest.ini")
     for public in publics:
         (suites_dir / f"test_{public.suite}.py").write_text(public.source)
-        (suites_dir / f"test_{public.suite}{SUFFIX}").write_bytes(codec.encode(public.records))
+        (suites_dir / f"test_{public.suite}{SUFFIX}").write_bytes(
+            codec.encode(table(public.records, public.near)))
     (suites_dir / PUBLIC_ONLY.name).write_text(
         "The suites in this folder hold the public checks only; the hidden tests are run by the "
         "instructor.\n")

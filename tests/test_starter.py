@@ -207,3 +207,23 @@ def test_the_grading_repository_grades_a_folder_of_learner_repositories(starter,
     half = f"{float(rows['ada']['total']) / 2:g}"  # handed in long after 2000: the 50 % cap
     assert rows["ada"]["time_source"] == "file times" and rows["ada"]["total_after_penalty"] == half
     assert (out / "canvas.csv").read_text().splitlines()[2] == f"Ada,1,,,,{half}"
+
+
+def test_recorded_values_answer_the_same_arguments_up_to_last_bit_noise(tmp_path):
+    import torch
+
+    from grader import codec, recorded
+
+    x = torch.linspace(-1, 1, 12, dtype=torch.float32).reshape(3, 4)
+    exact = recorded.key((x,), {"scale": 2})
+    near, floats = recorded.near_key((x,), {"scale": 2})
+    (tmp_path / "test_x.recorded").write_bytes(codec.encode(recorded.table(
+        {"_reference": {exact: x * 2}}, {"_reference": [{"key": exact, "near": near,
+                                                       "floats": floats}]})))
+    helper = recorded.replayed(str(tmp_path / "test_x.py"), "_reference")
+    assert torch.equal(helper(x, scale=2), x * 2)
+    noisy = torch.nextafter(x, torch.full_like(x, 2.0))  # another machine's last bit
+    assert torch.equal(helper(noisy, scale=2), x * 2)
+    for args, kwargs in (((x + 1e-3,), {"scale": 2}), ((x,), {"scale": 3}), ((x.double(),), {})):
+        with pytest.raises(recorded.NotRecorded, match="no reference value for this input"):
+            helper(*args, **kwargs)
