@@ -340,7 +340,8 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     folder of ``out`` each. With ``roster`` (:mod:`grader.enrolment`), learners on it who handed
     nothing in get a row, and its names and LMS ids become columns; ``lms="canvas"`` also writes
     ``canvas.csv`` (:mod:`grader.lms`). With ``due`` (and ``late_policy``), the gradebook says
-    when each learner handed in, how late, and the penalty (:mod:`grader.deadlines`). Returns the records of every learner graded here.
+    when each learner handed in, how late, and the penalty (:mod:`grader.deadlines`). Returns
+    the records of every learner graded here.
     Raises GraderError for a bad submissions folder or an unknown ``--student``;
     KeyboardInterrupt stops the running learners and leaves the finished learners' files
     complete (a shard then has no ``shard.json``).

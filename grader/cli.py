@@ -1,6 +1,6 @@
 """Command line: ``python -m grader COMMAND`` for the commands ``release``, ``check``, ``batch``,
-``merge``, ``starter-repo``, ``gradescope``, ``classroom`` and ``class-workflow``. Parses arguments and calls the
-stages (hosted exports live in :mod:`grader.hosted`)."""
+``merge``, ``starter-repo``, ``gradescope``, ``classroom`` and ``class-workflow``. Parses
+arguments and calls the stages (hosted exports live in :mod:`grader.hosted`)."""
 from __future__ import annotations
 
 import argparse
