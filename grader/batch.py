@@ -20,13 +20,15 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
 import grader
 from grader import report as reporters
-from grader import shards, supervise
+from grader import assignment, deadlines, enrolment, shards, supervise
+from grader import lms as lms_formats
 from grader.errors import GraderError
 from grader.gradebook import (RECORD, full_reports, read_record, report_from_dict,
                               summary_table, write_gradebook, write_summary)
@@ -246,6 +248,9 @@ def cached_points(out: Path) -> dict[str, list[dict]]:
 def _status(work: Plan, outcome: Outcome) -> str:
     if outcome.status != OK:
         return outcome.status
+    if work.problems and outcome.reports:  # some notebooks graded: say which, and what was not
+        return (f"partly graded: graded {', '.join(sorted(outcome.reports))}; not graded: "
+                + "; ".join(work.problems))
     if work.problems:
         return "could not be graded: " + "; ".join(work.problems)
     return OK
@@ -321,12 +326,22 @@ def _shard_record(shard: Shard, learners: dict, plans: list[Plan], options: dict
 def main(*, submissions: Path, out: Path, jobs: int | None = None,
          students: list[str] | None = None, force: bool = False, flat: bool = False,
          timeout_per_student: float = 1200.0, options: Options | None = None,
-         shard: Shard | None = None, echo=print, progress: bool = True) -> list[dict]:
+         shard: Shard | None = None, echo=print, progress: bool = True,
+         notebooks: list[str] | None = None, assignment_name: str | None = None,
+         roster: Path | None = None, lms: str | None = None, due: str | None = None,
+         late_policy: str | None = None) -> list[dict]:
     """Entry point of ``python -m grader batch``: grade the class, write every file.
 
     With ``shard`` (K of N), grade only that slice of the learners (:mod:`grader.shards`) and
     write their files and ``shard.json`` instead of the class's files (``python -m grader
-    merge`` writes those from every shard). Returns the records of every learner graded here.
+    merge`` writes those from every shard). With ``notebooks`` (or in nbgrader's layout, where
+    each assignment folder is one assignment: :mod:`grader.assignment`), only those notebooks are
+    graded and the gradebook is out of their points; several nbgrader assignments give one
+    folder of ``out`` each. With ``roster`` (:mod:`grader.enrolment`), learners on it who handed
+    nothing in get a row, and its names and LMS ids become columns; ``lms="canvas"`` also writes
+    ``canvas.csv`` (:mod:`grader.lms`). With ``due`` (and ``late_policy``), the gradebook says
+    when each learner handed in, how late, and the penalty (:mod:`grader.deadlines`). Returns
+    the records of every learner graded here.
     Raises GraderError for a bad submissions folder or an unknown ``--student``;
     KeyboardInterrupt stops the running learners and leaves the finished learners' files
     complete (a shard then has no ``shard.json``).
@@ -340,7 +355,40 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     if shard is not None and students:
         raise GraderError("--student and --shard cannot be combined: regrade a learner in a run "
                           "of their own shard, without --student")
-    learners = discover(submissions, flat=flat)
+    suites = assignment.select(notebooks) if notebooks else None
+    if lms is not None and (lms not in lms_formats.SYSTEMS or roster is None):
+        raise GraderError(f"--lms {lms}: needs --roster (with the LMS's ids) and one of: "
+                          f"{', '.join(lms_formats.SYSTEMS)}")
+    people = enrolment.read(roster) if roster is not None else None
+    if late_policy is not None and due is None:
+        raise GraderError("--late-policy needs --due (the date and time work is due)")
+    due_at = deadlines.parse_time(due) if due is not None else None
+    policy = deadlines.LatePolicy.parse(late_policy) if late_policy is not None else None
+    nbgrader = not flat and assignment.is_nbgrader(submissions)
+    if assignment_name is not None and not nbgrader:
+        raise GraderError(f"--assignment {assignment_name}: {submissions} is not laid out as "
+                          "nbgrader's submitted/STUDENT/ASSIGNMENT/; use --notebooks instead")
+    if nbgrader and assignment_name is None:
+        names = assignment.nbgrader_assignments(submissions)
+        if len(names) > 1:  # one gradebook per assignment, each in a folder of its own
+            records = []
+            for name in names:
+                echo(f"assignment {name}: gradebook in {out / name}")
+                present = set(assignment.discover(submissions, name))
+                if students and not present & set(students):
+                    continue
+                records += main(submissions=submissions, out=out / name, jobs=jobs,
+                                students=[s for s in students or [] if s in present] or None,
+                                force=force, timeout_per_student=timeout_per_student,
+                                options=options, shard=shard, echo=echo, progress=progress,
+                                notebooks=notebooks, assignment_name=name, roster=roster,
+                                lms=lms, due=due, late_policy=late_policy)
+            return records
+        assignment_name = names[0] if names else None
+    if nbgrader and assignment_name is not None:
+        learners = assignment.discover(submissions, assignment_name)
+    else:
+        learners = discover(submissions, flat=flat)
     unknown = sorted(set(students or []) - set(learners))
     if unknown:
         raise GraderError(f"no submissions for --student {', '.join(unknown)} in {submissions}")
@@ -348,6 +396,12 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     plans = [plan(student_id, folder, files, options)
              for student_id, (folder, files) in learners.items()
              if shard is None or shard.holds(student_id)]
+    if suites is None and nbgrader and assignment_name is not None:
+        suites = assignment.suites_handed_in(
+            [plan(i, folder, files, options) for i, (folder, files) in learners.items()])
+    if suites is not None:
+        points = assignment.scope_points(points, suites)
+        plans = [assignment.scope_plan(p, suites) for p in plans]
     if students:
         todo = [p for p in plans if p.student_id in students]
     else:
@@ -370,8 +424,14 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     finally:
         bar.close()
         records = [r for r in (read_record(out, p.student_id) for p in plans) if r is not None]
+        everyone = records if people is None else enrolment.apply(records, people)
+        late = None if due_at is None else {
+            student_id: deadlines.lateness(folder, files, due_at, policy,
+                                           enrolment.columns(people).get(student_id))
+            for student_id, (folder, files) in learners.items()}
         if shard is None:
-            write_gradebook(out, records, points)
+            write_gradebook(out, everyone, points, enrolment.columns(people),
+                            people.columns if people else [], late)
     counts = f"{len(todo)} regraded, {len(plans) - len(todo)} up to date"
     if shard is not None:
         run_options = {**dataclasses.asdict(options), "flat": flat,
@@ -380,8 +440,24 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
         echo(f"shard {shard}: {counts} of the class's {len(learners)}; shard record written to "
              f"{out / shards.RECORD} (join the shards with `python -m grader merge`)")
         return records
-    echo(summary_table(write_summary(out, records, points)))
+    echo(summary_table(write_summary(out, everyone, points)))
     echo(f"{counts}; gradebook written to {out / 'gradebook.csv'}")
+    if people is not None:
+        absent = len(everyone) - len(records)
+        unknown = [r["student_id"] for r in records if r["student_id"] not in people.learners]
+        echo(f"roster {people.path}: {absent} learner(s) with nothing handed in (0, "
+             f"{enrolment.NOT_SUBMITTED}); not on the roster: {', '.join(unknown) or 'none'}")
+    if late is not None:
+        sources = Counter(entry.source for entry in late.values())
+        echo(f"due {due_at.isoformat(timespec='minutes')}: "
+             f"{sum(e.days_late > 0 for e in late.values())} learner(s) late; hand-in times from "
+             + ", ".join(f"{source} ({n})" for source, n in sorted(sources.items())))
+    if lms == "canvas":
+        title = assignment_name or "notebooks " + " ".join(s.split("_")[0] for s in points)
+        reporters.write_text(out / "canvas.csv", lms_formats.canvas(
+            everyone, points, enrolment.columns(people), title,
+            {i: entry.penalty_percent for i, entry in (late or {}).items()}))
+        echo(f"Canvas import file written to {out / 'canvas.csv'} (assignment {title!r})")
     return records
 
 

@@ -1,6 +1,6 @@
 """Command line: ``python -m grader COMMAND`` for the commands ``release``, ``check``, ``batch``,
-``merge``, ``gradescope``, ``classroom`` and ``class-workflow``. Parses arguments and calls the
-stages (hosted exports live in :mod:`grader.hosted`)."""
+``merge``, ``starter-repo``, ``gradescope``, ``classroom`` and ``class-workflow``. Parses
+arguments and calls the stages (hosted exports live in :mod:`grader.hosted`)."""
 from __future__ import annotations
 
 import argparse
@@ -58,6 +58,11 @@ def _parser() -> argparse.ArgumentParser:
     _add_hosted_options(check)
     _add_batch(commands)
     _add_hosted_commands(commands)
+    starter = commands.add_parser("starter-repo", help="build the repository learners get: "
+                                  "notebooks, their assets, the runtime and the public checks")
+    starter.add_argument("out", type=Path, metavar="OUT", help="a new (or empty) folder")
+    starter.add_argument("--notebooks", nargs="+", metavar="NN",
+                         help="only these notebooks, by number or name (default: all)")
     return parser
 
 
@@ -84,6 +89,29 @@ def _add_batch(commands) -> None:
     batch.add_argument("--run-as", metavar="USER",
                        help="run the learners' code as this unprivileged user (grader as root)")
     batch.add_argument("--memory-limit", type=_gibibytes, metavar="GIB", help=MEMORY_HELP)
+    batch.add_argument("--notebooks", nargs="+", metavar="NN",
+                       help="the assignment's notebooks, by number or name: only these are "
+                            "graded, and max_total and percent are out of their points "
+                            "(default: every notebook; in nbgrader's layout, those handed in "
+                            "for the assignment)")
+    batch.add_argument("--assignment", metavar="NAME",
+                       help="nbgrader's layout: grade only this assignment folder (default: "
+                            "each assignment, into a folder of --out of its own)")
+    batch.add_argument("--roster", type=Path, metavar="CSV",
+                       help="the class list: a student_id column, optionally name, lms_id, "
+                            "sis_id, login, section; learners on it with nothing handed in get "
+                            "a 0 row (not submitted), others are noted")
+    batch.add_argument("--lms", choices=("canvas",),
+                       help="also write the gradebook in this LMS's import format "
+                            "(canvas.csv; needs --roster with the LMS's ids)")
+    batch.add_argument("--due", metavar="TIME",
+                       help="when the work was due, ISO 8601 (e.g. 2026-03-01T23:59+01:00; UTC "
+                            "without an offset): the gradebook says when each learner handed "
+                            "in, by which source, and how late")
+    batch.add_argument("--late-policy", metavar="PER_DAY[,CAP]",
+                       help="percent of the points taken per day late (a started day counts), "
+                            "at most CAP percent, e.g. 10,50; extensions come from the roster's "
+                            "extension_days or due column")
     batch.add_argument("--shard", metavar="K/N",
                        help="grade only the K-th of N slices of the learners (by a hash of their "
                             "id) and write a shard record; join the shards with `merge`")
@@ -93,6 +121,8 @@ def _add_batch(commands) -> None:
                        help="the --out folder of each `batch --shard K/N` run, every K once")
     merge.add_argument("--out", type=Path, default=Path("grades"),
                        help="folder for the class's files (default: grades/)")
+    merge.add_argument("--roster", type=Path, metavar="CSV", help="as for batch")
+    merge.add_argument("--lms", choices=("canvas",), help="as for batch")
 
 
 def _gibibytes(text: str) -> float:
@@ -117,7 +147,8 @@ def _batch(args) -> None:
                options=batch.Options(skip_execution=args.skip_execution,
                                      cell_timeout=args.cell_timeout, run_as=args.run_as,
                                      memory_limit=_memory_limit(args.memory_limit)),
-               shard=shard)
+               shard=shard, notebooks=args.notebooks, assignment_name=args.assignment,
+               roster=args.roster, lms=args.lms, due=args.due, late_policy=args.late_policy)
 
 
 def _limits(run_as: str | None, memory_limit: float | None = None):
@@ -148,6 +179,9 @@ def _add_hosted_options(check: argparse.ArgumentParser) -> None:
     check.add_argument("--min-score", type=float, metavar="POINTS",
                        help="exit with status 1 when the total score is below POINTS (for graders "
                             "that give all or nothing per command)")
+    check.add_argument("--classroom-output", type=Path, metavar="FILE",
+                       help="append the tests' points for GitHub Classroom's grading reporter "
+                            "to FILE (a step's \"$GITHUB_OUTPUT\"), partial credit per test")
     check.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date",
                        help="Gradescope visibility of hidden tests in --json (default: "
                             "after_due_date)")
@@ -162,11 +196,12 @@ def _add_hosted_commands(commands) -> None:
     gradescope.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date",
                             help="when learners see the hidden tests' results "
                                  "(default: after_due_date)")
-    gradescope.add_argument("--memory-mb", type=int, default=768, metavar="MB",
+    gradescope.add_argument("--memory-mb", type=int, default=1536, metavar="MB",
                             help="the memory limit set on Gradescope, for warnings near it when "
-                                 "the box does not report its own (default: 768)")
-    gradescope.add_argument("--minutes", type=float, default=10, metavar="MINUTES",
-                            help="the time limit set on Gradescope (default: 10)")
+                                 "the box does not report its own (default: 1536, as advised)")
+    gradescope.add_argument("--minutes", type=float, default=20, metavar="MINUTES",
+                            help="the time limit set on Gradescope, at most 40 (default: 20, as "
+                                 "advised)")
 
     classroom = commands.add_parser("classroom", help="print a GitHub Classroom grading workflow")
     classroom.add_argument("--out", type=Path, metavar="FILE",
@@ -195,6 +230,9 @@ def _add_hosted_commands(commands) -> None:
                         help="learners graded at once in each shard (default: 2)")
     shards.add_argument("--skip-execution", action="store_true",
                         help="run the hidden tests only, not the notebooks top to bottom")
+    shards.add_argument("--notebooks", nargs="+", metavar="NN",
+                        help="the assignment's notebooks (batch --notebooks): the gradebook is "
+                             "out of their points (default: every notebook)")
 
 
 def _hosted(args: argparse.Namespace) -> None:
@@ -202,7 +240,8 @@ def _hosted(args: argparse.Namespace) -> None:
     if args.command == "class-workflow":
         from grader.hosted import class_workflow
 
-        options = {"jobs": args.jobs, "skip_execution": args.skip_execution}
+        options = {"jobs": args.jobs, "skip_execution": args.skip_execution,
+                   "notebooks": args.notebooks}
         if args.k8s:
             _emit(class_workflow.k8s(args.shards, image=args.k8s, **options), args.out,
                   "Kubernetes Jobs")
@@ -245,6 +284,12 @@ def _check_reports(args: argparse.Namespace, reports: list, seconds: float) -> i
     if args.markdown is not None:
         reporters.write_text(args.markdown, reporters.markdown(reports) + "\n")
         print(f"Markdown report written to {args.markdown}")
+    if args.classroom_output is not None:
+        from grader import classroom_results, recorded
+
+        classroom_results.append_output(
+            args.classroom_output, reporters.gradescope(reports, seconds),
+            label=classroom_results.LABEL if recorded.is_starter() else None)
     score = sum(r.score for r in reports)
     if args.min_score is not None and score < args.min_score:
         print(f"score {score:g} is below --min-score {args.min_score:g}")
@@ -267,12 +312,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"released {len(written)} notebook(s) into {args.dest}")
         elif args.command == "batch":
             _batch(args)
+        elif args.command == "starter-repo":
+            from grader import starter
+
+            starter.main(args.out, notebooks=args.notebooks)
         elif args.command == "merge":
             from grader import merge
 
-            merge.main(shard_dirs=args.shards, out=args.out)
+            merge.main(shard_dirs=args.shards, out=args.out, roster=args.roster, lms=args.lms)
         else:
-            from grader import grade, supervise
+            from grader import grade, recorded, supervise
 
             supervise.become_subreaper()  # this process starts nothing but the learner's code
             start = time.monotonic()
@@ -284,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
                                  limits=_limits(args.run_as, args.memory_limit),
                                  verbose=args.verbose)
             status = _check_reports(args, reports, time.monotonic() - start)
+            if recorded.is_starter():
+                print(recorded.hidden_note())
             if args.html is not None:
                 from grader import feedback
 

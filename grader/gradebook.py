@@ -13,10 +13,11 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from grader import deadlines
 from grader import report as reporters
 from grader.feedback import NOT_SUBMITTED
-from grader.results import (MISSING, PASSED, TIMED_OUT, CellFailure, ExecutionResult,
-                            NotebookReport, TestResult)
+from grader.results import (MISSING, NOT_IMPLEMENTED, PASSED, TIMED_OUT, CellFailure,
+                            ExecutionResult, NotebookReport, TestResult)
 
 RECORD = "record.json"
 """Per learner: the report records and fingerprints that the gradebook and regrades read."""
@@ -84,28 +85,56 @@ def _num(value: float) -> str:
     return f"{round(value, 4):g}"
 
 
-def gradebook(records: list[dict], points: dict[str, list[dict]]) -> str:
-    """``gradebook.csv``: a ``points possible`` row, then one row per learner, sorted by id."""
+def _columns(points: dict[str, list[dict]]) -> list[tuple[str, str | None]]:
+    """The score columns: each notebook's total, then one per exercise."""
     columns: list[tuple[str, str | None]] = []
     for suite, tests in points.items():
         columns.append((suite, None))
         for exercise in dict.fromkeys(t["exercise"] for t in tests):
             columns.append((suite, exercise))
-    header = ["student_id"] + [s if e is None else f"{s}/{e}" for s, e in columns]
-    header += ["total", "max_total", "percent", "grading_status", "notes"]
+    return columns
+
+
+def _header(column: tuple[str, str | None]) -> str:
+    suite, exercise = column
+    return suite if exercise is None else f"{suite}/{exercise}"
+
+
+def _possible(points: dict[str, list[dict]], suite: str, exercise: str | None) -> float:
+    return sum(t["max_score"] for t in points[suite] if exercise in (None, t["exercise"]))
+
+
+def points_possible(points: dict[str, list[dict]]) -> str:
+    """``points_possible.csv``: each gradebook score column and its points, then ``total``."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["column", "points_possible"])
+    for column in _columns(points):
+        writer.writerow([_header(column), _num(_possible(points, *column))])
+    writer.writerow(["total", _num(sum(t["max_score"] for ts in points.values() for t in ts))])
+    return buffer.getvalue()
+
+
+def gradebook(records: list[dict], points: dict[str, list[dict]],
+              people: dict[str, dict[str, str]] | None = None,
+              people_columns: list[str] = (), late: dict | None = None) -> str:
+    """``gradebook.csv``: one row per learner, sorted by id; every row is a learner (the points
+    possible are in ``points_possible.csv`` and in the ``max_total`` column). ``people`` adds
+    the roster's columns ``people_columns`` (name, LMS ids) after ``student_id``; ``late``
+    (student_id -> :class:`grader.deadlines.Lateness`) adds :data:`grader.deadlines.COLUMNS`
+    after ``percent``."""
+    columns = _columns(points)
+    header = ["student_id", *people_columns] + [_header(c) for c in columns]
+    header += ["total", "max_total", "percent"]
+    header += (deadlines.COLUMNS if late is not None else []) + ["grading_status", "notes"]
     maximum = sum(t["max_score"] for tests in points.values() for t in tests)
 
     def cells(score_of) -> list[str]:
         return [_num(score_of(suite, exercise)) for suite, exercise in columns]
 
-    def possible(suite, exercise):
-        return sum(t["max_score"] for t in points[suite] if exercise in (None, t["exercise"]))
-
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
-    writer.writerow(["points possible"] + cells(possible) + [_num(maximum), _num(maximum), "100",
-                                                              "", ""])
     for record in sorted(records, key=lambda r: r["student_id"]):
         reports = {r.suite: r for r in full_reports(record, points)}
 
@@ -114,38 +143,51 @@ def gradebook(records: list[dict], points: dict[str, list[dict]]) -> str:
 
         total = sum(r.score for r in reports.values())
         percent = _num(round(100 * total / maximum, 1)) if maximum else "0"
-        writer.writerow([record["student_id"]] + cells(earned) + [
-            _num(total), _num(maximum), percent, record["grading_status"],
-            "; ".join(record.get("notes", []))])
+        person = (people or {}).get(record["student_id"], {})
+        writer.writerow([record["student_id"], *(person.get(c, "") for c in people_columns)]
+                        + cells(earned) + [_num(total), _num(maximum), percent]
+                        + (deadlines.cells(late.get(record["student_id"]), total)
+                           if late is not None else [])
+                        + [record["grading_status"], "; ".join(record.get("notes", []))])
     return buffer.getvalue()
 
 
 def summary(records: list[dict], points: dict[str, list[dict]], top: int = 3) -> dict:
-    """Per exercise: mean score, share with full marks, the most frequent named mistakes."""
+    """Per exercise: mean score, share with full marks, the most frequent named mistakes.
+
+    ``mean_score`` and ``full_marks_share`` count a learner who did not hand the notebook in as
+    0 (``not_submitted`` says how many); ``mean_score_of_submitters`` leaves them out. Mistakes
+    and failing tests count the learners who handed the notebook in, each mistake once per
+    learner; an exercise left as its stub ("not implemented") is no mistake."""
     exercises: dict[str, dict] = {}
     for record in sorted(records, key=lambda r: r["student_id"]):
         for report in full_reports(record, points):
             for exercise, tests in report.exercises().items():
                 entry = exercises.setdefault(f"{report.suite}/{exercise}", {
                     "scores": [], "max_score": sum(t.max_score for t in tests), "submitted": 0,
-                    "mistakes": Counter(), "failed_tests": Counter()})
+                    "mistakes": Counter(), "failed_tests": Counter(), "handed_in": []})
                 entry["scores"].append(sum(t.score for t in tests))
                 submitted = not any(t.status == NOT_SUBMITTED for t in tests)
                 entry["submitted"] += submitted
+                entry["handed_in"].append(submitted)
                 named, failed = set(), set()
-                for test in tests:
-                    if test.status == PASSED or not submitted:
+                for test in tests:  # a stub left as it was is no mistake
+                    if test.status in (PASSED, NOT_IMPLEMENTED) or not submitted:
                         continue
                     failed.add(test.description or test.name)
-                    named |= {reporters.named_mistake(test.output)} - {None}
+                    named |= {_mistake_name(test.output)} - {None}
                 entry["mistakes"].update(named)
                 entry["failed_tests"].update(failed)
     result = {}
     for key, entry in exercises.items():
         scores, maximum = entry["scores"], entry["max_score"]
+        handed_in = [score for score, given in zip(scores, entry["handed_in"]) if given]
         result[key] = {
             "learners": len(scores), "submitted": entry["submitted"], "max_score": maximum,
             "mean_score": round(sum(scores) / len(scores), 3),
+            "not_submitted": len(scores) - entry["submitted"],
+            "mean_score_of_submitters": round(sum(handed_in) / len(handed_in), 3)
+            if handed_in else None,
             "full_marks_share": round(sum(s == maximum for s in scores) / len(scores), 3),
             "scores": scores,
             "mistakes": [{"mistake": m, "learners": n} for m, n in _top(entry["mistakes"], top)],
@@ -153,6 +195,15 @@ def summary(records: list[dict], points: dict[str, list[dict]], top: int = 3) ->
                              for d, n in _top(entry["failed_tests"], top)],
         }
     return result
+
+
+def _mistake_name(output: str) -> str | None:
+    """The mistake a test names, without its failing example (cut or whole): one mistake is
+    counted once per learner however the tests that name it end."""
+    name = reporters.named_mistake(output)
+    if name is None:
+        return None
+    return name.split(" [failing", 1)[0].removesuffix(" ... (cut)").strip() or None
 
 
 def _top(counter: Counter, top: int) -> list[tuple[str, int]]:
@@ -171,6 +222,11 @@ def summary_table(data: dict) -> str:
         if mistake:
             text += f" ({mistake['learners']} learners)"
         lines.append(f"{key:{width}}  {mean:>11}  {entry['full_marks_share']:>10.0%}  {text}")
+    absent = max((entry.get("not_submitted", 0) for entry in data.values()), default=0)
+    if absent:
+        lines.append(f"(means and shares count learners who did not hand a notebook in as 0: up "
+                     f"to {absent} per exercise; summary.json's mean_score_of_submitters leaves "
+                     "them out)")
     return "\n".join(lines)
 
 
@@ -211,9 +267,13 @@ def summary_plot(data: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def write_gradebook(out: Path, records: list[dict], points: dict[str, list[dict]]) -> None:
-    """Write ``out/gradebook.csv`` (see :func:`gradebook`)."""
-    reporters.write_text(out / "gradebook.csv", gradebook(records, points))
+def write_gradebook(out: Path, records: list[dict], points: dict[str, list[dict]],
+                    people: dict[str, dict[str, str]] | None = None,
+                    people_columns: list[str] = (), late: dict | None = None) -> None:
+    """Write ``out/gradebook.csv`` and ``out/points_possible.csv`` (see :func:`gradebook`)."""
+    reporters.write_text(out / "gradebook.csv", gradebook(records, points, people,
+                                                          people_columns, late))
+    reporters.write_text(out / "points_possible.csv", points_possible(points))
 
 
 def write_summary(out: Path, records: list[dict], points: dict[str, list[dict]]) -> dict:

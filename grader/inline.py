@@ -6,6 +6,7 @@ from typing import Any
 
 from grader import _child, codec
 from grader.judge import known_suites, run_suite, suite_path
+from grader.recorded import hidden_note
 from grader.results import PASSED
 from grader.sandbox import result_of_reply
 
@@ -50,5 +51,5 @@ def check(name: str, namespace: dict | None = None) -> bool:
     verdict = f"{name}: {passed} of {len(results)} public checks passed"
     if failing:
         verdict += f"; failing: {'; '.join(failing)}"
-    print(f"{verdict}. The grader also runs hidden tests.")
+    print(f"{verdict}. {hidden_note()}")
     return not failing

@@ -14,7 +14,9 @@ import shutil
 from pathlib import Path
 
 import grader
-from grader import shards
+from grader import enrolment, shards
+from grader import lms as lms_formats
+from grader import report as reporters
 from grader.errors import GraderError
 from grader.gradebook import read_record, summary_table, write_gradebook, write_summary
 
@@ -84,12 +86,18 @@ def _check_learners(records: dict[Path, dict]) -> None:
                           f"{expected['learners']}; grade every shard again")
 
 
-def main(*, shard_dirs: list[Path], out: Path, echo=print) -> list[dict]:
+def main(*, shard_dirs: list[Path], out: Path, echo=print, roster: Path | None = None,
+         lms: str | None = None) -> list[dict]:
     """Entry point of ``python -m grader merge``: check the shards, write the class's files.
 
     Returns the records of every learner, sorted by id. Raises GraderError (one line) when the
-    shards do not make up one class's grading, or ``out`` is one of them.
+    shards do not make up one class's grading, or ``out`` is one of them. ``roster`` and
+    ``lms`` do what they do for ``batch`` (:mod:`grader.enrolment`, :mod:`grader.lms`).
     """
+    if lms is not None and (lms not in lms_formats.SYSTEMS or roster is None):
+        raise GraderError(f"--lms {lms}: needs --roster (with the LMS's ids) and one of: "
+                          f"{', '.join(lms_formats.SYSTEMS)}")
+    people = enrolment.read(roster) if roster is not None else None
     records = {folder: shards.read(folder) for folder in shard_dirs}
     resolved = {folder.resolve() for folder in shard_dirs}
     if out.resolve() in resolved:
@@ -106,8 +114,15 @@ def main(*, shard_dirs: list[Path], out: Path, echo=print) -> list[dict]:
     points = next(iter(records.values()))["assignment"]["points"]
     learners = sorted(s for data in records.values() for s in data["learners"])
     merged = [read_record(out, student_id) for student_id in learners]
-    write_gradebook(out, merged, points)
-    echo(summary_table(write_summary(out, merged, points)))
+    everyone = merged if people is None else enrolment.apply(merged, people)
+    write_gradebook(out, everyone, points, enrolment.columns(people),
+                    people.columns if people else [])
+    echo(summary_table(write_summary(out, everyone, points)))
+    if lms == "canvas":
+        title = "notebooks " + " ".join(suite.split("_")[0] for suite in points)
+        reporters.write_text(out / "canvas.csv", lms_formats.canvas(
+            everyone, points, enrolment.columns(people), title))
+        echo(f"Canvas import file written to {out / 'canvas.csv'} (assignment {title!r})")
     echo(f"{len(records)} shards merged, {len(merged)} learners; gradebook written to "
          f"{out / 'gradebook.csv'}")
     return merged

@@ -37,6 +37,16 @@ def _rows(out: Path) -> dict[str, dict[str, str]]:
         return {row["student_id"]: row for row in csv.DictReader(handle)}
 
 
+def _possible(out: Path) -> dict[str, str]:
+    """points_possible.csv: gradebook column -> its points."""
+    with open(out / "points_possible.csv", newline="") as handle:
+        return {row["column"]: row["points_possible"] for row in csv.DictReader(handle)}
+
+
+def _num(value: float) -> str:
+    return f"{round(value, 4):g}"
+
+
 def _results(out: Path, student: str) -> dict:
     data = json.loads((out / student / "results.json").read_text())
     data.pop("execution_time")
@@ -127,13 +137,14 @@ def test_stop_kills_the_whole_tree_even_children_in_their_own_session():
 def test_gradebook_values_and_statuses(graded):
     submissions, out = graded
     rows = _rows(out)
-    assert list(rows) == ["points possible", "ada", "bob", "cyd", "dan"]
+    assert list(rows) == ["ada", "bob", "cyd", "dan"]  # learners only: no "points possible" row
     header = list(rows["ada"])
     assert header[:3] == ["student_id", NB1, f"{NB1}/scaled_dot_product_attention"]
     assert header[-5:] == ["total", "max_total", "percent", "grading_status", "notes"]
-    possible = rows["points possible"]
-    assert float(possible["max_total"]) == sum(
-        float(possible[c]) for c in header[1:-5] if "/" not in c)
+    possible = _possible(out)
+    assert list(possible) == header[1:-5] + ["total"]
+    assert possible["total"] == rows["ada"]["max_total"] == _num(sum(
+        float(possible[c]) for c in header[1:-5] if "/" not in c))
     ada, bob, cyd, dan = rows["ada"], rows["bob"], rows["cyd"], rows["dan"]
     assert ada[NB1] == possible[NB1] and ada[NB2] == possible[NB2]
     assert ada["03_addition_vs_concatenation"] == "0"  # not submitted
@@ -222,3 +233,34 @@ def test_learner_whose_setup_cell_never_ends_is_timed_out(graded, tmp_path):
     assert any("not graded: timed out" in t["output"] for t in results["tests"])
     leftovers = subprocess.run(["pgrep", "-f", str(submissions)], capture_output=True, text=True)
     assert leftovers.stdout.strip() == "", "a process of the timed-out learner is still running"
+
+
+@pytest.mark.slow
+def test_assignments_are_scoped_nbgrader_folders_and_notebooks(graded, tmp_path):
+    """nbgrader's ps1 (notebook 01) and ps2 (notebook 02) get a gradebook each, out of their own
+    points; --notebooks 01 grades only 01 of a learner who handed in both."""
+    for out in ("grades/ps1", "grades/ps2", "one"):  # the hidden tests' list, cached by content
+        (tmp_path / out).mkdir(parents=True)
+        shutil.copy(graded[1] / ".points.json", tmp_path / out)
+    course = tmp_path / "course"
+    _variant(course / "submitted" / "ada" / "ps1", NB1)
+    shutil.copy(NOTEBOOKS / f"{NB1}.ipynb", _variant(course / "submitted" / "bob" / "ps1", NB1))
+    _variant(course / "submitted" / "ada" / "ps2", NB2)
+    batch.main(submissions=course, out=tmp_path / "grades", jobs=2, options=SKIP, **QUIET)
+    for folder, suite in (("ps1", NB1), ("ps2", NB2)):
+        rows = _rows(tmp_path / "grades" / folder)
+        assert [c for c in rows["ada"] if "/" not in c] == [
+            "student_id", suite, "total", "max_total", "percent", "grading_status", "notes"]
+        assert rows["ada"]["max_total"] == _possible(tmp_path / "grades" / folder)[suite]
+        assert rows["ada"]["percent"] == "100" and rows["ada"]["grading_status"] == "ok"
+    assert list(_rows(tmp_path / "grades" / "ps2")) == ["ada"]
+
+    flat = tmp_path / "flat"
+    _variant(flat / "cyd", NB1)
+    _variant(flat / "cyd", NB2)
+    assert cli.main(["batch", str(flat), "--out", str(tmp_path / "one"), "--notebooks", "1",
+                     "--skip-execution", "--jobs", "1"]) == 0
+    cyd = _rows(tmp_path / "one")["cyd"]
+    assert NB2 not in cyd and cyd["percent"] == "100" and cyd["grading_status"] == "ok"
+    assert f"{NB2}.ipynb: not part of this assignment ({NB1}); not graded" in cyd["notes"]
+    assert [r["suite"] for r in batch.read_record(tmp_path / "one", "cyd")["notebooks"]] == [NB1]

@@ -84,6 +84,28 @@ def test_course_workflow_runs_the_readmes_test_command():
     assert {"reports/junit.xml", "reports/timings.csv"} <= set(upload["with"]["path"].split())
 
 
+def _runs_in(condition: str, *, repository: str, fork: bool, variable: str) -> bool:
+    """Evaluate a job's ``if:`` (the few operators it uses) for one repository."""
+    values = {"vars.COURSE_REPOSITORY": repr(variable), "github.repository": repr(repository),
+              "github.event.repository.fork": repr(fork), "true": "True", "false": "False",
+              "||": " or ", "&&": " and ", "'": "'"}
+    expression = re.sub("|".join(re.escape(k) for k in sorted(values, key=len, reverse=True)),
+                        lambda m: values[m.group(0)], condition)
+    return bool(eval(expression.replace("!=", " != ").replace("==", " == "), {}))
+
+
+def test_course_workflow_runs_only_in_the_courses_own_repository():
+    (job,) = _load("course.yml")["jobs"].values()
+    condition = job["if"]
+    course = {"repository": "teacher/pe-course"}
+    assert _runs_in(condition, **course, fork=False, variable="")
+    assert _runs_in(condition, **course, fork=False, variable="teacher/pe-course")
+    assert not _runs_in(condition, repository="learner/pe-course", fork=True, variable="")
+    assert not _runs_in(condition, repository="learner/pe-course", fork=False,
+                        variable="teacher/pe-course")  # a copy that kept the variable's value
+    assert "COURSE_REPOSITORY" in README
+
+
 def test_grade_my_notebooks_reports_without_failing_the_push():
     command = _readme_command("python3 course.py grade")
     assert command == "python3 course.py grade"
@@ -169,6 +191,15 @@ def test_kubernetes_indexed_job_runs_the_workflows_shard_and_merge_commands(tmp_
         in_pod = _calls(container["command"], tmp_path, JOB_COMPLETION_INDEX=str(index))
         assert in_pod == _calls(["bash", "-e", "-c", shard_run], tmp_path, SHARD=str(index + 1))
         assert in_pod[0][in_pod[0].index("--shard") + 1] == f"{index + 1}/3"
+
+
+def test_class_workflow_grades_only_the_assignments_notebooks():
+    document = yaml.safe_load(class_workflow.actions(2, notebooks=["01", "02"]))
+    shard_runs = [run for run in _runs(document) if "--shard" in run]
+    assert shard_runs == [class_workflow.shard_command(2, notebooks=["01", "02"])]
+    assert shard_runs[0].endswith("--jobs 2 --notebooks 01 02")
+    assert "--notebooks 01 02" in class_workflow.slurm(2, notebooks=["01", "02"])
+    assert "--notebooks 01" in class_workflow.k8s(2, notebooks=["01"])
 
 
 def test_class_workflow_command_writes_the_file_and_refuses_bad_counts(tmp_path, capsys):

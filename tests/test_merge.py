@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, cli, shards
+from grader import batch, cli, merge, shards
 from tests.conftest import variant
 from tests.graded_class import LEARNERS, NB1, NB2, SKIP
 
@@ -92,8 +92,10 @@ def test_merge_equals_one_run_whatever_the_number_of_jobs(graded):
                 _without_timing(one / student / name), f"{student}/{name}"
     with open(merged / "gradebook.csv", newline="") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    with open(merged / "points_possible.csv", newline="") as handle:
+        points = {r["column"]: r["points_possible"] for r in csv.DictReader(handle)}
     for suite in (NB1, NB2):
-        possible = float(rows["points possible"][suite])
+        possible = float(points[suite])
         assert float(rows["ada"][suite]) == possible > 0
         assert 0 < float(rows["cyd"][suite]) < possible  # graded, not just copied empty
     assert rows["bob"][NB2] == "0" and rows["dan"]["total"] == "0"
@@ -158,3 +160,21 @@ def test_merge_refuses_an_unfinished_shard_and_its_own_input(graded, tmp_path, c
     shutil.copytree(source / "shard-2", tmp_path / "2", dirs_exist_ok=True)
     assert cli.main(["merge", *folders, "--out", folders[0]]) == 2
     assert "is one of the shards" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_merge_adds_the_roster_and_writes_canvas_csv(graded, tmp_path):
+    _, engine = graded
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student_id,name,lms_id\n" + "".join(
+        f"{s},{s.title()},{i}\n" for i, s in enumerate([*LEARNERS, "zoe"], start=1)))
+    out = tmp_path / "grades"
+    merge.main(shard_dirs=sorted((engine / "shards").iterdir()), out=out, echo=lambda *_: None,
+               roster=roster, lms="canvas")
+    with open(out / "gradebook.csv", newline="") as handle:
+        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    assert list(rows) == sorted([*LEARNERS, "zoe"]) and rows["zoe"]["grading_status"] == \
+        "not submitted"
+    assert all(rows[s]["name"] == s.title() for s in LEARNERS)
+    canvas = (out / "canvas.csv").read_text().splitlines()
+    assert canvas[1].startswith("    Points Possible,") and len(canvas) == 2 + len(LEARNERS) + 1

@@ -9,11 +9,15 @@ Slurm or Kubernetes (``batch --shard`` and ``merge``). They import
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from grader.errors import GraderError
 from grader.judge import known_suites
 
+ROOT = Path(__file__).resolve().parent.parent.parent
+_ASSET_OF_NOTEBOOK = re.compile(r"^[a-z]+(\d\d)_")
+"""An asset named like ``ctx05_base.pt`` belongs to notebook 05."""
 SCHEMA = Path(__file__).resolve().parent / "gradescope_results.schema.json"
 """JSON Schema of Gradescope's ``results.json``, written from its published specification."""
 
@@ -34,3 +38,24 @@ def select_suites(notebooks: list[str] | None) -> list[str]:
                               f"use a number or a name (one of: {', '.join(suites)})")
         chosen.add(matches[0])
     return [s for s in suites if s in chosen]
+
+
+def assets_for(suites: list[str], *, assets: Path | None = None,
+               notebooks: Path | None = None) -> list[Path]:
+    """The files of ``assets/`` that the notebooks of ``suites`` need: the assets' README, every
+    file whose name starts with a notebook's number (``ctx05_*`` for 05), and every file whose
+    name the released notebook mentions."""
+    assets = assets or ROOT / "assets"
+    notebooks = notebooks or ROOT / "notebooks"
+    numbers = {suite.split("_", 1)[0] for suite in suites}
+    texts = [(notebooks / f"{suite}.ipynb").read_text() for suite in suites
+             if (notebooks / f"{suite}.ipynb").is_file()]
+    chosen = []
+    for path in sorted(assets.rglob("*")) if assets.is_dir() else []:
+        if not path.is_file():
+            continue
+        owner = _ASSET_OF_NOTEBOOK.match(path.name)
+        if path.name == "README.md" or (owner and owner.group(1) in numbers) \
+                or (not owner and any(path.name in text for text in texts)):
+            chosen.append(path)
+    return chosen

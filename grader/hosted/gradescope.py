@@ -3,7 +3,7 @@
 The zip holds, at its root, Gradescope's two entry points (``setup.sh`` and ``run_autograder``,
 mode 0755, LF line endings), the pinned requirements the grader needs, ``autograder.json`` (which
 notebooks, which visibility) and what grading reads: the ``grader`` package with only the chosen
-hidden suites, and ``assets/``. Never the solutions, the project's tests or the catalogue of wrong
+hidden suites, and the files of ``assets/`` those notebooks need. Never the solutions, the project's tests or the catalogue of wrong
 answers. Specification: https://gradescope-autograders.readthedocs.io/en/latest/specs/
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 from grader.errors import GraderError
-from grader.hosted import select_suites
+from grader.hosted import assets_for, select_suites
 
 GRADER_DIR = Path(__file__).resolve().parent.parent
 ROOT = GRADER_DIR.parent
@@ -24,10 +24,13 @@ SCRIPTS = ("setup.sh", "run_autograder")
 """Gradescope's entry points, copied from ``templates/`` to the zip's root."""
 NOT_NEEDED_TO_GRADE = {"jupyterlab"}
 """Pinned packages the autograder does not install (the learner's editor, not the grader's)."""
-MEMORY_LIMIT_MB = 768
-"""Gradescope's default memory limit; ``run_autograder`` warns near the box's actual limit."""
-TIME_LIMIT_MINUTES = 10
-"""Gradescope's default time limit; ``run_autograder`` warns near it unless told otherwise."""
+MEMORY_LIMIT_MB = 1536
+"""The memory limit the README advises setting on Gradescope (its own default, 768 MB, is too
+tight); ``run_autograder`` warns near the box's actual limit when it can read it, else near this."""
+TIME_LIMIT_MINUTES = 20
+"""The time limit the README advises setting on Gradescope; ``run_autograder`` warns near it."""
+MAX_MINUTES = 40
+"""The longest time limit Gradescope lets an assignment have."""
 _DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same repository gives the same zip
 
 
@@ -73,6 +76,12 @@ def build(*, out: Path, notebooks: list[str] | None = None,
           hidden_visibility: str = "after_due_date", memory_limit_mb: int = MEMORY_LIMIT_MB,
           time_limit_minutes: float = TIME_LIMIT_MINUTES) -> list[str]:
     """Write the autograder zip to ``out``; returns the names it holds."""
+    if not 0 < time_limit_minutes <= MAX_MINUTES:
+        raise GraderError(f"--minutes {time_limit_minutes:g}: Gradescope allows 1 to {MAX_MINUTES} "
+                          "minutes; set the same number as the assignment's timeout")
+    if memory_limit_mb <= 0:
+        raise GraderError(f"--memory-mb {memory_limit_mb}: give the assignment's memory limit in "
+                          "MB, e.g. 1536")
     suites = select_suites(notebooks)
     config = {"suites": suites, "hidden_visibility": hidden_visibility,
               "memory_limit_mb": memory_limit_mb, "time_limit_minutes": time_limit_minutes}
@@ -85,10 +94,8 @@ def build(*, out: Path, notebooks: list[str] | None = None,
         for path in _package_files(suites):
             _add(archive, f"grader/{path.relative_to(GRADER_DIR).as_posix()}", path.read_bytes(),
                  0o644)
-        assets = ROOT / "assets"
-        for path in sorted(assets.rglob("*")) if assets.is_dir() else []:
-            if path.is_file():
-                _add(archive, f"assets/{path.relative_to(assets).as_posix()}", path.read_bytes(),
-                     0o644)
+        for path in assets_for(suites):
+            _add(archive, f"assets/{path.relative_to(ROOT / 'assets').as_posix()}",
+                 path.read_bytes(), 0o644)
         names = archive.namelist()
     return names

@@ -38,6 +38,7 @@ from grader import report as reporters  # noqa: E402
 from grader.errors import GraderError  # noqa: E402
 from grader.grade import grade_notebook  # noqa: E402
 from grader.hosted import SCHEMA  # noqa: E402
+from grader.hosted.gradescope import MEMORY_LIMIT_MB, TIME_LIMIT_MINUTES  # noqa: E402
 from grader.notebook import read_notebook, suite_name  # noqa: E402
 
 NEAR_LIMIT = 0.8
@@ -216,13 +217,17 @@ def grade_in_child(notebooks: list[Path], *, app: Path, python: str, json_path: 
 
 
 def not_submitted(suites: list[str], work: Path, hidden_visibility: str) -> list[dict]:
-    """Zero-score tests (with their points) for the notebooks that were not submitted."""
-    reports = []
+    """One zero-score test per notebook that was not submitted, worth the notebook's points
+    (not one failed test per hidden test, each asking whether a cell is still there)."""
+    tests = []
     for suite in suites:
         report = grade_notebook(work / "absent" / f"{suite}.ipynb", skip_execution=True)
-        report.error = f"not submitted: upload {suite}.ipynb (or a zip that holds it)"
-        reports.append(report)
-    return reporters.gradescope(reports, 0.0, hidden_visibility=hidden_visibility)["tests"]
+        tests.append({"name": f"{suite} / not submitted",
+                      "number": f"{reporters.notebook_number(suite)}.0", "score": 0,
+                      "max_score": report.max_score, "status": "failed",
+                      "output": f"not submitted: upload {suite}.ipynb (or a zip that holds it)",
+                      "tags": ["not submitted"], "visibility": "visible"})
+    return tests
 
 
 def _number_key(test: dict) -> tuple[int, ...]:
@@ -256,7 +261,7 @@ def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     copies, problems = collect(root / "submission", work, suites)
-    minutes = float(config.get("time_limit_minutes", 10))
+    minutes = float(config.get("time_limit_minutes", TIME_LIMIT_MINUTES))
     tests, score, peak_pss, peak_rss, output, per_notebook = [], 0.0, 0.0, 0.0, [], []
     if copies:
         json_path = work / "check.json"
@@ -277,7 +282,7 @@ def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
     output.append(f"Graded {len(copies)} of {len(suites)} notebook(s): "
                   f"{reporters._points(score)}/{reporters._points(maximum)} points.")
     output += per_notebook + [f"Not graded: {problem}" for problem in problems]
-    memory_limit = memory_limit_mb(float(config.get("memory_limit_mb", 768)))
+    memory_limit = memory_limit_mb(float(config.get("memory_limit_mb", MEMORY_LIMIT_MB)))
     if peak_pss >= NEAR_LIMIT * memory_limit:
         output.append(f"Warning: grading used {peak_pss:.0f} MB of memory at its peak, close to "
                       f"the {memory_limit:.0f} MB limit; ask your instructor to raise it.")

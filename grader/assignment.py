@@ -1,0 +1,85 @@
+"""Which notebooks an assignment holds, so that a class's gradebook is out of its points.
+
+An assignment is a set of the course's notebooks: named on the command line (``batch
+--notebooks 01 02``), or read from nbgrader's layout, where ``submitted/STUDENT/ASSIGNMENT/``
+holds each learner's notebooks of one assignment: the assignment's notebooks are those that its
+learners handed in, and each assignment gets a gradebook of its own. :func:`scope_points` and
+:func:`scope_plan` narrow what :mod:`grader.batch` grades and counts to them; nothing else
+changes.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.errors import GraderError
+from grader.roster import Plan, _notebooks_below
+
+
+def select(notebooks: list[str]) -> list[str]:
+    """The suites named by ``notebooks`` (``01``, ``1`` or a full name), in course order."""
+    from grader.hosted import select_suites
+
+    return select_suites(notebooks)
+
+
+def is_nbgrader(submissions: Path) -> bool:
+    """Whether ``submissions`` is laid out as nbgrader's ``submitted/STUDENT/ASSIGNMENT/``."""
+    return (submissions / "submitted").is_dir()
+
+
+def nbgrader_assignments(submissions: Path) -> list[str]:
+    """The assignment folders found under any learner in nbgrader's ``submitted/``, sorted."""
+    names = set()
+    for learner in (submissions / "submitted").iterdir():
+        if learner.is_dir() and not learner.name.startswith("."):
+            names |= {a.name for a in learner.iterdir()
+                      if a.is_dir() and not a.name.startswith(".") and _notebooks_below(a)}
+    return sorted(names)
+
+
+def discover(submissions: Path, name: str) -> dict[str, tuple[Path, list[Path]]]:
+    """Learner id -> (their folder of assignment ``name``, its notebooks), sorted by id."""
+    learners = {}
+    for learner in sorted((submissions / "submitted").iterdir()):
+        folder = learner / name
+        if learner.name.startswith(".") or not folder.is_dir():
+            continue
+        notebooks = _notebooks_below(folder)
+        if notebooks:
+            learners[learner.name] = (folder, notebooks)
+    if not learners:
+        known = ", ".join(nbgrader_assignments(submissions)) or "none"
+        raise GraderError(f"--assignment {name}: no learner handed in a notebook for it under "
+                          f"{submissions / 'submitted'} (assignments found: {known})")
+    return learners
+
+
+def suites_handed_in(plans: list[Plan]) -> list[str]:
+    """The suites any learner handed in (readable or not), in course order."""
+    from grader.judge import known_suites
+
+    found = {suite for p in plans for suite in (*p.notebooks, *p.unreadable)}
+    return [s for s in known_suites() if s in found]
+
+
+def scope_points(points: dict[str, list[dict]], suites: list[str]) -> dict[str, list[dict]]:
+    """``points`` (suite -> its tests) for the assignment's suites only."""
+    return {suite: tests for suite, tests in points.items() if suite in suites}
+
+
+def scope_plan(work: Plan, suites: list[str]) -> Plan:
+    """``work`` with only the assignment's notebooks to grade; the others become a note."""
+    others = [s for s in (*work.notebooks, *work.unreadable) if s not in suites]
+    for suite in others:
+        problem = work.unreadable.pop(suite, None)
+        if problem in work.problems:
+            work.problems.remove(problem)
+        path = work.notebooks.pop(suite, None)
+        name = path.relative_to(work.folder).as_posix() if path else suite
+        work.notes = [n for n in work.notes if suite not in n]
+        work.notes.append(f"{name}: not part of this assignment ({', '.join(suites)}); "
+                          "not graded")
+    work.fingerprint = {**work.fingerprint, "assignment": list(suites),
+                        "suites": {s: h for s, h in work.fingerprint.get("suites", {}).items()
+                                   if s in suites}}
+    return work
