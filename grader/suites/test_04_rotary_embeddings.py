@@ -921,7 +921,7 @@ _CASES = sorted([(impl, name) for impl in _FAITHFUL for name in _FAITHFUL_CONFIG
                 + [(bug, name) for bug, (_, names) in _BUGS.items() for name in names])
 
 
-@pytest.mark.exercise("rope_is_faithful", points=8)
+@pytest.mark.exercise("rope_is_faithful", points=10)
 @grading(max_examples=12)
 @given(case=st.sampled_from(_CASES))
 def test_rope_is_faithful_over_configs_and_bugs(student, case):
