@@ -320,6 +320,53 @@ def _expect_inputs_unchanged(student, name, inputs, layout, interleaved=False, *
         _expect_unchanged(now, before, rotated, f"{label} after the call ({layout} inputs)")
 
 
+# -- checks of promised errors, shared by the exercises' validation tests below ------------
+def _rejects_wrong_ranks(student, name, **flag):
+    """q 3-D or k 5-D raise ValueError; the smallest valid call (B = H = T = 1, D = 2) works."""
+    q, k, cos, sin = _inputs(1, 2, 1, 6, 8, seed=131)
+    expect_raises(ValueError, getattr(student, name), q[0], k, cos, sin, what=f"{name} with a 3-D q (2, 6, 8)", **flag)
+    expect_raises(ValueError, getattr(student, name), q, k[None], cos, sin, what=f"{name} with a 5-D k (1, 1, 1, 6, 8)",
+                  **flag)
+    _check_step(student, name, *_inputs(1, 1, 1, 1, 2, seed=132), flag.get("interleaved"))
+
+
+def _rejects_other_batch_or_length(student, name, **flag):
+    """k with another B or T than q raises ValueError; another head count (3 k heads for 1 q head) works."""
+    q, _, cos, sin = _inputs(2, 2, 1, 6, 8, seed=133)
+    _, k_batch, _, _ = _inputs(1, 2, 1, 6, 8, seed=134)
+    _, k_length, _, _ = _inputs(2, 2, 1, 5, 8, seed=135)
+    expect_raises(ValueError, getattr(student, name), q, k_batch, cos, sin,
+                  what=f"{name} with q (2, 2, 6, 8) and k (1, 1, 6, 8)", **flag)
+    expect_raises(ValueError, getattr(student, name), q, k_length, cos, sin,
+                  what=f"{name} with q (2, 2, 6, 8) and k (2, 1, 5, 8)", **flag)
+    _check_step(student, name, *_inputs(2, 1, 3, 6, 8, seed=136), flag.get("interleaved"))
+
+
+def _rejects_odd_head_dim_and_other_tables(student, name, **flag):
+    """D = 7, tables with T + 1 rows, sin of another shape than cos: ValueError; (T, D // 2) tables work."""
+    q, k, _, _ = _inputs(1, 2, 1, 6, 7, seed=137)
+    expect_raises(ValueError, getattr(student, name), q, k, *_tables(6, 6),
+                  what=f"{name} with head_dim 7 and (6, 3) tables", **flag)
+    q, k, cos, sin = _inputs(1, 2, 1, 6, 8, seed=138)
+    expect_raises(ValueError, getattr(student, name), q, k, *_tables(7, 8),
+                  what=f"{name} with (7, 4) tables for T = 6", **flag)
+    expect_raises(ValueError, getattr(student, name), q, k, cos, sin[:, :3],
+                  what=f"{name} with cos (6, 4) and sin (6, 3)", **flag)
+    _check_step(student, name, q, k, cos, sin, flag.get("interleaved"))
+
+
+def _rejects_unsupported_dtypes(student, name, **flag):
+    """float64 q and k raise ValueError, bfloat16 too under the interpreter (on a GPU it works); float16 works."""
+    inputs = _inputs(1, 2, 1, 6, 8, seed=139, dtype=torch.float64)
+    expect_raises(ValueError, getattr(student, name), *inputs, what=f"{name} with float64 q and k", **flag)
+    bf16 = _inputs(1, 2, 1, 6, 8, seed=140, dtype=torch.bfloat16)
+    _bfloat16_rule(student, lambda: _check_step(student, name, *bf16, flag.get("interleaved"), tol=BF16),
+                   getattr(student, name), *bf16, what=f"{name} with bfloat16 q and k", **flag)
+    _check_step(student, name, *_inputs(1, 2, 1, 6, 8, seed=141, dtype=torch.float16), flag.get("interleaved"),
+                tol=FP16)
+    _rejects_other_devices(student, getattr(student, name), *_inputs(1, 2, 1, 6, 8, seed=141), what=name, **flag)
+
+
 # -- step 1: rope_rows_triton (one contiguous head) ----------------------------------------------
 def _check_rows(student, x, cos, sin, tol=FP32):
     """Step 1 on x (T, D): the result is x rotated (half-split); returns x after the call."""
@@ -333,7 +380,6 @@ def _row_inputs(seq_len, head_dim, *, seed, dtype=torch.float32):
     gen = torch.Generator().manual_seed(seed)
     x = torch.randn(seq_len, head_dim, generator=gen, dtype=torch.float64).to(dtype)
     return (x, *_tables(seq_len, head_dim))
-
 
 @pytest.mark.exercise("rope_rows_triton", points=1, public=True)
 def test_rows_float32(student):
@@ -361,17 +407,6 @@ def test_rows_leaves_input_unchanged(student):
     _expect_unchanged(after, x, _rope64(x, cos, sin), "x after the call")
 
 
-@pytest.mark.exercise("rope_rows_triton", points=1)
-def test_rows_rejects_bad_shapes(student):
-    """An odd head_dim, tables of the wrong shape, and a 3-D x are rejected with a ValueError."""
-    x, cos, sin = _row_inputs(8, 16, seed=105)
-    expect_raises(ValueError, student.rope_rows_triton, x[:, :15], cos[:, :7], sin[:, :7],
-                  what="rope_rows_triton with head_dim 15")
-    expect_raises(ValueError, student.rope_rows_triton, x, torch.cat([cos, cos], -1), torch.cat([sin, sin], -1),
-                  what="rope_rows_triton with (8, 16) tables for head_dim 16")
-    expect_raises(ValueError, student.rope_rows_triton, x[None], cos, sin, what="rope_rows_triton with x (1, 8, 16)")
-
-
 @pytest.mark.exercise("rope_rows_triton", points=2)
 @grading(max_examples=6)
 @given(seq_len=SEQ_LENS, head_dim=HEAD_DIMS, dtype=DTYPE_NAMES, tables=st.sampled_from(["float32", "float64"]),
@@ -383,40 +418,6 @@ def test_rows_property(student, seq_len, head_dim, dtype, tables, seed):
     cos, sin = (t.to(getattr(torch, tables)) for t in _tables(seq_len, head_dim))  # "any float dtype"
     after = _check_rows(student, x, cos, sin, TOLERANCE[dtype])
     _expect_unchanged(after, x, _rope64(x, cos, sin), "x after the call")
-
-
-@pytest.mark.exercise("rope_rows_triton", points=1)
-def test_rows_rejects_non_contiguous_x(student):
-    """A non-contiguous x (a transposed view, a channel-strided slice) raises ValueError; a contiguous one works."""
-    x, cos, sin = _row_inputs(6, 8, seed=106)
-    for layout in ("transposed", "strided"):
-        expect_raises(ValueError, student.rope_rows_triton, view(x, layout), cos, sin,
-                      what=f"rope_rows_triton with a non-contiguous ({layout}) x of shape (6, 8)")
-    _check_rows(student, *_row_inputs(6, 8, seed=107))
-
-
-@pytest.mark.exercise("rope_rows_triton", points=1)
-def test_rows_rejects_unsupported_dtypes(student):
-    """float64 x raises ValueError, and bfloat16 under the interpreter (on a GPU it works); float16 works."""
-    x, cos, sin = _row_inputs(6, 8, seed=108, dtype=torch.float64)
-    expect_raises(ValueError, student.rope_rows_triton, x, cos, sin, what="rope_rows_triton with a float64 x")
-    bf16 = _row_inputs(6, 8, seed=109, dtype=torch.bfloat16)
-    _bfloat16_rule(student, lambda: _check_rows(student, *bf16, BF16), student.rope_rows_triton, *bf16,
-                   what="rope_rows_triton with a bfloat16 x")
-    _check_rows(student, *_row_inputs(6, 8, seed=110, dtype=torch.float16), FP16)
-    _rejects_other_devices(student, student.rope_rows_triton, *_row_inputs(6, 8, seed=110),
-                           what="rope_rows_triton")
-
-
-@pytest.mark.exercise("rope_rows_triton", points=1)
-def test_rows_rejects_tables_of_other_lengths(student):
-    """Tables with T + 1 rows, or sin of another shape than cos, raise ValueError; (1, 1) tables for x (1, 2) work."""
-    x, cos, sin = _row_inputs(6, 8, seed=111)
-    expect_raises(ValueError, student.rope_rows_triton, x, *_tables(7, 8),
-                  what="rope_rows_triton with (7, 4) tables for x (6, 8)")
-    expect_raises(ValueError, student.rope_rows_triton, x, cos, sin[:, :3],
-                  what="rope_rows_triton with cos (6, 4) and sin (6, 3)")
-    _check_rows(student, *_row_inputs(1, 2, seed=112))
 
 
 # -- step 2: rope_heads_triton (heads, q and k in one launch, strides) -----------------------------
@@ -467,17 +468,6 @@ def test_heads_leave_inputs_unchanged(student):
         _expect_inputs_unchanged(student, "rope_heads_triton", _inputs(1, 2, 2, 24, 32, seed=117), layout, None)
 
 
-@pytest.mark.exercise("rope_heads_triton", points=1)
-def test_heads_reject_mismatched_inputs(student):
-    """q and k with different head_dim, and full-width (T, D) tables, are rejected with a ValueError."""
-    q, _, cos, sin = _inputs(1, 2, 1, 8, 16, seed=118)
-    _, k, _, _ = _inputs(1, 2, 1, 8, 32, seed=119)
-    expect_raises(ValueError, student.rope_heads_triton, q, k, cos, sin,
-                  what="rope_heads_triton with head_dim 16 for q and 32 for k")
-    expect_raises(ValueError, student.rope_heads_triton, q, q, torch.cat([cos, cos], -1),
-                  torch.cat([sin, sin], -1), what="rope_heads_triton with (8, 16) tables for head_dim 16")
-
-
 @pytest.mark.exercise("rope_heads_triton", points=3)
 @grading(max_examples=6)
 @given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, dtype=DTYPE_NAMES, layout=HARNESS_LAYOUTS,
@@ -490,80 +480,10 @@ def test_heads_property(student, batch, heads, seq_len, head_dim, dtype, layout,
     _expect_left_alone(after, inputs, layout)
 
 
-
 @pytest.mark.exercise("rope_heads_triton", points=1)
 def test_heads_channel_strided(student):
     """q, k, cos and sin with stride 2 along the channels (NaN between): addresses use x.stride(3) and cos.stride(1)."""
     _check_heads(student, *_inputs(2, 3, 1, 7, 12, seed=129), layout="strided")
-
-def _rejects_wrong_ranks(student, name, **flag):
-    """q 3-D or k 5-D raise ValueError; the smallest valid call (B = H = T = 1, D = 2) works."""
-    q, k, cos, sin = _inputs(1, 2, 1, 6, 8, seed=131)
-    expect_raises(ValueError, getattr(student, name), q[0], k, cos, sin, what=f"{name} with a 3-D q (2, 6, 8)", **flag)
-    expect_raises(ValueError, getattr(student, name), q, k[None], cos, sin, what=f"{name} with a 5-D k (1, 1, 1, 6, 8)",
-                  **flag)
-    _check_step(student, name, *_inputs(1, 1, 1, 1, 2, seed=132), flag.get("interleaved"))
-
-
-def _rejects_other_batch_or_length(student, name, **flag):
-    """k with another B or T than q raises ValueError; another head count (3 k heads for 1 q head) works."""
-    q, _, cos, sin = _inputs(2, 2, 1, 6, 8, seed=133)
-    _, k_batch, _, _ = _inputs(1, 2, 1, 6, 8, seed=134)
-    _, k_length, _, _ = _inputs(2, 2, 1, 5, 8, seed=135)
-    expect_raises(ValueError, getattr(student, name), q, k_batch, cos, sin,
-                  what=f"{name} with q (2, 2, 6, 8) and k (1, 1, 6, 8)", **flag)
-    expect_raises(ValueError, getattr(student, name), q, k_length, cos, sin,
-                  what=f"{name} with q (2, 2, 6, 8) and k (2, 1, 5, 8)", **flag)
-    _check_step(student, name, *_inputs(2, 1, 3, 6, 8, seed=136), flag.get("interleaved"))
-
-
-def _rejects_odd_head_dim_and_other_tables(student, name, **flag):
-    """D = 7, tables with T + 1 rows, sin of another shape than cos: ValueError; (T, D // 2) tables work."""
-    q, k, _, _ = _inputs(1, 2, 1, 6, 7, seed=137)
-    expect_raises(ValueError, getattr(student, name), q, k, *_tables(6, 6),
-                  what=f"{name} with head_dim 7 and (6, 3) tables", **flag)
-    q, k, cos, sin = _inputs(1, 2, 1, 6, 8, seed=138)
-    expect_raises(ValueError, getattr(student, name), q, k, *_tables(7, 8),
-                  what=f"{name} with (7, 4) tables for T = 6", **flag)
-    expect_raises(ValueError, getattr(student, name), q, k, cos, sin[:, :3],
-                  what=f"{name} with cos (6, 4) and sin (6, 3)", **flag)
-    _check_step(student, name, q, k, cos, sin, flag.get("interleaved"))
-
-
-def _rejects_unsupported_dtypes(student, name, **flag):
-    """float64 q and k raise ValueError, bfloat16 too under the interpreter (on a GPU it works); float16 works."""
-    inputs = _inputs(1, 2, 1, 6, 8, seed=139, dtype=torch.float64)
-    expect_raises(ValueError, getattr(student, name), *inputs, what=f"{name} with float64 q and k", **flag)
-    bf16 = _inputs(1, 2, 1, 6, 8, seed=140, dtype=torch.bfloat16)
-    _bfloat16_rule(student, lambda: _check_step(student, name, *bf16, flag.get("interleaved"), tol=BF16),
-                   getattr(student, name), *bf16, what=f"{name} with bfloat16 q and k", **flag)
-    _check_step(student, name, *_inputs(1, 2, 1, 6, 8, seed=141, dtype=torch.float16), flag.get("interleaved"),
-                tol=FP16)
-    _rejects_other_devices(student, getattr(student, name), *_inputs(1, 2, 1, 6, 8, seed=141), what=name, **flag)
-
-
-@pytest.mark.exercise("rope_heads_triton", points=1)
-def test_heads_reject_wrong_ranks(student):
-    """A 3-D q or a 5-D k raises ValueError; the smallest valid call (B = H = T = 1, D = 2) works."""
-    _rejects_wrong_ranks(student, "rope_heads_triton")
-
-
-@pytest.mark.exercise("rope_heads_triton", points=1)
-def test_heads_reject_other_batch_or_length(student):
-    """k with another batch size or seq_len than q raises ValueError; another head count works."""
-    _rejects_other_batch_or_length(student, "rope_heads_triton")
-
-
-@pytest.mark.exercise("rope_heads_triton", points=1)
-def test_heads_reject_odd_head_dim_and_other_tables(student):
-    """head_dim 7, tables with T + 1 rows, sin of another shape than cos raise ValueError; (T, D // 2) works."""
-    _rejects_odd_head_dim_and_other_tables(student, "rope_heads_triton")
-
-
-@pytest.mark.exercise("rope_heads_triton", points=1)
-def test_heads_reject_unsupported_dtypes(student):
-    """float64 raises ValueError, bfloat16 too under the interpreter (on a GPU it works); float16 works."""
-    _rejects_unsupported_dtypes(student, "rope_heads_triton")
 
 
 # -- step 3: rope_interleaved_triton (both layouts, coalesced interleaved loads) --------------------
@@ -623,30 +543,133 @@ def test_layouts_property(student, batch, heads, seq_len, head_dim, interleaved,
     _expect_left_alone(after, inputs, layout, interleaved)
 
 
-
 @pytest.mark.exercise("rope_interleaved_triton", points=1)
 def test_layouts_channel_strided(student):
     """Both layouts with stride 2 along the channels (NaN between): the interleaved load uses x.stride(3) too."""
     for interleaved in (True, False):
         _check_layouts(student, *_inputs(2, 2, 3, 7, 12, seed=130), interleaved, layout="strided")
 
-@pytest.mark.exercise("rope_interleaved_triton", points=1)
-def test_layouts_reject_wrong_ranks_and_sizes(student):
-    """Interleaved: a 3-D q, a 5-D k, k with another B or T raise ValueError; the smallest call and GQA work."""
-    _rejects_wrong_ranks(student, "rope_interleaved_triton", interleaved=True)
-    _rejects_other_batch_or_length(student, "rope_interleaved_triton", interleaved=True)
+
+# -- sector_traffic (measure the memory instructions of a launch) --------------------------------
+# The launches are trusted kernels in grader/fixtures/memory_traffic.py, always interpreted. The
+# grader counts from its own description of their accesses (below, written from the kernels):
+# (kind, byte offsets of the active lanes from a 64-byte-aligned buffer start, element bytes).
+# Different buffers never share a sector, so offsets of different buffers are counted apart.
+def _size(dtype):
+    return {"float32": 4, "float16": 2}[dtype]
 
 
-@pytest.mark.exercise("rope_interleaved_triton", points=1)
-def test_layouts_reject_odd_head_dim_and_other_tables(student):
-    """Interleaved: head_dim 7, tables with T + 1 rows, sin unlike cos raise ValueError; (T, D // 2) works."""
-    _rejects_odd_head_dim_and_other_tables(student, "rope_interleaved_triton", interleaved=True)
+def _accesses(name, **kw):
+    size = _size(kw.get("dtype", "float32"))
+    out = []
+    if name == "copy":
+        rows, width, offset = kw["rows"], kw["width"], kw.get("offset", 0)
+        for r in range(rows):
+            out.append(("load", [(offset + r * (width + offset) + d) * size for d in range(width)], size))
+            out.append(("store", [(r * width + d) * size for d in range(width)], size))
+    elif name in ("strided_pairs", "split_pairs"):
+        rows, head_dim = kw["rows"], kw["head_dim"]
+        for r in range(rows):
+            base = r * head_dim
+            for kind in ("load", "store"):
+                if name == "strided_pairs":
+                    for first in (0, 1):
+                        out.append((kind, [(base + 2 * j + first) * size for j in range(head_dim // 2)], size))
+                else:
+                    out.append((kind, [(base + d) * size for d in range(head_dim)], size))
+    else:  # gather: int32 indices, the gathered load, the store
+        indices = kw["indices"]
+        out = [("load", [4 * i for i in range(len(indices))], 4), ("load", [i * size for i in indices], size),
+               ("store", [i * size for i in range(len(indices))], size)]
+    return out
 
 
-@pytest.mark.exercise("rope_interleaved_triton", points=1)
-def test_layouts_reject_unsupported_dtypes(student):
-    """Interleaved: float64 raises ValueError, bfloat16 too under the interpreter; float16 works."""
-    _rejects_unsupported_dtypes(student, "rope_interleaved_triton", interleaved=True)
+def _traffic(name, sector_bytes=32, **kw):
+    """The reference measurement, and the numbers some plausible mistakes would give."""
+    acc = _accesses(name, **kw)
+    sectors = sum(len({o // sector_bytes for o in offsets}) for _, offsets, _ in acc)
+    used = sum(len(offsets) * size for _, offsets, size in acc)
+    ref = {"loads": sum(k == "load" for k, _, _ in acc), "stores": sum(k == "store" for k, _, _ in acc),
+           "sectors": sectors, "bytes": used, "efficiency": used / (sectors * sector_bytes)}
+    mistakes = {
+        "sectors counted once over the whole launch, not per instruction":
+            len({(o // sector_bytes, k == "store") for k, offsets, _ in acc for o in offsets}),
+        "lanes counted instead of distinct sectors (every element its own sector)":
+            sum(len(offsets) for _, offsets, _ in acc),
+        "sectors of each instruction counted as its bytes / sector_bytes, rounded up":
+            sum(-(-len(offsets) * size // sector_bytes) for _, offsets, size in acc),
+    }
+    return ref, mistakes
+
+
+def _expect_traffic(student, name, sector_bytes=32, public=False, **kw):
+    launch = student.fixture(f"memory_traffic.launch_{name}", **kw)
+    got = student.sector_traffic(launch, sector_bytes) if sector_bytes != 32 else student.sector_traffic(launch)
+    ref, mistakes = _traffic(name, sector_bytes, **kw)
+    what = f"sector_traffic(launch_{name}({', '.join(f'{k}={v!r}' for k, v in kw.items())}), {sector_bytes})"
+    expect_true(isinstance(got, dict) and set(got) >= set(ref),
+                f"{what} should return a dict with the keys {sorted(ref)}, got {got!r:.200}")
+    for key in ("loads", "stores", "sectors", "bytes"):
+        expect_true(isinstance(got[key], int) and not isinstance(got[key], bool),
+                    f"{what}[{key!r}] should be a Python int, not {type(got[key]).__name__}")
+        if got[key] != ref[key]:
+            named = [m for m, v in mistakes.items() if key == "sectors" and v == got[key]]
+            hint = f" (looks like: {named[0]})" if named else ""
+            expected = "" if public else f", the grader counts {ref[key]}"
+            expect_true(False, f"{what}[{key!r}] is {got[key]}{expected}{hint}")
+    expect_close(got["efficiency"], ref["efficiency"], atol=1e-9, rtol=1e-9, what=f"{what}['efficiency']")
+
+
+@pytest.mark.exercise("sector_traffic", points=2, public=True)
+def test_sector_traffic_of_a_copy_with_a_masked_tail(student):
+    """Copying 3 rows of 20 float32 (a 32-lane block, 12 lanes masked): loads, stores, sectors, bytes, efficiency."""
+    _expect_traffic(student, "copy", public=True, rows=3, width=20)
+
+
+@pytest.mark.exercise("sector_traffic", points=2, public=True)
+def test_sector_traffic_of_stride_2_pairs(student):
+    """Two stride-2 loads and two stride-2 stores per row of 128 float32: every sector requested twice."""
+    _expect_traffic(student, "strided_pairs", public=True, rows=2, head_dim=128)
+
+
+@pytest.mark.exercise("sector_traffic", points=2)
+def test_sector_traffic_of_a_misaligned_copy(student):
+    """float16 rows that start 1 element past a sector boundary: a row of 16 touches 2 sectors, not 1."""
+    _expect_traffic(student, "copy", rows=4, width=16, offset=1, dtype="float16")
+
+
+@pytest.mark.exercise("sector_traffic", points=2)
+def test_sector_traffic_counts_a_sector_once_per_instruction(student):
+    """A gather that reads the same and nearby elements several times: each instruction's sectors are distinct."""
+    _expect_traffic(student, "gather", indices=[0, 0, 1, 7, 8, 64, 65, 3, 200, 8])
+
+
+@pytest.mark.exercise("sector_traffic", points=2)
+def test_sector_traffic_with_128_byte_lines(student):
+    """The same split-pairs kernel counted in 128-byte cache lines instead of 32-byte sectors."""
+    _expect_traffic(student, "split_pairs", 128, rows=3, head_dim=80, dtype="float16")
+
+
+@pytest.mark.exercise("sector_traffic", points=4)
+@grading(max_examples=8)
+@given(name=st.sampled_from(["copy", "strided_pairs", "split_pairs"]), rows=st.integers(1, 3),
+       width=st.sampled_from([6, 16, 24, 80, 128]), offset=st.sampled_from([0, 1, 3]),
+       dtype=st.sampled_from(["float32", "float16"]), sector_bytes=st.sampled_from([32, 64]))
+def test_sector_traffic_over_kernels_and_sizes(student, name, rows, width, offset, dtype, sector_bytes):
+    """Copies (any width and misalignment) and both pair kernels, float32 or float16, 32- or 64-byte sectors."""
+    if name == "copy":
+        _expect_traffic(student, name, sector_bytes, rows=rows, width=width, offset=offset, dtype=dtype)
+    else:
+        _expect_traffic(student, name, sector_bytes, rows=rows, head_dim=width, dtype=dtype)
+
+
+@pytest.mark.exercise("sector_traffic", points=1)
+def test_sector_traffic_rejects_invalid_inputs(student):
+    """sector_bytes 0, 48 (not a power of two) or 32.0 (not an int): ValueError."""
+    launch = student.fixture("memory_traffic.launch_copy", rows=1, width=4)
+    for sector_bytes in (0, 48, 32.0):
+        expect_raises(ValueError, student.sector_traffic, launch, sector_bytes,
+                      what=f"sector_traffic(launch, sector_bytes={sector_bytes!r})")
 
 
 # -- step 4: rope_forward_triton (positions, partial rotary, in place) ------------------------------
@@ -747,39 +770,6 @@ def test_forward_earlier_steps_still_hold(student):
         _check_forward(student, *_inputs(1, 3, 1, 45, 80, seed=211), interleaved, layout="transposed")
 
 
-@pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_rejects_positions_outside_the_tables(student):
-    """Positions past the tables' rows (an offset of 1020 for 8 tokens, a position id of 64) raise ValueError."""
-    q, k, cos, sin = _decode_inputs(212, seq_len=8)
-    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=1020,
-                  what="rope_forward_triton with positions 1020..1027 and 1024-row tables")
-    q, k, cos, sin = _decode_inputs(213, n_positions=64, seq_len=3)
-    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin,
-                  position_ids=torch.tensor([[0, 1, 64], [0, 1, 2]]),
-                  what="rope_forward_triton with position_ids containing 64 and 64-row tables")
-
-
-@pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_rejects_bad_rotary_dim(student):
-    """rotary_dim odd, larger than head_dim, or not matching the tables' width raises ValueError."""
-    q, k, _, _ = _inputs(1, 2, 1, 8, 16, seed=214)
-    for rotary_dim, tables in ((7, _tables(8, 6)), (32, _tables(8, 32)), (8, _tables(8, 16))):
-        expect_raises(ValueError, student.rope_forward_triton, q, k, *tables, rotary_dim=rotary_dim,
-                      what=f"rope_forward_triton with head_dim 16, rotary_dim {rotary_dim} and "
-                           f"({tables[0].shape[0]}, {tables[0].shape[1]}) tables")
-
-
-@pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_rejects_mismatched_inputs(student):
-    """q and k with different head_dim, and full-width (T, D) tables, are rejected with a ValueError."""
-    q, _, cos, sin = _inputs(1, 2, 1, 8, 16, seed=215)
-    _, k, _, _ = _inputs(1, 2, 1, 8, 32, seed=216)
-    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin,
-                  what="rope_forward_triton with head_dim 16 for q and 32 for k")
-    expect_raises(ValueError, student.rope_forward_triton, q, q, torch.cat([cos, cos], -1),
-                  torch.cat([sin, sin], -1), what="rope_forward_triton with (8, 16) tables for head_dim 16")
-
-
 @pytest.mark.exercise("rope_forward_triton", points=3)
 @grading(max_examples=7)
 @given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, rotary=ROTARY, positions=POSITION_FORMS,
@@ -812,7 +802,6 @@ def test_forward_property(student, batch, heads, seq_len, head_dim, rotary, posi
         expect_equal(now, before, what=f"{label} after an inplace=True call")
 
 
-
 @pytest.mark.exercise("rope_forward_triton", points=1)
 def test_forward_channel_strided(student):
     """Channel stride 2 (NaN between), (B, T) positions, rotary_dim 8 of 12, both layouts: addresses use strides."""
@@ -820,105 +809,6 @@ def test_forward_channel_strided(student):
     at = dict(position_ids=torch.tensor([[0, 1, 2, 3, 4], [7, 8, 9, 10, 11]]), rotary_dim=8)
     for interleaved in (False, True):
         _check_forward(student, q, k, *_tables(12, 8), interleaved, layout="strided", **at)
-
-@pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_rejects_wrong_ranks_and_sizes(student):
-    """A 3-D q, k with another B or T raise ValueError; more k heads (3) than q heads (1) works."""
-    q, k, cos, sin = _inputs(2, 2, 1, 6, 8, seed=220)
-    expect_raises(ValueError, student.rope_forward_triton, q[0], k, cos, sin,
-                  what="rope_forward_triton with a 3-D q (2, 6, 8)")
-    expect_raises(ValueError, student.rope_forward_triton, q, k[:1], cos, sin,
-                  what="rope_forward_triton with q (2, 2, 6, 8) and k (1, 1, 6, 8)")
-    expect_raises(ValueError, student.rope_forward_triton, q, k[:, :, :5], cos, sin,
-                  what="rope_forward_triton with q (2, 2, 6, 8) and k (2, 1, 5, 8)")
-    _check_forward(student, *_inputs(2, 1, 3, 6, 8, seed=221), True)
-
-
-@pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_rejects_rotary_dim_below_two(student):
-    """rotary_dim 0 or -2 raises ValueError; rotary_dim 2 (one pair) works."""
-    q, k, _, _ = _inputs(1, 2, 1, 6, 8, seed=223)
-    for rotary_dim, width in ((0, 0), (-2, 1)):
-        expect_raises(ValueError, student.rope_forward_triton, q, k, *_tables(6, 2 * width), rotary_dim=rotary_dim,
-                      what=f"rope_forward_triton with rotary_dim {rotary_dim} and (6, {width}) tables")
-    _check_forward(student, q, k, *_tables(6, 2), True, rotary_dim=2)
-
-
-@pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_odd_head_dim_needs_an_even_rotary_dim(student):
-    """head_dim 7 without rotary_dim (or rotary_dim 7) raises ValueError; head_dim 7 with rotary_dim 6 works."""
-    q, k, _, _ = _inputs(2, 2, 1, 5, 7, seed=224)
-    expect_raises(ValueError, student.rope_forward_triton, q, k, *_tables(5, 6),
-                  what="rope_forward_triton with head_dim 7, no rotary_dim and (5, 3) tables")
-    expect_raises(ValueError, student.rope_forward_triton, q, k, *_tables(5, 6), rotary_dim=7,
-                  what="rope_forward_triton with head_dim 7, rotary_dim 7 and (5, 3) tables")
-    _check_forward(student, q, k, *_tables(5, 6), rotary_dim=6)
-
-
-@pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_rejects_negative_positions_and_long_offsets(student):
-    """Offset -1, a position id -1, (B,) offsets -1 or running past the tables raise ValueError; exact fits work."""
-    q, k, cos, sin = _decode_inputs(225, n_positions=10, seq_len=4)  # B = 2, T = 4, 10 positions
-    bad = {"an int offset of -1": -1, "position_ids holding -1": torch.tensor([[0, 1, 2, 3], [-1, 0, 1, 2]]),
-           "(B,) offsets [0, -1]": torch.tensor([0, -1]),
-           "(B,) offsets [0, 7] (positions 7..10, 10 rows)": torch.tensor([0, 7])}
-    for label, position_ids in bad.items():
-        expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=position_ids,
-                      what=f"rope_forward_triton with {label} and 10-row tables")
-    for position_ids in (6, torch.tensor([[9, 0, 0, 0], [1, 2, 3, 9]])):  # the last row fits
-        _check_forward(student, q, k, cos, sin, position_ids=position_ids)
-
-
-@pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_rejects_position_ids_of_wrong_shape(student):
-    """position_ids (B, T + 1), (B + 1,) or (B, T, 1) raise ValueError; a (B, T) int32 tensor works."""
-    q, k, cos, sin = _decode_inputs(226, n_positions=16, seq_len=4)  # B = 2, T = 4
-    bad = {"(2, 5)": torch.zeros(2, 5, dtype=torch.long), "(3,)": torch.zeros(3, dtype=torch.long),
-           "(2, 4, 1)": torch.zeros(2, 4, 1, dtype=torch.long)}
-    for shape, position_ids in bad.items():
-        expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=position_ids,
-                      what=f"rope_forward_triton with position_ids of shape {shape} for B = 2, T = 4")
-    _check_forward(student, q, k, cos, sin, position_ids=torch.tensor([[3, 1, 4, 1], [5, 9, 2, 6]], dtype=torch.int32))
-
-
-@pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_rejects_float_position_ids(student):
-    """Floating-point position_ids (even whole numbers, (B, T) or (B,)) raise ValueError; int64 ones work."""
-    q, k, cos, sin = _decode_inputs(227, n_positions=16, seq_len=4)
-    rows = torch.tensor([[0.0, 1.0, 2.0, 3.0], [5.0, 6.0, 7.0, 8.0]])
-    for label, position_ids in (("(2, 4) float32", rows), ("(2,) float64", torch.tensor([0.0, 5.0]).double())):
-        expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=position_ids,
-                      what=f"rope_forward_triton with {label} position_ids")
-    _check_forward(student, q, k, cos, sin, position_ids=rows.long())
-
-
-@pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_rejects_tables_that_differ(student):
-    """sin of another shape than cos, or 1-D tables, raise ValueError; (T, 1) tables for head_dim 2 work."""
-    q, k, cos, sin = _inputs(1, 2, 1, 6, 8, seed=228)
-    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin[:5],
-                  what="rope_forward_triton with cos (6, 4) and sin (5, 4)")
-    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin[:, :3],
-                  what="rope_forward_triton with cos (6, 4) and sin (6, 3)")
-    q2, k2, cos2, sin2 = _inputs(1, 2, 1, 6, 2, seed=229)
-    expect_raises(ValueError, student.rope_forward_triton, q2, k2, cos2[:, 0], sin2[:, 0],
-                  what="rope_forward_triton with 1-D (6,) tables for head_dim 2")
-    _check_forward(student, q2, k2, cos2, sin2, True)
-
-
-@pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_rejects_unsupported_dtypes(student):
-    """float64 raises ValueError, bfloat16 too under the interpreter (on a GPU it works); float16 works."""
-    q, k, cos, sin = _inputs(1, 2, 1, 6, 8, seed=230, dtype=torch.float64)
-    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin,
-                  what="rope_forward_triton with float64 q and k")
-    bf16 = _inputs(1, 2, 1, 6, 8, seed=231, dtype=torch.bfloat16)
-    _bfloat16_rule(student, lambda: _check_forward(student, *bf16, tol=BF16, position_ids=0),
-                   student.rope_forward_triton, *bf16, what="rope_forward_triton with bfloat16 q and k")
-    _check_forward(student, *_inputs(1, 2, 1, 6, 8, seed=232, dtype=torch.float16), tol=FP16)
-    _rejects_other_devices(student, student.rope_forward_triton, *_inputs(1, 2, 1, 6, 8, seed=232),
-                           what="rope_forward_triton")
-
 
 @pytest.mark.exercise("rope_forward_triton", points=0, informational=True)
 def test_forward_bandwidth_on_a_gpu(student, record_property):
@@ -1008,14 +898,6 @@ def test_backward_positions_and_partial_rotary(student):
         _check_backward(student, g_q, g_k, *_tables(64, 16), interleaved, position_ids=rows, rotary_dim=16)
 
 
-@pytest.mark.exercise("rope_backward_triton", points=1)
-def test_backward_rejects_wrong_tables(student):
-    """cos/sin of shape (T, D) instead of (T, D // 2) are rejected with a ValueError."""
-    g_q, g_k, cos, sin = _inputs(1, 2, 1, 8, 16, seed=37)
-    expect_raises(ValueError, student.rope_backward_triton, g_q, g_k, torch.cat([cos, cos], -1),
-                  torch.cat([sin, sin], -1), what="rope_backward_triton with (8, 16) tables for head_dim 16")
-
-
 @pytest.mark.exercise("rope_backward_triton", points=2)
 @grading(max_examples=6)
 @given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, rotary=ROTARY, positions=POSITION_FORMS,
@@ -1031,39 +913,6 @@ def test_backward_property(student, batch, heads, seq_len, head_dim, rotary, pos
     after = _check_backward(student, g_q, g_k, cos, sin, interleaved, layout, TOLERANCE[dtype], **options)
     for label, before, now in zip(("grad_q", "grad_k", "cos", "sin"), (g_q, g_k, cos, sin), after):
         expect_equal(now, before, what=f"{label} after the call ({layout} inputs)")
-
-
-@pytest.mark.exercise("rope_backward_triton", points=1)
-def test_backward_rejects_bad_shapes_like_forward(student):
-    """A 3-D grad_q, grad_k with another B, an odd rotary_dim, sin unlike cos: ValueError; the smallest call works."""
-    g_q, g_k, cos, sin = _inputs(2, 2, 1, 6, 8, seed=39)
-    bad = {"a 3-D grad_q": ((g_q[0], g_k, cos, sin), {}),
-           "grad_q (2, 2, 6, 8) and grad_k (1, 1, 6, 8)": ((g_q, g_k[:1], cos, sin), {}),
-           "rotary_dim 3 and (6, 1) tables": ((g_q, g_k, *_tables(6, 2)), {"rotary_dim": 3}),
-           "cos (6, 4) and sin (6, 3)": ((g_q, g_k, cos, sin[:, :3]), {})}
-    for label, (args, kwargs) in bad.items():
-        expect_raises(ValueError, student.rope_backward_triton, *args, what=f"rope_backward_triton with {label}",
-                      **kwargs)
-    _check_backward(student, *_inputs(1, 1, 1, 1, 2, seed=39), True)
-
-
-@pytest.mark.exercise("rope_backward_triton", points=1)
-def test_backward_rejects_bad_positions_and_dtypes(student):
-    """Positions past the tables or negative, float or misshapen position_ids, float64 gradients: ValueError."""
-    g_q, g_k, cos, sin = _decode_inputs(45, n_positions=10, seq_len=4)
-    bad = {"an int offset of 7 (positions 7..10, 10 rows)": ((g_q, g_k, cos, sin), {"position_ids": 7}),
-           "a position id -1": ((g_q, g_k, cos, sin), {"position_ids": torch.tensor([[0, 1, 2, 3], [-1, 0, 1, 2]])}),
-           "float position_ids": ((g_q, g_k, cos, sin), {"position_ids": torch.tensor([0.0, 2.0])}),
-           "position_ids of shape (2, 5)": ((g_q, g_k, cos, sin),
-                                            {"position_ids": torch.zeros(2, 5, dtype=torch.long)}),
-           "float64 gradients": ((g_q.double(), g_k.double(), cos, sin), {})}
-    for label, (args, kwargs) in bad.items():
-        expect_raises(ValueError, student.rope_backward_triton, *args, what=f"rope_backward_triton with {label}",
-                      **kwargs)
-    bf16 = (g_q.bfloat16(), g_k.bfloat16(), cos, sin)
-    _bfloat16_rule(student, lambda: _check_backward(student, *bf16, tol=BF16, position_ids=6),
-                   student.rope_backward_triton, *bf16, what="rope_backward_triton with bfloat16 gradients")
-    _check_backward(student, g_q, g_k, cos, sin, position_ids=6)  # positions 6..9: the last row fits
 
 
 # -- TritonRoPE ---------------------------------------------------------------------------------
@@ -1137,8 +986,315 @@ def test_autograd_property(student, batch, heads, seq_len, head_dim, rotary, pos
                     **options)
 
 
+# ==============================================================================================
+# One test of promised errors per exercise (1 point each), then the checks it runs.
+# ==============================================================================================
+
+
+@pytest.mark.exercise("rope_rows_triton", points=1)
+def test_rope_rows_triton_rejects_invalid_inputs(student):
+    """The promised ValueErrors of rope_rows_triton, with the valid edge cases beside them."""
+    _rows_rejects_bad_shapes(student)
+    _rows_rejects_non_contiguous_x(student)
+    _rows_rejects_unsupported_dtypes(student)
+    _rows_rejects_tables_of_other_lengths(student)
+
+
+def _rows_rejects_bad_shapes(student):
+    """An odd head_dim, tables of the wrong shape, and a 3-D x are rejected with a ValueError."""
+    x, cos, sin = _row_inputs(8, 16, seed=105)
+    expect_raises(ValueError, student.rope_rows_triton, x[:, :15], cos[:, :7], sin[:, :7],
+                  what="rope_rows_triton with head_dim 15")
+    expect_raises(ValueError, student.rope_rows_triton, x, torch.cat([cos, cos], -1), torch.cat([sin, sin], -1),
+                  what="rope_rows_triton with (8, 16) tables for head_dim 16")
+    expect_raises(ValueError, student.rope_rows_triton, x[None], cos, sin, what="rope_rows_triton with x (1, 8, 16)")
+
+
+def _rows_rejects_non_contiguous_x(student):
+    """A non-contiguous x (a transposed view, a channel-strided slice) raises ValueError; a contiguous one works."""
+    x, cos, sin = _row_inputs(6, 8, seed=106)
+    for layout in ("transposed", "strided"):
+        expect_raises(ValueError, student.rope_rows_triton, view(x, layout), cos, sin,
+                      what=f"rope_rows_triton with a non-contiguous ({layout}) x of shape (6, 8)")
+    _check_rows(student, *_row_inputs(6, 8, seed=107))
+
+
+def _rows_rejects_unsupported_dtypes(student):
+    """float64 x raises ValueError, and bfloat16 under the interpreter (on a GPU it works); float16 works."""
+    x, cos, sin = _row_inputs(6, 8, seed=108, dtype=torch.float64)
+    expect_raises(ValueError, student.rope_rows_triton, x, cos, sin, what="rope_rows_triton with a float64 x")
+    bf16 = _row_inputs(6, 8, seed=109, dtype=torch.bfloat16)
+    _bfloat16_rule(student, lambda: _check_rows(student, *bf16, BF16), student.rope_rows_triton, *bf16,
+                   what="rope_rows_triton with a bfloat16 x")
+    _check_rows(student, *_row_inputs(6, 8, seed=110, dtype=torch.float16), FP16)
+    _rejects_other_devices(student, student.rope_rows_triton, *_row_inputs(6, 8, seed=110),
+                           what="rope_rows_triton")
+
+
+def _rows_rejects_tables_of_other_lengths(student):
+    """Tables with T + 1 rows, or sin of another shape than cos, raise ValueError; (1, 1) tables for x (1, 2) work."""
+    x, cos, sin = _row_inputs(6, 8, seed=111)
+    expect_raises(ValueError, student.rope_rows_triton, x, *_tables(7, 8),
+                  what="rope_rows_triton with (7, 4) tables for x (6, 8)")
+    expect_raises(ValueError, student.rope_rows_triton, x, cos, sin[:, :3],
+                  what="rope_rows_triton with cos (6, 4) and sin (6, 3)")
+    _check_rows(student, *_row_inputs(1, 2, seed=112))
+
+
+@pytest.mark.exercise("rope_heads_triton", points=1)
+def test_rope_heads_triton_rejects_invalid_inputs(student):
+    """The promised ValueErrors of rope_heads_triton, with the valid edge cases beside them."""
+    _heads_reject_mismatched_inputs(student)
+    _heads_reject_wrong_ranks(student)
+    _heads_reject_other_batch_or_length(student)
+    _heads_reject_odd_head_dim_and_other_tables(student)
+    _heads_reject_unsupported_dtypes(student)
+
+
+def _heads_reject_mismatched_inputs(student):
+    """q and k with different head_dim, and full-width (T, D) tables, are rejected with a ValueError."""
+    q, _, cos, sin = _inputs(1, 2, 1, 8, 16, seed=118)
+    _, k, _, _ = _inputs(1, 2, 1, 8, 32, seed=119)
+    expect_raises(ValueError, student.rope_heads_triton, q, k, cos, sin,
+                  what="rope_heads_triton with head_dim 16 for q and 32 for k")
+    expect_raises(ValueError, student.rope_heads_triton, q, q, torch.cat([cos, cos], -1),
+                  torch.cat([sin, sin], -1), what="rope_heads_triton with (8, 16) tables for head_dim 16")
+
+
+def _heads_reject_wrong_ranks(student):
+    """A 3-D q or a 5-D k raises ValueError; the smallest valid call (B = H = T = 1, D = 2) works."""
+    _rejects_wrong_ranks(student, "rope_heads_triton")
+
+
+def _heads_reject_other_batch_or_length(student):
+    """k with another batch size or seq_len than q raises ValueError; another head count works."""
+    _rejects_other_batch_or_length(student, "rope_heads_triton")
+
+
+def _heads_reject_odd_head_dim_and_other_tables(student):
+    """head_dim 7, tables with T + 1 rows, sin of another shape than cos raise ValueError; (T, D // 2) works."""
+    _rejects_odd_head_dim_and_other_tables(student, "rope_heads_triton")
+
+
+def _heads_reject_unsupported_dtypes(student):
+    """float64 raises ValueError, bfloat16 too under the interpreter (on a GPU it works); float16 works."""
+    _rejects_unsupported_dtypes(student, "rope_heads_triton")
+
+
+@pytest.mark.exercise("rope_interleaved_triton", points=1)
+def test_rope_interleaved_triton_rejects_invalid_inputs(student):
+    """The promised ValueErrors of rope_interleaved_triton, with the valid edge cases beside them."""
+    _layouts_reject_wrong_ranks_and_sizes(student)
+    _layouts_reject_odd_head_dim_and_other_tables(student)
+    _layouts_reject_unsupported_dtypes(student)
+
+
+def _layouts_reject_wrong_ranks_and_sizes(student):
+    """Interleaved: a 3-D q, a 5-D k, k with another B or T raise ValueError; the smallest call and GQA work."""
+    _rejects_wrong_ranks(student, "rope_interleaved_triton", interleaved=True)
+    _rejects_other_batch_or_length(student, "rope_interleaved_triton", interleaved=True)
+
+
+def _layouts_reject_odd_head_dim_and_other_tables(student):
+    """Interleaved: head_dim 7, tables with T + 1 rows, sin unlike cos raise ValueError; (T, D // 2) works."""
+    _rejects_odd_head_dim_and_other_tables(student, "rope_interleaved_triton", interleaved=True)
+
+
+def _layouts_reject_unsupported_dtypes(student):
+    """Interleaved: float64 raises ValueError, bfloat16 too under the interpreter; float16 works."""
+    _rejects_unsupported_dtypes(student, "rope_interleaved_triton", interleaved=True)
+
+
+@pytest.mark.exercise("rope_forward_triton", points=1)
+def test_rope_forward_triton_rejects_invalid_inputs(student):
+    """The promised ValueErrors of rope_forward_triton, with the valid edge cases beside them."""
+    _forward_rejects_positions_outside_the_tables(student)
+    _forward_rejects_bad_rotary_dim(student)
+    _forward_rejects_mismatched_inputs(student)
+    _forward_rejects_wrong_ranks_and_sizes(student)
+    _forward_rejects_rotary_dim_below_two(student)
+    _forward_odd_head_dim_needs_an_even_rotary_dim(student)
+    _forward_rejects_negative_positions_and_long_offsets(student)
+    _forward_rejects_position_ids_of_wrong_shape(student)
+    _forward_rejects_float_position_ids(student)
+    _forward_rejects_tables_that_differ(student)
+    _forward_rejects_unsupported_dtypes(student)
+
+
+def _forward_rejects_positions_outside_the_tables(student):
+    """Positions past the tables' rows (an offset of 1020 for 8 tokens, a position id of 64) raise ValueError."""
+    q, k, cos, sin = _decode_inputs(212, seq_len=8)
+    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=1020,
+                  what="rope_forward_triton with positions 1020..1027 and 1024-row tables")
+    q, k, cos, sin = _decode_inputs(213, n_positions=64, seq_len=3)
+    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin,
+                  position_ids=torch.tensor([[0, 1, 64], [0, 1, 2]]),
+                  what="rope_forward_triton with position_ids containing 64 and 64-row tables")
+
+
+def _forward_rejects_bad_rotary_dim(student):
+    """rotary_dim odd, larger than head_dim, or not matching the tables' width raises ValueError."""
+    q, k, _, _ = _inputs(1, 2, 1, 8, 16, seed=214)
+    for rotary_dim, tables in ((7, _tables(8, 6)), (32, _tables(8, 32)), (8, _tables(8, 16))):
+        expect_raises(ValueError, student.rope_forward_triton, q, k, *tables, rotary_dim=rotary_dim,
+                      what=f"rope_forward_triton with head_dim 16, rotary_dim {rotary_dim} and "
+                           f"({tables[0].shape[0]}, {tables[0].shape[1]}) tables")
+
+
+def _forward_rejects_mismatched_inputs(student):
+    """q and k with different head_dim, and full-width (T, D) tables, are rejected with a ValueError."""
+    q, _, cos, sin = _inputs(1, 2, 1, 8, 16, seed=215)
+    _, k, _, _ = _inputs(1, 2, 1, 8, 32, seed=216)
+    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin,
+                  what="rope_forward_triton with head_dim 16 for q and 32 for k")
+    expect_raises(ValueError, student.rope_forward_triton, q, q, torch.cat([cos, cos], -1),
+                  torch.cat([sin, sin], -1), what="rope_forward_triton with (8, 16) tables for head_dim 16")
+
+
+def _forward_rejects_wrong_ranks_and_sizes(student):
+    """A 3-D q, k with another B or T raise ValueError; more k heads (3) than q heads (1) works."""
+    q, k, cos, sin = _inputs(2, 2, 1, 6, 8, seed=220)
+    expect_raises(ValueError, student.rope_forward_triton, q[0], k, cos, sin,
+                  what="rope_forward_triton with a 3-D q (2, 6, 8)")
+    expect_raises(ValueError, student.rope_forward_triton, q, k[:1], cos, sin,
+                  what="rope_forward_triton with q (2, 2, 6, 8) and k (1, 1, 6, 8)")
+    expect_raises(ValueError, student.rope_forward_triton, q, k[:, :, :5], cos, sin,
+                  what="rope_forward_triton with q (2, 2, 6, 8) and k (2, 1, 5, 8)")
+    _check_forward(student, *_inputs(2, 1, 3, 6, 8, seed=221), True)
+
+
+def _forward_rejects_rotary_dim_below_two(student):
+    """rotary_dim 0 or -2 raises ValueError; rotary_dim 2 (one pair) works."""
+    q, k, _, _ = _inputs(1, 2, 1, 6, 8, seed=223)
+    for rotary_dim, width in ((0, 0), (-2, 1)):
+        expect_raises(ValueError, student.rope_forward_triton, q, k, *_tables(6, 2 * width), rotary_dim=rotary_dim,
+                      what=f"rope_forward_triton with rotary_dim {rotary_dim} and (6, {width}) tables")
+    _check_forward(student, q, k, *_tables(6, 2), True, rotary_dim=2)
+
+
+def _forward_odd_head_dim_needs_an_even_rotary_dim(student):
+    """head_dim 7 without rotary_dim (or rotary_dim 7) raises ValueError; head_dim 7 with rotary_dim 6 works."""
+    q, k, _, _ = _inputs(2, 2, 1, 5, 7, seed=224)
+    expect_raises(ValueError, student.rope_forward_triton, q, k, *_tables(5, 6),
+                  what="rope_forward_triton with head_dim 7, no rotary_dim and (5, 3) tables")
+    expect_raises(ValueError, student.rope_forward_triton, q, k, *_tables(5, 6), rotary_dim=7,
+                  what="rope_forward_triton with head_dim 7, rotary_dim 7 and (5, 3) tables")
+    _check_forward(student, q, k, *_tables(5, 6), rotary_dim=6)
+
+
+def _forward_rejects_negative_positions_and_long_offsets(student):
+    """Offset -1, a position id -1, (B,) offsets -1 or running past the tables raise ValueError; exact fits work."""
+    q, k, cos, sin = _decode_inputs(225, n_positions=10, seq_len=4)  # B = 2, T = 4, 10 positions
+    bad = {"an int offset of -1": -1, "position_ids holding -1": torch.tensor([[0, 1, 2, 3], [-1, 0, 1, 2]]),
+           "(B,) offsets [0, -1]": torch.tensor([0, -1]),
+           "(B,) offsets [0, 7] (positions 7..10, 10 rows)": torch.tensor([0, 7])}
+    for label, position_ids in bad.items():
+        expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=position_ids,
+                      what=f"rope_forward_triton with {label} and 10-row tables")
+    for position_ids in (6, torch.tensor([[9, 0, 0, 0], [1, 2, 3, 9]])):  # the last row fits
+        _check_forward(student, q, k, cos, sin, position_ids=position_ids)
+
+
+def _forward_rejects_position_ids_of_wrong_shape(student):
+    """position_ids (B, T + 1), (B + 1,) or (B, T, 1) raise ValueError; a (B, T) int32 tensor works."""
+    q, k, cos, sin = _decode_inputs(226, n_positions=16, seq_len=4)  # B = 2, T = 4
+    bad = {"(2, 5)": torch.zeros(2, 5, dtype=torch.long), "(3,)": torch.zeros(3, dtype=torch.long),
+           "(2, 4, 1)": torch.zeros(2, 4, 1, dtype=torch.long)}
+    for shape, position_ids in bad.items():
+        expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=position_ids,
+                      what=f"rope_forward_triton with position_ids of shape {shape} for B = 2, T = 4")
+    _check_forward(student, q, k, cos, sin, position_ids=torch.tensor([[3, 1, 4, 1], [5, 9, 2, 6]], dtype=torch.int32))
+
+
+def _forward_rejects_float_position_ids(student):
+    """Floating-point position_ids (even whole numbers, (B, T) or (B,)) raise ValueError; int64 ones work."""
+    q, k, cos, sin = _decode_inputs(227, n_positions=16, seq_len=4)
+    rows = torch.tensor([[0.0, 1.0, 2.0, 3.0], [5.0, 6.0, 7.0, 8.0]])
+    for label, position_ids in (("(2, 4) float32", rows), ("(2,) float64", torch.tensor([0.0, 5.0]).double())):
+        expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=position_ids,
+                      what=f"rope_forward_triton with {label} position_ids")
+    _check_forward(student, q, k, cos, sin, position_ids=rows.long())
+
+
+def _forward_rejects_tables_that_differ(student):
+    """sin of another shape than cos, or 1-D tables, raise ValueError; (T, 1) tables for head_dim 2 work."""
+    q, k, cos, sin = _inputs(1, 2, 1, 6, 8, seed=228)
+    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin[:5],
+                  what="rope_forward_triton with cos (6, 4) and sin (5, 4)")
+    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin[:, :3],
+                  what="rope_forward_triton with cos (6, 4) and sin (6, 3)")
+    q2, k2, cos2, sin2 = _inputs(1, 2, 1, 6, 2, seed=229)
+    expect_raises(ValueError, student.rope_forward_triton, q2, k2, cos2[:, 0], sin2[:, 0],
+                  what="rope_forward_triton with 1-D (6,) tables for head_dim 2")
+    _check_forward(student, q2, k2, cos2, sin2, True)
+
+
+def _forward_rejects_unsupported_dtypes(student):
+    """float64 raises ValueError, bfloat16 too under the interpreter (on a GPU it works); float16 works."""
+    q, k, cos, sin = _inputs(1, 2, 1, 6, 8, seed=230, dtype=torch.float64)
+    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin,
+                  what="rope_forward_triton with float64 q and k")
+    bf16 = _inputs(1, 2, 1, 6, 8, seed=231, dtype=torch.bfloat16)
+    _bfloat16_rule(student, lambda: _check_forward(student, *bf16, tol=BF16, position_ids=0),
+                   student.rope_forward_triton, *bf16, what="rope_forward_triton with bfloat16 q and k")
+    _check_forward(student, *_inputs(1, 2, 1, 6, 8, seed=232, dtype=torch.float16), tol=FP16)
+    _rejects_other_devices(student, student.rope_forward_triton, *_inputs(1, 2, 1, 6, 8, seed=232),
+                           what="rope_forward_triton")
+
+
+@pytest.mark.exercise("rope_backward_triton", points=1)
+def test_rope_backward_triton_rejects_invalid_inputs(student):
+    """The promised ValueErrors of rope_backward_triton, with the valid edge cases beside them."""
+    _backward_rejects_wrong_tables(student)
+    _backward_rejects_bad_shapes_like_forward(student)
+    _backward_rejects_bad_positions_and_dtypes(student)
+
+
+def _backward_rejects_wrong_tables(student):
+    """cos/sin of shape (T, D) instead of (T, D // 2) are rejected with a ValueError."""
+    g_q, g_k, cos, sin = _inputs(1, 2, 1, 8, 16, seed=37)
+    expect_raises(ValueError, student.rope_backward_triton, g_q, g_k, torch.cat([cos, cos], -1),
+                  torch.cat([sin, sin], -1), what="rope_backward_triton with (8, 16) tables for head_dim 16")
+
+
+def _backward_rejects_bad_shapes_like_forward(student):
+    """A 3-D grad_q, grad_k with another B, an odd rotary_dim, sin unlike cos: ValueError; the smallest call works."""
+    g_q, g_k, cos, sin = _inputs(2, 2, 1, 6, 8, seed=39)
+    bad = {"a 3-D grad_q": ((g_q[0], g_k, cos, sin), {}),
+           "grad_q (2, 2, 6, 8) and grad_k (1, 1, 6, 8)": ((g_q, g_k[:1], cos, sin), {}),
+           "rotary_dim 3 and (6, 1) tables": ((g_q, g_k, *_tables(6, 2)), {"rotary_dim": 3}),
+           "cos (6, 4) and sin (6, 3)": ((g_q, g_k, cos, sin[:, :3]), {})}
+    for label, (args, kwargs) in bad.items():
+        expect_raises(ValueError, student.rope_backward_triton, *args, what=f"rope_backward_triton with {label}",
+                      **kwargs)
+    _check_backward(student, *_inputs(1, 1, 1, 1, 2, seed=39), True)
+
+
+def _backward_rejects_bad_positions_and_dtypes(student):
+    """Positions past the tables or negative, float or misshapen position_ids, float64 gradients: ValueError."""
+    g_q, g_k, cos, sin = _decode_inputs(45, n_positions=10, seq_len=4)
+    bad = {"an int offset of 7 (positions 7..10, 10 rows)": ((g_q, g_k, cos, sin), {"position_ids": 7}),
+           "a position id -1": ((g_q, g_k, cos, sin), {"position_ids": torch.tensor([[0, 1, 2, 3], [-1, 0, 1, 2]])}),
+           "float position_ids": ((g_q, g_k, cos, sin), {"position_ids": torch.tensor([0.0, 2.0])}),
+           "position_ids of shape (2, 5)": ((g_q, g_k, cos, sin),
+                                            {"position_ids": torch.zeros(2, 5, dtype=torch.long)}),
+           "float64 gradients": ((g_q.double(), g_k.double(), cos, sin), {})}
+    for label, (args, kwargs) in bad.items():
+        expect_raises(ValueError, student.rope_backward_triton, *args, what=f"rope_backward_triton with {label}",
+                      **kwargs)
+    bf16 = (g_q.bfloat16(), g_k.bfloat16(), cos, sin)
+    _bfloat16_rule(student, lambda: _check_backward(student, *bf16, tol=BF16, position_ids=6),
+                   student.rope_backward_triton, *bf16, what="rope_backward_triton with bfloat16 gradients")
+    _check_backward(student, g_q, g_k, cos, sin, position_ids=6)  # positions 6..9: the last row fits
+
+
 @pytest.mark.exercise("TritonRoPE", points=1)
-def test_autograd_rejects_bad_inputs_like_forward(student):
+def test_TritonRoPE_rejects_invalid_inputs(student):
+    """The promised ValueErrors of TritonRoPE, with the valid edge cases beside them."""
+    _autograd_rejects_bad_inputs_like_forward(student)
+
+
+def _autograd_rejects_bad_inputs_like_forward(student):
     """Through apply: positions past the tables, an odd rotary_dim, float64 q and k raise ValueError."""
     q, k, cos, sin = _decode_inputs(46, n_positions=10, seq_len=4)
     grads = (torch.ones_like(q), torch.ones_like(k))

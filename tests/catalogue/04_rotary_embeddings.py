@@ -912,3 +912,222 @@ def rope_cost(batch, heads, seq_len, head_dim, method, bytes_per_element=4):
     return {"flops": flops, "bytes": moved, "intensity": flops / moved}
 '''),
 ]
+
+# -- rope_base_for_context (challenge) ----------------------------------------------------------
+_BASE_SEARCH = '''
+def rope_base_for_context(context_length, head_dim=128):
+    if isinstance(context_length, bool) or not isinstance(context_length, int) or context_length < 1:
+        raise ValueError("context_length must be a positive integer")
+    if isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1 or head_dim % 2:
+        raise ValueError("head_dim must be a positive even integer")
+    offsets = OFFSETS(context_length)
+    exponents = torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim
+
+    def holds(base):
+        return bool((torch.cos(offsets[:, None] * base ** -exponents).mean(dim=1) > 0).all())
+
+    low, high = 1.0, 2.0
+    while not holds(high):
+        low, high = high, 2 * high
+    for _ in range(30):
+        middle = math.sqrt(low * high)
+        if holds(middle):
+            high = middle
+        else:
+            low = middle
+    return float(RESULT)
+'''
+
+WRONG_ANSWERS += [
+    WrongAnswer("rope_base_for_context", "the RoFormer default 10000 for every context", '''
+def rope_base_for_context(context_length, head_dim=128):
+    if context_length < 1 or head_dim % 2:
+        raise ValueError("bad arguments")
+    return 10000.0
+'''),
+    WrongAnswer("rope_base_for_context", "Llama 3's 500000 for every context", '''
+def rope_base_for_context(context_length, head_dim=128):
+    if context_length < 1 or head_dim % 2:
+        raise ValueError("bad arguments")
+    return 500000.0
+'''),
+    WrongAnswer("rope_base_for_context", "the criterion tested only at the last offset, Delta = L",
+                _BASE_SEARCH.replace("OFFSETS(context_length)", "torch.tensor([float(context_length)], dtype=torch.float64)")
+                .replace("RESULT", "high")),
+    WrongAnswer("rope_base_for_context", "the failing end of the bisection returned",
+                _BASE_SEARCH.replace("OFFSETS(context_length)", "torch.arange(context_length + 1, dtype=torch.float64)")
+                .replace("RESULT", "low")),
+    WrongAnswer("rope_base_for_context", "the slowest wavelength set equal to the context (2 pi base^((d-2)/d) = L)", '''
+def rope_base_for_context(context_length, head_dim=128):
+    if context_length < 1 or head_dim % 2:
+        raise ValueError("bad arguments")
+    return float((context_length / (2 * math.pi)) ** (head_dim / (head_dim - 2)))
+'''),
+]
+
+CORRECT_VARIANTS += [
+    ("rope_base_for_context", "the first passing base on an upward grid of 10^(k/40)", '''
+def rope_base_for_context(context_length, head_dim=128):
+    if isinstance(context_length, bool) or not isinstance(context_length, int) or context_length < 1:
+        raise ValueError("context_length must be a positive integer")
+    if isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1 or head_dim % 2:
+        raise ValueError("head_dim must be a positive even integer")
+    delta = torch.arange(context_length + 1, dtype=torch.float64)[:, None]
+    j = torch.arange(head_dim // 2, dtype=torch.float64)
+    k = 40
+    while True:
+        base = 10.0 ** (k / 40)
+        if torch.cos(delta * base ** (-2 * j / head_dim)).sum(dim=1).min() > 0:
+            return base
+        k += 1
+'''),
+    ("rope_base_for_context", "a downward scan from 1e9 by factors of 1.1 while the criterion holds", '''
+def rope_base_for_context(context_length, head_dim=128):
+    if isinstance(context_length, bool) or not isinstance(context_length, int) or context_length < 1:
+        raise ValueError("context_length must be a positive integer")
+    if isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1 or head_dim % 2:
+        raise ValueError("head_dim must be a positive even integer")
+    angles_per_base = torch.arange(context_length + 1, dtype=torch.float64)[:, None]
+    inv = lambda base: 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    ok = lambda base: bool((torch.cos(angles_per_base * inv(base)).mean(-1) > 0).all())
+    base = 1e9
+    while base / 1.1 > 1 and ok(base / 1.1):
+        base /= 1.1
+    return base
+'''),
+]
+
+# -- rope_is_faithful (diagnose) ----------------------------------------------------------------
+_FAITHFUL_HEAD = '''
+def rope_is_faithful(rope, config):
+    d, interleaved = config["head_dim"], config["interleaved"]
+    scaling = config.get("rope_scaling") or {}
+    kind = scaling.get("rope_type", "default")
+    original = int(scaling.get("original_max_position_embeddings", config["max_position_embeddings"]))
+    inv_freq = config["rope_theta"] ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+
+    def plain(x, positions):
+        angles = positions.double()[:, None] * inv_freq
+        return apply_rope(x.double(), angles.cos(), angles.sin(), interleaved=interleaved)
+
+    def close(got, want):
+        got = torch.as_tensor(got)
+        return got.shape == want.shape and bool(torch.allclose(got.double(), want.double(), atol=ATOL, rtol=0))
+
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(original, d, generator=gen)
+    positions = torch.arange(original, dtype=torch.float64)
+    if kind == "linear" and SCALE:
+        positions = positions / scaling["factor"]
+    prefill = torch.as_tensor(rope(x))
+    if not close(prefill, plain(x, positions)):
+        return False
+'''
+_FAITHFUL_DECODE = '''
+    if not close(rope(x[-1:], original - 1), prefill[-1:]):
+        return False
+'''
+_FAITHFUL_BEYOND = '''
+    if kind == "dynamic":
+        longer = torch.randn(2 * original, d, generator=gen)
+        if close(rope(longer), plain(longer, torch.arange(2 * original))):
+            return False
+'''
+
+
+def _faithful(*, atol="1e-3", scale="True", decode=True, beyond=True):
+    source = _FAITHFUL_HEAD.replace("ATOL", atol).replace("SCALE", scale)
+    return source + (_FAITHFUL_DECODE if decode else "") + (_FAITHFUL_BEYOND if beyond else "") + "    return True\n"
+
+
+WRONG_ANSWERS += [
+    WrongAnswer("rope_is_faithful", "a detector that accepts everything", '''
+def rope_is_faithful(rope, config):
+    return True
+'''),
+    WrongAnswer("rope_is_faithful", "a detector that rejects everything", '''
+def rope_is_faithful(rope, config):
+    return False
+'''),
+    WrongAnswer("rope_is_faithful", "prefill compared with the reference, decode never tried", _faithful(decode=False)),
+    WrongAnswer("rope_is_faithful", "dynamic scaling never tried beyond the original context", _faithful(beyond=False)),
+    WrongAnswer("rope_is_faithful", "float64 tolerance (1e-9) on a float32 implementation", _faithful(atol="1e-9")),
+    WrongAnswer("rope_is_faithful", "linear scaling left out of the reference", _faithful(scale="False")),
+    WrongAnswer("rope_is_faithful", "rotation properties only (norms, offsets, decode), no reference", '''
+def rope_is_faithful(rope, config):
+    d = config["head_dim"]
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(32, d, generator=gen)
+    out = torch.as_tensor(rope(x)).double()
+    if not torch.allclose(out.norm(dim=-1), x.double().norm(dim=-1), atol=1e-3):
+        return False
+    same = x[:1].expand(32, d).contiguous()
+    rotated = torch.as_tensor(rope(same)).double()
+    scores = rotated @ rotated.T
+    for offset in range(1, 8):
+        diagonal = scores.diagonal(offset)
+        if (diagonal.max() - diagonal.min()).item() > 1e-3:
+            return False
+    return bool(torch.allclose(torch.as_tensor(rope(x[-1:], 31)).double(), out[-1:], atol=1e-3))
+'''),
+    WrongAnswer("rope_is_faithful", "max_position_embeddings taken as the original context of dynamic scaling",
+                _faithful().replace('int(scaling.get("original_max_position_embeddings", config["max_position_embeddings"]))',
+                                    'int(config["max_position_embeddings"])')),
+]
+
+CORRECT_VARIANTS += [
+    ("rope_is_faithful", "matrix-form reference (rope_rotation_matrix), several decode steps, tested at max_position_embeddings", '''
+def rope_is_faithful(rope, config):
+    d, base = config["head_dim"], config["rope_theta"]
+    scaling = config.get("rope_scaling") or {}
+    factor = float(scaling.get("factor", 1.0))
+    linear = scaling.get("rope_type") == "linear"
+    dynamic = scaling.get("rope_type") == "dynamic"
+    original = scaling.get("original_max_position_embeddings", config["max_position_embeddings"])
+    x = torch.linspace(-2, 2, original * d).reshape(original, d).float().sin() * 2
+    want = torch.stack([rope_rotation_matrix(m / factor if linear else m, d, base, config["interleaved"]).double()
+                        @ x[m].double() for m in range(original)])
+    got = rope(x).double()
+    if (got - want).abs().max().item() > 2e-3:
+        return False
+    for past in (1, original // 2, original - 1):
+        if (rope(x[past:past + 1], past).double() - got[past:past + 1]).abs().max().item() > 2e-3:
+            return False
+    if dynamic:
+        n = config["max_position_embeddings"]
+        long_x = torch.linspace(-3, 3, n * d).reshape(n, d).float().cos()
+        plain = torch.stack([rope_rotation_matrix(m, d, base, config["interleaved"]).double() @ long_x[m].double()
+                             for m in range(n)])
+        if (rope(long_x).double() - plain).abs().max().item() < 2e-3:
+            return False
+    return True
+'''),
+    ("rope_is_faithful", "reference from the learner's rope_cos_sin and apply_rope in float32, relative tolerance", '''
+def rope_is_faithful(rope, config):
+    d = config["head_dim"]
+    scaling = config.get("rope_scaling") or {}
+    original = scaling.get("original_max_position_embeddings", config["max_position_embeddings"])
+    positions = torch.arange(original, dtype=torch.float32)
+    if scaling.get("rope_type") == "linear":
+        positions = positions / scaling["factor"]
+    inv_freq = rope_inv_freq(d, config["rope_theta"])
+    gen = torch.Generator().manual_seed(123)
+    x = torch.randn(1, original, d, generator=gen)[0]
+    cos, sin = rope_cos_sin(positions, inv_freq)
+    want = apply_rope(x, cos, sin, interleaved=config["interleaved"])
+    got = rope(x)
+    scale = want.abs().max().item()
+    if not torch.allclose(got, want, atol=5e-4 * scale, rtol=0):
+        return False
+    tail = rope(x[-3:], original - 3)
+    if not torch.allclose(tail, got[-3:], atol=5e-4 * scale, rtol=0):
+        return False
+    if scaling.get("rope_type") == "dynamic":
+        n = original + original // 2
+        y = torch.randn(n, d, generator=gen)
+        cos, sin = rope_cos_sin(torch.arange(n), inv_freq)
+        if torch.allclose(rope(y), apply_rope(y, cos, sin, interleaved=config["interleaved"]), atol=5e-4, rtol=0):
+            return False
+    return True
+'''),
+]

@@ -310,3 +310,72 @@ CORRECT_VARIANTS = [
         "grad_q, grad_k = rope_backward_triton(grad_q_rot, grad_k_rot, cos, sin, ctx.interleaved,",
         "grad_q, grad_k = rope_forward_triton(grad_q_rot, grad_k_rot, cos, -sin, ctx.interleaved,"))),
 ]
+
+# -- sector_traffic (measure) ---------------------------------------------------------------------
+_TRAFFIC = '''
+def sector_traffic(launch, sector_bytes=32):
+    if isinstance(sector_bytes, bool) or not isinstance(sector_bytes, int) or sector_bytes < 1 \\
+            or sector_bytes & (sector_bytes - 1):
+        raise ValueError("sector_bytes must be a positive power of two")
+    with record_memory_instructions() as instructions:
+        launch()
+    sectors = SECTORS
+    used = sum(int(i.addresses.size) * i.elem_bytes for i in instructions)
+    return {"loads": LOADS, "stores": sum(i.kind == "store" for i in instructions),
+            "sectors": int(sectors), "bytes": int(used), "efficiency": EFFICIENCY}
+'''
+
+
+def _traffic(sectors="sum(len(set((i.addresses // sector_bytes).tolist())) for i in instructions)",
+             loads='sum(i.kind == "load" for i in instructions)', efficiency="used / (sectors * sector_bytes)"):
+    return _TRAFFIC.replace("SECTORS", sectors).replace("LOADS", loads).replace("EFFICIENCY", efficiency)
+
+
+WRONG_ANSWERS += [
+    WrongAnswer("sector_traffic", "sectors counted once over the whole launch, not per instruction", _traffic(
+        sectors='len({(int(a) // sector_bytes, i.kind) for i in instructions for a in i.addresses})'),
+        feedback="not per instruction"),
+    WrongAnswer("sector_traffic", "lanes counted instead of distinct sectors", _traffic(
+        sectors="sum(int(i.addresses.size) for i in instructions)"), feedback="lanes counted"),
+    WrongAnswer("sector_traffic", "each instruction's bytes divided by sector_bytes, rounded up", _traffic(
+        sectors="sum(-(-int(i.addresses.size) * i.elem_bytes // sector_bytes) for i in instructions)"),
+        feedback="rounded up"),
+    WrongAnswer("sector_traffic", "the sector size fixed at 32 bytes", _traffic(
+        sectors="sum(len(set((i.addresses // 32).tolist())) for i in instructions)",
+        efficiency="used / (sectors * 32)")),
+    WrongAnswer("sector_traffic", "every instruction counted as a load", _traffic(loads="len(instructions)")),
+    WrongAnswer("sector_traffic", "efficiency inverted (requested over used)", _traffic(
+        efficiency="(sectors * sector_bytes) / used")),
+]
+
+CORRECT_VARIANTS += [
+    ("sector_traffic", "numpy: unique sector indices of each instruction", '''
+def sector_traffic(launch, sector_bytes=32):
+    import numpy
+    if type(sector_bytes) is not int or sector_bytes <= 0 or bin(sector_bytes).count("1") != 1:
+        raise ValueError(f"sector_bytes must be a positive power of two, got {sector_bytes!r}")
+    counts = {"loads": 0, "stores": 0, "sectors": 0, "bytes": 0}
+    with record_memory_instructions() as recorded:
+        launch()
+    for instruction in recorded:
+        counts["loads" if instruction.kind == "load" else "stores"] += 1
+        counts["sectors"] += int(numpy.unique(numpy.floor_divide(instruction.addresses, sector_bytes)).size)
+        counts["bytes"] += int(len(instruction.addresses)) * int(instruction.elem_bytes)
+    counts["efficiency"] = counts["bytes"] / (counts["sectors"] * sector_bytes) if counts["sectors"] else 1.0
+    return counts
+'''),
+    ("sector_traffic", "torch: sector indices as a tensor, torch.unique per instruction", '''
+def sector_traffic(launch, sector_bytes=32):
+    if isinstance(sector_bytes, bool) or not isinstance(sector_bytes, int) or sector_bytes < 1:
+        raise ValueError("sector_bytes must be a positive integer")
+    if (sector_bytes & (sector_bytes - 1)) != 0:
+        raise ValueError("sector_bytes must be a power of two")
+    with record_memory_instructions() as log:
+        launch()
+    per_instruction = [torch.unique(torch.from_numpy(i.addresses) // sector_bytes).numel() for i in log]
+    total = sum(per_instruction)
+    used = sum(i.addresses.size * i.elem_bytes for i in log)
+    return {"loads": len([i for i in log if i.kind == "load"]), "stores": len([i for i in log if i.kind == "store"]),
+            "sectors": int(total), "bytes": int(used), "efficiency": float(used) / (total * sector_bytes)}
+'''),
+]
