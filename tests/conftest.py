@@ -48,6 +48,13 @@ def solution():
     return get
 
 
+def one_worker_per_notebook(suite: str):
+    """The xdist group of a notebook's variants (wrong answers and correct variants alike): one
+    worker grades them all, so each notebook's template starts once per run, not once per worker
+    and per file (course.py passes --dist loadgroup)."""
+    return pytest.mark.xdist_group(f"variants-{suite}")
+
+
 @pytest.fixture(scope="session")
 def variant_grader():
     """``variant_grader("04_rotary_embeddings")``: a :class:`grader.variants.VariantGrader` of

@@ -11,11 +11,12 @@ import pytest
 
 from grader.results import PASSED
 from tests.catalogue import modules
-from tests.conftest import solution_notebooks
+from tests.conftest import one_worker_per_notebook, solution_notebooks
 
 
 def _catalogue():
-    return [pytest.param(name, wrong, id=f"{name}:{wrong.exercise}:{wrong.mistake}")
+    return [pytest.param(name, wrong, id=f"{name}:{wrong.exercise}:{wrong.mistake}",
+                         marks=one_worker_per_notebook(name))
             for name, module in modules(solution_notebooks()) for wrong in module.WRONG_ANSWERS]
 
 

@@ -10,11 +10,12 @@ import pytest
 
 from grader.results import PASSED
 from tests.catalogue import modules
-from tests.conftest import solution_notebooks
+from tests.conftest import one_worker_per_notebook, solution_notebooks
 
 
 def _variants():
-    return [pytest.param(name, exercise, source, id=f"{name}:{exercise}:{description}")
+    return [pytest.param(name, exercise, source, id=f"{name}:{exercise}:{description}",
+                         marks=one_worker_per_notebook(name))
             for name, module in modules(solution_notebooks())
             for exercise, description, source in getattr(module, "CORRECT_VARIANTS", [])]
 
