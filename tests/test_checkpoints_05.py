@@ -20,7 +20,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
 CHECKPOINTS = ["ctx05_base", "ctx05_none_ft", "ctx05_pi_ft",
-               "ctx05_yarn_ft", "ctx05_passkey", "ctx05_passkey_none_ft", "ctx05_passkey_pi_ft",
+               "ctx05_yarn_ft", "ctx05_ntk_ft", "ctx05_dynamic_ft", "ctx05_none_ft1024", "ctx05_pi_ft1024",
+               "ctx05_yarn_ft1024", "ctx05_passkey", "ctx05_passkey_none_ft", "ctx05_passkey_pi_ft",
                "ctx05_passkey_yarn_ft"]
 TOLERANCE = 0.006
 EXPECTED_LOSS = {  # (checkpoint, method, length) -> held-out loss (nats/char) printed in sections 9 and 11
