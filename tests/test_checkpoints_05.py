@@ -95,3 +95,20 @@ def test_passkey_checkpoint_reproduces_digit_accuracy(chapter, key):
                    for depth in chapter["GRID_DEPTHS"]) / len(chapter["GRID_DEPTHS"])
     assert abs(accuracy - EXPECTED_DIGITS[key]) <= TOLERANCE, \
         f"{key}: got {accuracy:.4f}, expected {EXPECTED_DIGITS[key]:.2f}"
+
+
+def test_seed_table_matches_the_shipped_checkpoints(chapter):
+    """Seed 1 of assets/ctx05_seeds.json is the shipped fine-tune of each arm: recompute its losses at 1,024."""
+    import json
+
+    table = json.loads((ASSETS / "ctx05_seeds.json").read_text())
+    rope = {"none": ("none", 1.0), "PI": ("PI", 8.0), "NTK-aware": ("NTK-aware", 8.0),
+            "dynamic NTK": ("dynamic NTK", 1.0), "YaRN": ("YaRN", 8.0)}
+    tags = {"none": "none", "PI": "pi", "NTK-aware": "ntk", "dynamic NTK": "dynamic", "YaRN": "yarn"}
+    assert set(table["losses"]) == set(rope) and table["seeds"] == [1, 2, 3]
+    for arm, (method, scale) in rope.items():
+        model = chapter["TinyRoPELM"](chapter["CFG"])
+        model.load_state_dict(torch.load(ASSETS / f"ctx05_{tags[arm]}_ft.pt", weights_only=True))
+        got = chapter["token_losses"](model.eval(), chapter["make_rope"](method, scale), 1024).mean(1)
+        want = torch.tensor(table["losses"][arm]["1"]["1024"], dtype=torch.float64)
+        assert torch.allclose(torch.from_numpy(got), want, atol=1e-4), arm
