@@ -112,3 +112,18 @@ def test_seed_table_matches_the_shipped_checkpoints(chapter):
         got = chapter["token_losses"](model.eval(), chapter["make_rope"](method, scale), 1024).mean(1)
         want = torch.tensor(table["losses"][arm]["1"]["1024"], dtype=torch.float64)
         assert torch.allclose(torch.from_numpy(got), want, atol=1e-4), arm
+
+
+def test_every_window_table_starts_with_the_notebook_windows(chapter):
+    """The first 16 of assets/ctx05_windows.json's 78 windows are the notebook's: recompute two arms on them."""
+    import json
+
+    table = json.loads((ASSETS / "ctx05_windows.json").read_text())
+    assert table["windows"] == (len(chapter["val_ids"]) - 1) // 1024
+    for arm, checkpoint, method in (("none", "ctx05_base", "none"), ("YaRN + fine-tune", "ctx05_yarn_ft", "YaRN")):
+        model = chapter["TinyRoPELM"](chapter["CFG"])
+        model.load_state_dict(torch.load(ASSETS / f"{checkpoint}.pt", weights_only=True))
+        got = chapter["token_losses"](model.eval(), chapter["make_rope"](method), 1024).mean(1)
+        want = torch.tensor(table["losses"][arm]["1024"][:16], dtype=torch.float64)
+        assert len(table["losses"][arm]["1024"]) == table["windows"]
+        assert torch.allclose(torch.from_numpy(got), want, atol=1e-4), arm
