@@ -127,3 +127,17 @@ def test_every_window_table_starts_with_the_notebook_windows(chapter):
         want = torch.tensor(table["losses"][arm]["1024"][:16], dtype=torch.float64)
         assert len(table["losses"][arm]["1024"]) == table["windows"]
         assert torch.allclose(torch.from_numpy(got), want, atol=1e-4), arm
+
+
+def test_step_table_starts_from_the_base_model(chapter):
+    """Step 0 of assets/ctx05_steps.json is the base model under each arm's scaling: recompute it."""
+    import json
+
+    table = json.loads((ASSETS / "ctx05_steps.json").read_text())
+    base = chapter["TinyRoPELM"](chapter["CFG"])
+    base.load_state_dict(torch.load(ASSETS / "ctx05_base.pt", weights_only=True))
+    for arm, curve in table["curves"].items():
+        assert sorted(int(k) for k in curve) == list(range(0, table["steps"] + 1, 50))
+        rope = chapter["make_rope"](arm, 1.0 if arm == "none" else 8.0)
+        got = float(chapter["token_losses"](base.eval(), rope, 1024).mean())
+        assert abs(got - curve["0"]) < 1e-4, arm
