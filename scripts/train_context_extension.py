@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Train the checkpoints of notebook 05 (context extension) into assets/, deterministically.
 
-    python scripts/train_context_extension.py              # every checkpoint, in order (~25 min, one core)
+    python scripts/train_context_extension.py              # every checkpoint, in order (~30 min, one core)
     python scripts/train_context_extension.py --only ctx05_base --only ctx05_passkey
     python scripts/train_context_extension.py --list
 
@@ -132,6 +132,13 @@ def recipes() -> list[Recipe]:
         out.append(Recipe(f"ctx05_passkey_{tag}_ft", "ctx05_passkey", method,
                           lambda ch: passkey_batches(ch, 8, seed=3, min_len=128, max_len=FT_LEN),
                           steps=200, lr=5e-4, seed=3))
+    for method, tag in (("NTK-aware", "ntk"), ("dynamic NTK", "dynamic")):  # the same language-model fine-tune
+        out.append(Recipe(f"ctx05_{tag}_ft", "ctx05_base", method,
+                          lambda ch: lm_batches(ch["train_ids"], FT_LEN, 8, seed=1), steps=150, lr=5e-4, seed=1))
+    for method in ("none", "PI", "YaRN"):  # fine-tuned at the target length 1,024, as Chen et al. do: batch 4, so
+        tag = method.lower()               # every step sees as many characters as the fine-tunes at 512
+        out.append(Recipe(f"ctx05_{tag}_ft1024", "ctx05_base", method,
+                          lambda ch: lm_batches(ch["train_ids"], 2 * FT_LEN, 4, seed=1), steps=150, lr=5e-4, seed=1))
     return out
 
 
@@ -139,7 +146,8 @@ def build(ch: dict, recipe: Recipe) -> None:
     model = ch["TinyRoPELM"](ch["CFG"])
     if recipe.parent is not None:
         model.load_state_dict(torch.load(ASSETS / f"{recipe.parent}.pt", weights_only=True))
-    scale = 1.0 if recipe.method == "none" else FT_SCALE
+    # dynamic NTK takes s = 1 (its scale follows the length, as in the notebook); the others s = 8
+    scale = 1.0 if recipe.method in ("none", "dynamic NTK") else FT_SCALE
     start = time.time()
     train(model, ch["make_rope"](recipe.method, scale), recipe.batches(ch), recipe.steps, recipe.lr,
           recipe.seed, recipe.name)

@@ -20,7 +20,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
 CHECKPOINTS = ["ctx05_base", "ctx05_none_ft", "ctx05_pi_ft",
-               "ctx05_yarn_ft", "ctx05_passkey", "ctx05_passkey_none_ft", "ctx05_passkey_pi_ft",
+               "ctx05_yarn_ft", "ctx05_ntk_ft", "ctx05_dynamic_ft", "ctx05_none_ft1024", "ctx05_pi_ft1024",
+               "ctx05_yarn_ft1024", "ctx05_passkey", "ctx05_passkey_none_ft", "ctx05_passkey_pi_ft",
                "ctx05_passkey_yarn_ft"]
 TOLERANCE = 0.006
 EXPECTED_LOSS = {  # (checkpoint, method, length) -> held-out loss (nats/char) printed in sections 9 and 11
@@ -94,3 +95,49 @@ def test_passkey_checkpoint_reproduces_digit_accuracy(chapter, key):
                    for depth in chapter["GRID_DEPTHS"]) / len(chapter["GRID_DEPTHS"])
     assert abs(accuracy - EXPECTED_DIGITS[key]) <= TOLERANCE, \
         f"{key}: got {accuracy:.4f}, expected {EXPECTED_DIGITS[key]:.2f}"
+
+
+def test_seed_table_matches_the_shipped_checkpoints(chapter):
+    """Seed 1 of assets/ctx05_seeds.json is the shipped fine-tune of each arm: recompute its losses at 1,024."""
+    import json
+
+    table = json.loads((ASSETS / "ctx05_seeds.json").read_text())
+    rope = {"none": ("none", 1.0), "PI": ("PI", 8.0), "NTK-aware": ("NTK-aware", 8.0),
+            "dynamic NTK": ("dynamic NTK", 1.0), "YaRN": ("YaRN", 8.0)}
+    tags = {"none": "none", "PI": "pi", "NTK-aware": "ntk", "dynamic NTK": "dynamic", "YaRN": "yarn"}
+    assert set(table["losses"]) == set(rope) and table["seeds"] == [1, 2, 3]
+    for arm, (method, scale) in rope.items():
+        model = chapter["TinyRoPELM"](chapter["CFG"])
+        model.load_state_dict(torch.load(ASSETS / f"ctx05_{tags[arm]}_ft.pt", weights_only=True))
+        got = chapter["token_losses"](model.eval(), chapter["make_rope"](method, scale), 1024).mean(1)
+        want = torch.tensor(table["losses"][arm]["1"]["1024"], dtype=torch.float64)
+        assert torch.allclose(torch.from_numpy(got), want, atol=1e-4), arm
+
+
+def test_every_window_table_starts_with_the_notebook_windows(chapter):
+    """The first 16 of assets/ctx05_windows.json's 78 windows are the notebook's: recompute two arms on them."""
+    import json
+
+    table = json.loads((ASSETS / "ctx05_windows.json").read_text())
+    assert table["windows"] == (len(chapter["val_ids"]) - 1) // 1024
+    for arm, checkpoint, method in (("none", "ctx05_base", "none"), ("YaRN + fine-tune", "ctx05_yarn_ft", "YaRN")):
+        model = chapter["TinyRoPELM"](chapter["CFG"])
+        model.load_state_dict(torch.load(ASSETS / f"{checkpoint}.pt", weights_only=True))
+        got = chapter["token_losses"](model.eval(), chapter["make_rope"](method), 1024).mean(1)
+        want = torch.tensor(table["losses"][arm]["1024"][:16], dtype=torch.float64)
+        assert len(table["losses"][arm]["1024"]) == table["windows"]
+        assert torch.allclose(torch.from_numpy(got), want, atol=1e-4), arm
+
+
+def test_step_table_starts_from_the_base_model(chapter):
+    """Step 0 of assets/ctx05_steps.json is the base model under each arm's scaling: recompute it."""
+    import json
+
+    table = json.loads((ASSETS / "ctx05_steps.json").read_text())
+    base = chapter["TinyRoPELM"](chapter["CFG"])
+    base.load_state_dict(torch.load(ASSETS / "ctx05_base.pt", weights_only=True))
+    for arm, curve in table["curves"].items():
+        assert sorted(int(k) for k in curve) == list(range(0, table["steps"] + 1, 50))
+        rope = chapter["make_rope"](arm, 1.0 if arm == "none" else 8.0)
+        got = float(chapter["token_losses"](base.eval(), rope, 1024).mean())
+        assert abs(got - curve["0"]) < 1e-4, arm

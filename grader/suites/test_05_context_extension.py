@@ -18,6 +18,10 @@ from hypothesis import strategies as st
 from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true, fail
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds
 
+EXERCISE_ORDER = ("linear_scaling_inv_freq", "ntk_aware_base", "dynamic_ntk_base", "yarn_inv_freq",
+                  "llama3_inv_freq", "extension_inv_freq", "diagnose_rope", "passkey_prompt", "passkey_accuracy")
+"""The exercises in the notebook's order (of their cells): reports number and list them so."""
+
 # float32 outputs of a float64 formula are within 6e-8 relative of it; inverse frequencies
 # computed in float32 (as Hugging Face does) are within ~3e-7. 1e-6 accepts both and rejects
 # every catalogued mistake, which all change some entry by more than 1e-3 relative.
@@ -116,13 +120,17 @@ def test_pi_scale_one_is_identity(student):
 
 @pytest.mark.exercise("linear_scaling_inv_freq", points=1)
 def test_pi_rejects_bad_input(student):
-    """scale < 1 and a 2-D inv_freq raise ValueError."""
-    expect_raises(ValueError, student.linear_scaling_inv_freq, _theta(8, 1e4).float(), 0.5,
-                  what="linear_scaling_inv_freq(theta, 0.5)")
-    expect_raises(ValueError, student.linear_scaling_inv_freq, torch.ones(2, 4), 2.0,
-                  what="linear_scaling_inv_freq(2-D tensor, 2)")
-
-
+    """scale 0.999 or 0, and an inv_freq that is not 1-D (0-D, (1, 4), (2, 2, 2)), raise ValueError;
+    scale 1 and a 1-D inv_freq of length 1 do not."""
+    theta = _theta(8, 1e4).float()
+    for scale in (0.999, 0.0):
+        expect_raises(ValueError, student.linear_scaling_inv_freq, theta, scale,
+                      what=f"linear_scaling_inv_freq(theta, {scale})")
+    for bad in (torch.tensor(0.5), torch.ones(1, 4), torch.ones(2, 2, 2)):
+        expect_raises(ValueError, student.linear_scaling_inv_freq, bad, 2.0,
+                      what=f"linear_scaling_inv_freq(tensor of shape {tuple(bad.shape)}, 2.0)")
+    student.linear_scaling_inv_freq(theta, 1.0)
+    student.linear_scaling_inv_freq(torch.ones(1), 2.0)
 @pytest.mark.exercise("linear_scaling_inv_freq", points=2)
 @grading()
 @given(head_dim=st.sampled_from([2, 4, 6, 10, 64, 128]), base=_bases(), scale=_scales(), dtype=dtypes(),
@@ -142,27 +150,6 @@ def test_pi_over_its_inputs(student, head_dim, base, scale, dtype, layout):
                  mistakes={"divided in the input's half precision, then cast to float32":
                            (theta / scale).double(), **_pi_mistakes(exact, scale)})
 
-
-@pytest.mark.exercise("linear_scaling_inv_freq", points=1)
-def test_pi_rejects_scale_below_one(student):
-    """scale 0.999 and 0 raise ValueError; scale 1 is allowed."""
-    theta = _theta(8, 1e4).float()
-    for scale in (0.999, 0.0):
-        expect_raises(ValueError, student.linear_scaling_inv_freq, theta, scale,
-                      what=f"linear_scaling_inv_freq(theta, {scale})")
-    expect_close(student.linear_scaling_inv_freq(theta, 1.0), theta, rtol=RTOL_FREQ, atol=0,
-                 what="linear_scaling_inv_freq(theta, 1.0)")
-
-
-@pytest.mark.exercise("linear_scaling_inv_freq", points=1)
-def test_pi_rejects_inv_freq_not_1d(student):
-    """A 0-D, a (1, 4) and a (2, 2, 2) inv_freq raise ValueError; a 1-D one of length 1 (head_dim 2) works."""
-    for bad in (torch.tensor(0.5), torch.ones(1, 4), torch.ones(2, 2, 2)):
-        expect_raises(ValueError, student.linear_scaling_inv_freq, bad, 2.0,
-                      what=f"linear_scaling_inv_freq(tensor of shape {tuple(bad.shape)}, 2.0)")
-    got = student.linear_scaling_inv_freq(torch.ones(1), 2.0)
-    expect_close(got, torch.full((1,), 0.5, dtype=torch.float64), rtol=RTOL_FREQ, atol=0,
-                 what="linear_scaling_inv_freq(tensor([1.]), 2.0)")
 
 
 # -- ntk_aware_base -------------------------------------------------------------------------------
@@ -209,12 +196,16 @@ def test_ntk_scale_one(student):
 
 @pytest.mark.exercise("ntk_aware_base", points=1)
 def test_ntk_rejects_bad_input(student):
-    """Odd head_dim, head_dim 2 (d - 2 = 0) and scale < 1 raise ValueError."""
-    expect_raises(ValueError, student.ntk_aware_base, 1e4, 2.0, 31, what="ntk_aware_base(1e4, 2, 31)")
-    expect_raises(ValueError, student.ntk_aware_base, 1e4, 2.0, 2, what="ntk_aware_base(1e4, 2, 2)")
-    expect_raises(ValueError, student.ntk_aware_base, 1e4, 0.5, 32, what="ntk_aware_base(1e4, 0.5, 32)")
-
-
+    """head_dim 31, 2, 0 or -4, base 0 or -1e4, and scale 0.999 or 0 raise ValueError; head_dim 4, base 0.5
+    and scale 1 do not."""
+    for head_dim in (31, 2, 0, -4):
+        expect_raises(ValueError, student.ntk_aware_base, 1e4, 2.0, head_dim, what=f"ntk_aware_base(1e4, 2, {head_dim})")
+    for base in (0.0, -1e4):
+        expect_raises(ValueError, student.ntk_aware_base, base, 2.0, 32, what=f"ntk_aware_base({base}, 2, 32)")
+    for scale in (0.999, 0.0):
+        expect_raises(ValueError, student.ntk_aware_base, 1e4, scale, 32, what=f"ntk_aware_base(1e4, {scale}, 32)")
+    for args in ((1e4, 2.0, 4), (0.5, 2.0, 8), (1e4, 1.0, 32)):
+        student.ntk_aware_base(*args)
 @pytest.mark.exercise("ntk_aware_base", points=2)
 @grading()
 @given(head_dim=_head_dims(4), base=_bases(low=0.01), scale=_scales())
@@ -226,31 +217,6 @@ def test_ntk_over_its_inputs(student, head_dim, base, scale):
     expect_close(got, _ntk_base(base, scale, head_dim), rtol=RTOL_SCALAR, atol=0, what=what,
                  mistakes=_ntk_mistakes(base, scale, head_dim))
 
-
-@pytest.mark.exercise("ntk_aware_base", points=1)
-def test_ntk_rejects_bad_head_dim(student):
-    """head_dim 31, 2, 0 and -4 raise ValueError; head_dim 4 (the smallest) gives b * s^2."""
-    for head_dim in (31, 2, 0, -4):
-        expect_raises(ValueError, student.ntk_aware_base, 1e4, 2.0, head_dim,
-                      what=f"ntk_aware_base(1e4, 2, {head_dim})")
-    expect_close(student.ntk_aware_base(1e4, 2.0, 4), 4e4, rtol=RTOL_SCALAR, atol=0, what="ntk_aware_base(1e4, 2, 4)")
-
-
-@pytest.mark.exercise("ntk_aware_base", points=1)
-def test_ntk_rejects_bad_base(student):
-    """base 0 and -1e4 raise ValueError; a base below 1 (0.5) is allowed."""
-    for base in (0.0, -1e4):
-        expect_raises(ValueError, student.ntk_aware_base, base, 2.0, 32, what=f"ntk_aware_base({base}, 2, 32)")
-    expect_close(student.ntk_aware_base(0.5, 2.0, 8), _ntk_base(0.5, 2.0, 8), rtol=RTOL_SCALAR, atol=0,
-                 what="ntk_aware_base(0.5, 2, 8)")
-
-
-@pytest.mark.exercise("ntk_aware_base", points=1)
-def test_ntk_rejects_scale_below_one(student):
-    """scale 0.999 and 0 raise ValueError; scale 1 gives the base back."""
-    for scale in (0.999, 0.0):
-        expect_raises(ValueError, student.ntk_aware_base, 1e4, scale, 32, what=f"ntk_aware_base(1e4, {scale}, 32)")
-    expect_close(student.ntk_aware_base(1e4, 1.0, 32), 1e4, rtol=RTOL_SCALAR, atol=0, what="ntk_aware_base(1e4, 1, 32)")
 
 
 # -- dynamic_ntk_base -----------------------------------------------------------------------------
@@ -320,12 +286,15 @@ def test_dynamic_with_scale_one_is_ntk_for_the_current_ratio(student):
 
 @pytest.mark.exercise("dynamic_ntk_base", points=1)
 def test_dynamic_rejects_bad_input(student):
-    """Odd head_dim, scale < 1 and seq_len 0 raise ValueError."""
-    expect_raises(ValueError, student.dynamic_ntk_base, 1e4, 2.0, 33, 512, 128, what="dynamic_ntk_base(..., head_dim=33, ...)")
-    expect_raises(ValueError, student.dynamic_ntk_base, 1e4, 0.5, 32, 512, 128, what="dynamic_ntk_base(1e4, 0.5, ...)")
-    expect_raises(ValueError, student.dynamic_ntk_base, 1e4, 2.0, 32, 0, 128, what="dynamic_ntk_base(..., seq_len=0, 128)")
-
-
+    """head_dim 33, 2 or 0, base 0 or -1, scale 0.999, seq_len 0 or -5 and original length 0 or -128 raise
+    ValueError; head_dim 4, base 0.5, scale 1 and lengths of 1 do not."""
+    bad = [(1e4, 2.0, d, 512, 128) for d in (33, 2, 0)] + [(b, 2.0, 32, 512, 128) for b in (0.0, -1.0)]
+    bad += [(1e4, 0.999, 32, 512, 128)] + [(1e4, 2.0, 32, n, o) for n, o in ((0, 128), (-5, 128), (512, 0), (512, -128))]
+    for args in bad:
+        expect_raises(ValueError, student.dynamic_ntk_base, *args, what=f"dynamic_ntk_base{args}")
+    for args in ((1e4, 2.0, 4, 512, 128), (0.5, 2.0, 32, 512, 128), (1e4, 1.0, 32, 512, 128), (1e4, 2.0, 32, 1, 128),
+                 (1e4, 2.0, 32, 3, 1)):
+        student.dynamic_ntk_base(*args)
 @pytest.mark.exercise("dynamic_ntk_base", points=2)
 @grading()
 @given(head_dim=_head_dims(4), base=_bases(low=0.01), scale=_scales(), orig=_lengths(),
@@ -341,46 +310,6 @@ def test_dynamic_over_its_inputs(student, head_dim, base, scale, orig, where, of
     expect_close(got, _dynamic(base, scale, head_dim, seq_len, orig), rtol=RTOL_SCALAR, atol=0, what=what,
                  mistakes=_dynamic_mistakes(base, scale, head_dim, seq_len, orig))
 
-
-@pytest.mark.exercise("dynamic_ntk_base", points=1)
-def test_dynamic_rejects_bad_head_dim(student):
-    """head_dim 33, 2 and 0 raise ValueError; head_dim 4 works."""
-    for head_dim in (33, 2, 0):
-        expect_raises(ValueError, student.dynamic_ntk_base, 1e4, 2.0, head_dim, 512, 128,
-                      what=f"dynamic_ntk_base(1e4, 2, {head_dim}, 512, 128)")
-    expect_close(student.dynamic_ntk_base(1e4, 2.0, 4, 512, 128), _dynamic(1e4, 2.0, 4, 512, 128),
-                 rtol=RTOL_SCALAR, atol=0, what="dynamic_ntk_base(1e4, 2, 4, 512, 128)")
-
-
-@pytest.mark.exercise("dynamic_ntk_base", points=1)
-def test_dynamic_rejects_bad_base(student):
-    """base 0 and -1 raise ValueError; a base below 1 (0.5) is allowed."""
-    for base in (0.0, -1.0):
-        expect_raises(ValueError, student.dynamic_ntk_base, base, 2.0, 32, 512, 128,
-                      what=f"dynamic_ntk_base({base}, 2, 32, 512, 128)")
-    expect_close(student.dynamic_ntk_base(0.5, 2.0, 32, 512, 128), _dynamic(0.5, 2.0, 32, 512, 128),
-                 rtol=RTOL_SCALAR, atol=0, what="dynamic_ntk_base(0.5, 2, 32, 512, 128)")
-
-
-@pytest.mark.exercise("dynamic_ntk_base", points=1)
-def test_dynamic_rejects_scale_below_one(student):
-    """scale 0.999 raises ValueError; scale 1 is allowed."""
-    expect_raises(ValueError, student.dynamic_ntk_base, 1e4, 0.999, 32, 512, 128,
-                  what="dynamic_ntk_base(1e4, 0.999, 32, 512, 128)")
-    expect_close(student.dynamic_ntk_base(1e4, 1.0, 32, 512, 128), _dynamic(1e4, 1.0, 32, 512, 128),
-                 rtol=RTOL_SCALAR, atol=0, what="dynamic_ntk_base(1e4, 1, 32, 512, 128)")
-
-
-@pytest.mark.exercise("dynamic_ntk_base", points=1)
-def test_dynamic_rejects_bad_lengths(student):
-    """seq_len 0 or -5 and original_max_position_embeddings 0 or -128 raise ValueError; lengths of 1 work."""
-    for seq_len, orig in ((0, 128), (-5, 128), (512, 0), (512, -128)):
-        expect_raises(ValueError, student.dynamic_ntk_base, 1e4, 2.0, 32, seq_len, orig,
-                      what=f"dynamic_ntk_base(1e4, 2, 32, {seq_len}, {orig})")
-    for seq_len, orig in ((1, 128), (3, 1)):
-        expect_close(student.dynamic_ntk_base(1e4, 2.0, 32, seq_len, orig), _dynamic(1e4, 2.0, 32, seq_len, orig),
-                     rtol=RTOL_SCALAR, atol=0, what=f"dynamic_ntk_base(1e4, 2, 32, {seq_len}, {orig})",
-                     mistakes=_dynamic_mistakes(1e4, 2.0, 32, seq_len, orig))
 
 
 # -- yarn_inv_freq ----------------------------------------------------------------------------------
@@ -484,11 +413,15 @@ def test_yarn_scale_one(student):
 
 @pytest.mark.exercise("yarn_inv_freq", points=1)
 def test_yarn_rejects_bad_input(student):
-    """Odd head_dim, scale < 1 and beta_fast <= beta_slow raise ValueError."""
-    expect_raises(ValueError, student.yarn_inv_freq, 31, 1e4, 4.0, 2048, what="yarn_inv_freq(31, ...)")
-    expect_raises(ValueError, student.yarn_inv_freq, 32, 1e4, 0.5, 2048, what="yarn_inv_freq(32, 1e4, 0.5, ...)")
-    expect_raises(ValueError, student.yarn_inv_freq, 32, 1e4, 4.0, 2048, 1.0, 32.0,
-                  what="yarn_inv_freq(..., beta_fast=1, beta_slow=32)")
+    """head_dim 31, 2 or 0, base 1 or 0.5, scale 0.999, original length 0 or -4096, and betas not
+    beta_fast > beta_slow > 0 raise ValueError; head_dim 4, base 1.5, scale 1, length 1 and betas 2, 1 do not."""
+    bad = [(d, 1e4, 4.0, 2048) for d in (31, 2, 0)] + [(32, b, 4.0, 2048) for b in (1.0, 0.5)]
+    bad += [(32, 1e4, 0.999, 2048)] + [(32, 1e4, 4.0, o) for o in (0, -4096)]
+    bad += [(32, 1e4, 4.0, 2048, *betas) for betas in ((1.0, 32.0), (8.0, 8.0), (32.0, 0.0), (32.0, -1.0))]
+    for args in bad:
+        expect_raises(ValueError, student.yarn_inv_freq, *args, what=f"yarn_inv_freq{args}")
+    for args in ((4, 1e4, 4.0, 2048), (8, 1.5, 2.0, 64), (32, 1e4, 1.0, 2048), (4, 1e4, 2.0, 1), (32, 1e4, 4.0, 2048, 2.0, 1.0)):
+        student.yarn_inv_freq(*args)
 
 
 def _yarn_cuts(d, base, orig, beta_fast, beta_slow):
@@ -534,46 +467,6 @@ def test_yarn_bounds_that_coincide(student):
                 "yarn_inv_freq(32, 1e4, 4, 5): inv_freq is not finite where low == high = 0 (high += 0.001 avoids 0 / 0)")
     _check_yarn(student, 32, 1e4, 4.0, 5)
 
-
-@pytest.mark.exercise("yarn_inv_freq", points=1)
-def test_yarn_rejects_bad_head_dim(student):
-    """head_dim 31, 2 and 0 raise ValueError; head_dim 4 works."""
-    for head_dim in (31, 2, 0):
-        expect_raises(ValueError, student.yarn_inv_freq, head_dim, 1e4, 4.0, 2048,
-                      what=f"yarn_inv_freq({head_dim}, 1e4, 4, 2048)")
-    _check_yarn(student, 4, 1e4, 4.0, 2048)
-
-
-@pytest.mark.exercise("yarn_inv_freq", points=1)
-def test_yarn_rejects_bad_base(student):
-    """base 1 and 0.5 raise ValueError; base 1.5 works."""
-    for base in (1.0, 0.5):
-        expect_raises(ValueError, student.yarn_inv_freq, 32, base, 4.0, 2048, what=f"yarn_inv_freq(32, {base}, 4, 2048)")
-    _check_yarn(student, 8, 1.5, 2.0, 64)
-
-
-@pytest.mark.exercise("yarn_inv_freq", points=1)
-def test_yarn_rejects_scale_below_one(student):
-    """scale 0.999 raises ValueError; scale 1 is allowed."""
-    expect_raises(ValueError, student.yarn_inv_freq, 32, 1e4, 0.999, 2048, what="yarn_inv_freq(32, 1e4, 0.999, 2048)")
-    _check_yarn(student, 32, 1e4, 1.0, 2048)
-
-
-@pytest.mark.exercise("yarn_inv_freq", points=1)
-def test_yarn_rejects_bad_original_length(student):
-    """original_max_position_embeddings 0 and -4096 raise ValueError; 1 works."""
-    for orig in (0, -4096):
-        expect_raises(ValueError, student.yarn_inv_freq, 32, 1e4, 4.0, orig, what=f"yarn_inv_freq(32, 1e4, 4, {orig})")
-    _check_yarn(student, 4, 1e4, 2.0, 1)
-
-
-@pytest.mark.exercise("yarn_inv_freq", points=1)
-def test_yarn_rejects_bad_betas(student):
-    """beta_fast == beta_slow, beta_slow 0 and beta_slow -1 raise ValueError; beta_fast 2, beta_slow 1 works."""
-    for betas in ((8.0, 8.0), (32.0, 0.0), (32.0, -1.0)):
-        expect_raises(ValueError, student.yarn_inv_freq, 32, 1e4, 4.0, 2048, *betas,
-                      what=f"yarn_inv_freq(32, 1e4, 4, 2048, beta_fast={betas[0]}, beta_slow={betas[1]})")
-    _check_yarn(student, 32, 1e4, 4.0, 2048, 2.0, 1.0)
 
 
 # -- llama3_inv_freq --------------------------------------------------------------------------------
@@ -657,11 +550,15 @@ def as_tensor(value):
 
 @pytest.mark.exercise("llama3_inv_freq", points=1)
 def test_llama3_rejects_bad_input(student):
-    """low_freq_factor >= high_freq_factor, scale < 1 and odd head_dim raise ValueError."""
-    expect_raises(ValueError, student.llama3_inv_freq, 64, 5e5, 8.0, 8192, 4.0, 4.0,
-                  what="llama3_inv_freq(..., low_freq_factor=4, high_freq_factor=4)")
-    expect_raises(ValueError, student.llama3_inv_freq, 64, 5e5, 0.5, 8192, what="llama3_inv_freq(64, 5e5, 0.5, ...)")
-    expect_raises(ValueError, student.llama3_inv_freq, 63, 5e5, 8.0, 8192, what="llama3_inv_freq(63, ...)")
+    """head_dim 63, 0 or -2, base 1 or 0.5, scale 0.999, original length 0 or -8192, and factors not
+    0 < low < high raise ValueError; head_dim 2, base 1.5, scale 1, length 1 and factors 0.5, 0.6 do not."""
+    bad = [(d, 5e5, 8.0, 8192) for d in (63, 0, -2)] + [(64, b, 8.0, 8192) for b in (1.0, 0.5)]
+    bad += [(64, 5e5, 0.999, 8192)] + [(64, 5e5, 8.0, o) for o in (0, -8192)]
+    bad += [(64, 5e5, 8.0, 8192, *f) for f in ((4.0, 4.0), (0.0, 4.0), (-1.0, 4.0), (4.0, 2.0))]
+    for args in bad:
+        expect_raises(ValueError, student.llama3_inv_freq, *args, what=f"llama3_inv_freq{args}")
+    for args in ((2, 5e5, 8.0, 8192), (16, 1.5, 8.0, 64), (64, 5e5, 1.0, 8192), (64, 5e5, 8.0, 1), (64, 5e5, 8.0, 8192, 0.5, 0.6)):
+        student.llama3_inv_freq(*args)
 
 
 def _freq_factors():
@@ -678,46 +575,6 @@ def test_llama3_over_its_inputs(student, head_dim, base, scale, orig, factors):
     got = _check_llama3(student, head_dim, base, scale, orig, *factors)
     expect_dtype(got, torch.float32, what=f"llama3_inv_freq({head_dim}, {base!r}, {scale!r}, {orig}, ...)")
 
-
-@pytest.mark.exercise("llama3_inv_freq", points=1)
-def test_llama3_rejects_bad_head_dim(student):
-    """head_dim 63, 0 and -2 raise ValueError; head_dim 2 (one pair) works."""
-    for head_dim in (63, 0, -2):
-        expect_raises(ValueError, student.llama3_inv_freq, head_dim, 5e5, 8.0, 8192,
-                      what=f"llama3_inv_freq({head_dim}, 5e5, 8, 8192)")
-    _check_llama3(student, 2, 5e5, 8.0, 8192)
-
-
-@pytest.mark.exercise("llama3_inv_freq", points=1)
-def test_llama3_rejects_bad_base(student):
-    """base 1 and 0.5 raise ValueError; base 1.5 works."""
-    for base in (1.0, 0.5):
-        expect_raises(ValueError, student.llama3_inv_freq, 64, base, 8.0, 8192, what=f"llama3_inv_freq(64, {base}, 8, 8192)")
-    _check_llama3(student, 16, 1.5, 8.0, 64)
-
-
-@pytest.mark.exercise("llama3_inv_freq", points=1)
-def test_llama3_rejects_scale_below_one(student):
-    """scale 0.999 raises ValueError; scale 1 leaves every frequency as it is."""
-    expect_raises(ValueError, student.llama3_inv_freq, 64, 5e5, 0.999, 8192, what="llama3_inv_freq(64, 5e5, 0.999, 8192)")
-    _check_llama3(student, 64, 5e5, 1.0, 8192)
-
-
-@pytest.mark.exercise("llama3_inv_freq", points=1)
-def test_llama3_rejects_bad_original_length(student):
-    """original_max_position_embeddings 0 and -8192 raise ValueError; 1 works."""
-    for orig in (0, -8192):
-        expect_raises(ValueError, student.llama3_inv_freq, 64, 5e5, 8.0, orig, what=f"llama3_inv_freq(64, 5e5, 8, {orig})")
-    _check_llama3(student, 64, 5e5, 8.0, 1)
-
-
-@pytest.mark.exercise("llama3_inv_freq", points=1)
-def test_llama3_rejects_bad_freq_factors(student):
-    """low_freq_factor 0 or -1, and low_freq_factor > high_freq_factor, raise ValueError; 0.5 and 0.6 work."""
-    for factors in ((0.0, 4.0), (-1.0, 4.0), (4.0, 2.0)):
-        expect_raises(ValueError, student.llama3_inv_freq, 64, 5e5, 8.0, 8192, *factors,
-                      what=f"llama3_inv_freq(64, 5e5, 8, 8192, low_freq_factor={factors[0]}, high_freq_factor={factors[1]})")
-    _check_llama3(student, 64, 5e5, 8.0, 8192, 0.5, 0.6)
 
 
 # -- passkey_prompt -----------------------------------------------------------------------------------
@@ -817,35 +674,26 @@ def test_prompt_short_passkey(student):
 
 @pytest.mark.exercise("passkey_prompt", points=1)
 def test_prompt_rejects_bad_input(student):
-    """depth outside [0, 1], a negative passkey, and a length too short for needle and question raise ValueError."""
-    expect_raises(ValueError, student.passkey_prompt, 300, 1.5, 12345, 0, what="passkey_prompt(300, 1.5, ...)")
-    expect_raises(ValueError, student.passkey_prompt, 300, -0.1, 12345, 0, what="passkey_prompt(300, -0.1, ...)")
-    expect_raises(ValueError, student.passkey_prompt, 300, 0.5, -5, 0, what="passkey_prompt(300, 0.5, -5, 0)")
-    expect_raises(ValueError, student.passkey_prompt, 40, 0.5, 12345, 0, what="passkey_prompt(40, 0.5, 12345, 0)")
-
-
-def _reference_filler(n_filler, rng):
-    """The documented draws: one rng.integers(5) per sentence until the join holds n_filler characters."""
-    pieces = [FILLER_SENTENCES[int(rng.integers(len(FILLER_SENTENCES)))]]
-    total = len(pieces[0])
-    while total < n_filler:
-        pieces.append(FILLER_SENTENCES[int(rng.integers(len(FILLER_SENTENCES)))])
-        total += 1 + len(pieces[-1])
-    return " ".join(pieces)[:n_filler]
+    """depth 1.5, -0.1 or 1.000001, passkey -1 or -12345, and a length one short of needle + question raise
+    ValueError; depths 0 and 1, passkey 0 and the exact fit do not."""
+    for depth in (1.5, -0.1, 1.000001):
+        expect_raises(ValueError, student.passkey_prompt, 300, depth, 12345, 0, what=f"passkey_prompt(300, {depth}, 12345, 0)")
+    for passkey in (-1, -12345):
+        expect_raises(ValueError, student.passkey_prompt, 300, 0.5, passkey, 0, what=f"passkey_prompt(300, 0.5, {passkey}, 0)")
+    for passkey in (12345, 7):
+        fit = len(_needle(passkey)) + len(QUESTION)
+        expect_raises(ValueError, student.passkey_prompt, fit - 1, 0.5, passkey, 0,
+                      what=f"passkey_prompt({fit - 1}, 0.5, {passkey}, 0)")
+        student.passkey_prompt(fit, 0.5, passkey, 0)
+    for depth in (0.0, 1.0):
+        student.passkey_prompt(300, depth, 12345, 0)
+    student.passkey_prompt(300, 0.5, 0, 0)
 
 
 def _nearest_boundary(filler, target):
     """The sentence boundary of ``filler`` (0, its end, or just after '. ') nearest to target, earlier on a tie."""
     boundaries = sorted({0, len(filler)} | {m.end() for m in re.finditer(r"\. ", filler)})
     return min(boundaries, key=lambda b: (abs(b - target), b))
-
-
-def _reference_prompt(length, depth, passkey, rng):
-    needle = _needle(passkey)
-    n_filler = length - len(needle) - len(QUESTION)
-    filler = _reference_filler(n_filler, rng)
-    at = _nearest_boundary(filler, depth * n_filler)
-    return filler[:at] + needle + filler[at:] + QUESTION
 
 
 def _unparsed_filler(filler):
@@ -896,47 +744,7 @@ def test_prompt_over_its_inputs(student, n_filler, depth, passkey, seed):
              + (f" (a tie with {later[0]}: the earlier one wins)" if later else ""))
 
 
-@pytest.mark.exercise("passkey_prompt", points=1)
-@grading()
-@given(n_filler=st.integers(0, 700), depth=_depths(), seed=seeds())
-def test_prompt_replays_the_generator(student, n_filler, depth, seed):
-    """The filler is exactly what one rng.integers(5) per sentence, drawn until it is long enough, gives."""
-    length = len(_needle(12345)) + len(QUESTION) + n_filler
-    prompt, what = _prompt(student, length, depth, 12345, seed)
-    want = _reference_prompt(length, depth, 12345, np.random.default_rng(seed))
-    if prompt != want:
-        first = next(i for i, (a, b) in enumerate(zip(prompt, want)) if a != b)
-        fail(f"{what} differs from the prompt the documented draws give (np.random.default_rng(rng), then one "
-             f"rng.integers(len(FILLER_SENTENCES)) per sentence until the sentences hold n_filler characters) "
-             f"from character {first}: got {prompt[first: first + 30]!r}, expected {want[first: first + 30]!r}")
 
-
-@pytest.mark.exercise("passkey_prompt", points=1)
-def test_prompt_rejects_bad_depth(student):
-    """depth 1.5, -0.1 and 1.000001 raise ValueError; depths 0 and 1 work."""
-    for depth in (1.5, -0.1, 1.000001):
-        expect_raises(ValueError, student.passkey_prompt, 300, depth, 12345, 0, what=f"passkey_prompt(300, {depth}, 12345, 0)")
-    for depth in (0.0, 1.0):
-        _prompt(student, 300, depth, 12345, 0)
-
-
-@pytest.mark.exercise("passkey_prompt", points=1)
-def test_prompt_rejects_negative_passkey(student):
-    """passkey -1 and -12345 raise ValueError; passkey 0 gives the needle 'The pass key is 0. '."""
-    for passkey in (-1, -12345):
-        expect_raises(ValueError, student.passkey_prompt, 300, 0.5, passkey, 0, what=f"passkey_prompt(300, 0.5, {passkey}, 0)")
-    _prompt(student, 300, 0.5, 0, 0)
-
-
-@pytest.mark.exercise("passkey_prompt", points=1)
-def test_prompt_rejects_too_short(student):
-    """One character less than needle + question raises ValueError; the exact fit is needle + question."""
-    for passkey in (12345, 7):
-        fit = len(_needle(passkey)) + len(QUESTION)
-        expect_raises(ValueError, student.passkey_prompt, fit - 1, 0.5, passkey, 0,
-                      what=f"passkey_prompt({fit - 1}, 0.5, {passkey}, 0)")
-        prompt, what = _prompt(student, fit, 0.5, passkey, 0)
-        expect_equal(prompt, _needle(passkey) + QUESTION, what=what)
 
 
 # -- passkey_accuracy -----------------------------------------------------------------------------------
@@ -1007,72 +815,211 @@ def test_accuracy_is_a_fraction_over_trials(student):
 
 @pytest.mark.exercise("passkey_accuracy", points=1)
 def test_accuracy_rejects_bad_input(student):
-    """trials = 0 and an empty list of lengths raise ValueError."""
+    """trials 0 or -3, and an empty list of lengths or of depths, raise ValueError; one trial does not."""
     generate = student.fixture("context_extension.perfect_retriever")
-    expect_raises(ValueError, student.passkey_accuracy, generate, [128], [0.5], 0, what="passkey_accuracy(..., trials=0)")
-    expect_raises(ValueError, student.passkey_accuracy, generate, [], [0.5], 1, what="passkey_accuracy(f, [], ...)")
+    for args in (([128], [0.5], 0), ([128], [0.5], -3), ([], [0.5], 2), ([128], [], 2)):
+        expect_raises(ValueError, student.passkey_accuracy, generate, *args, what=f"passkey_accuracy(f, {args[0]}, {args[1]}, {args[2]})")
+    student.passkey_accuracy(generate, [128], [0.5], 1)
 
 
-
-def _replayed_passkeys(lengths, depths, trials, *, fresh_per_cell=False):
-    """(len(lengths), len(depths), trials) passkeys that the documented generator draws."""
-    rng = np.random.default_rng(0)
-    passkeys = np.zeros((len(lengths), len(depths), trials), dtype=np.int64)
-    for row, length in enumerate(lengths):
-        for col, depth in enumerate(depths):
-            if fresh_per_cell:
-                rng = np.random.default_rng(0)
-            for trial in range(trials):
-                passkeys[row, col, trial] = int(rng.integers(10000, 100000))
-                _reference_prompt(length, depth, int(passkeys[row, col, trial]), rng)
-    return passkeys
-
-
-@pytest.mark.exercise("passkey_accuracy", points=3)
-@grading()
-@given(lengths=st.lists(st.integers(60, 400), min_size=1, max_size=3), depths=st.lists(_depths(), min_size=1, max_size=3),
-       trials=st.integers(1, 13), seed=seeds())
-@example(lengths=[120, 300], depths=[0.0, 0.5, 1.0], trials=7, seed=1)
-def test_accuracy_replays_the_generator(student, lengths, depths, trials, seed):
-    """A model right on some passkeys only scores exactly the fraction of them that the documented draws give."""
-    passkeys = _replayed_passkeys(lengths, depths, trials)
-    chosen = np.random.default_rng(seed).random(passkeys.shape) < 0.5
-    listed = sorted({int(k) for k in passkeys[chosen]})
-    what = f"passkey_accuracy(model right on {len(listed)} of the passkeys, {lengths}, {depths}, {trials})"
-    got = student.passkey_accuracy(student.fixture("context_extension.listed_passkeys", passkeys=listed),
-                                   lengths, depths, trials)
-    expect_dtype(got, "float64", what=what)
-    expect_shape(got, (len(lengths), len(depths)), what=what)
-    want = np.isin(passkeys, listed).mean(axis=2)
-    per_cell = np.isin(_replayed_passkeys(lengths, depths, trials, fresh_per_cell=True), listed)
-    # Exact fractions k / trials: 1e-12 accepts any order of division and nothing rounded.
-    try:
-        expect_close(got, want, rtol=0, atol=1e-12, what=what,
-                     mistakes={"accuracy rounded (to 2 decimals)": np.round(want, 2),
-                               "counts instead of fractions (divide by trials)": np.isin(passkeys, listed).sum(axis=2),
-                               "a fresh np.random.default_rng(0) for every cell": per_cell.mean(axis=2)})
-    except AssertionError as exc:
-        fail(f"{exc}. The passkeys come from one np.random.default_rng(0): in each trial the passkey, then "
-             "the filler that passkey_prompt draws from that same generator (one rng.integers per sentence, "
-             "no more than the prompt needs)")
+@pytest.mark.exercise("passkey_accuracy", points=2)
+@grading(max_examples=6)
+@given(grid_lengths=st.lists(st.integers(80, 400), min_size=1, max_size=3, unique=True),
+       depths=st.lists(_depths(), min_size=1, max_size=3), trials=st.integers(1, 3), pick=st.integers(0, 2))
+@example(grid_lengths=[150, 220, 300], depths=[0.0, 0.25, 0.5, 1.0], trials=3, pick=1)
+def test_accuracy_grid_layout(student, grid_lengths, depths, trials, pick):
+    """Rows follow the lengths and columns the depths: a model that answers only at one of the lengths
+    scores ones in that row and zeros elsewhere, for any grid."""
+    answered = grid_lengths[pick % len(grid_lengths)]
+    got, what = _accuracy(student, "length_filter", grid_lengths, depths, trials, lengths=[answered])
+    want = torch.zeros(len(grid_lengths), len(depths), dtype=torch.float64)
+    want[grid_lengths.index(answered)] = 1.0
+    expect_close(got, want, rtol=0, atol=1e-12, what=f"{what} (the model answers only at length {answered})")
 
 
-@pytest.mark.exercise("passkey_accuracy", points=1)
-def test_accuracy_rejects_bad_trials(student):
-    """trials 0 and -3 raise ValueError; one trial works."""
-    generate = student.fixture("context_extension.perfect_retriever")
-    for trials in (0, -3):
-        expect_raises(ValueError, student.passkey_accuracy, generate, [128], [0.5], trials,
-                      what=f"passkey_accuracy(f, [128], [0.5], {trials})")
-    got, what = _accuracy(student, "perfect_retriever", [128], [0.5], 1)
-    expect_close(got, np.ones((1, 1)), rtol=0, atol=1e-12, what=what)
+# -- extension_inv_freq (challenge) -------------------------------------------------------------------
+# The learner's rule is scored by what it does to the shipped base checkpoint: the held-out loss of
+# windows the notebook never shows, computed here by grader.context_lm (trusted), never in the
+# sandbox. The notebook's methods are scored on the same windows, from this file's float64 formulas,
+# for the feedback. Measured on windows 40-47 (one thread): no scaling 3.344, PI 4.243, NTK-aware
+# 1.724, Llama 3 1.780, YaRN (beta_fast 5) 1.644 at 1,024 with s = 8; NTK-aware with YaRN's
+# temperature 1.682. At 512 with s = 4: no scaling 2.771, NTK-aware 1.478, YaRN 1.419.
+HIDDEN_WINDOWS = tuple(range(40, 48))
+PUBLIC_WINDOWS = tuple(range(16, 20))
+_CTX_D, _CTX_BASE, _CTX_LEN = 32, 100.0, 128
 
 
-@pytest.mark.exercise("passkey_accuracy", points=1)
-def test_accuracy_rejects_empty_grids(student):
-    """An empty list of lengths or of depths raises ValueError; one of each works."""
-    generate = student.fixture("context_extension.perfect_retriever")
-    expect_raises(ValueError, student.passkey_accuracy, generate, [], [0.5], 2, what="passkey_accuracy(f, [], [0.5], 2)")
-    expect_raises(ValueError, student.passkey_accuracy, generate, [128], [], 2, what="passkey_accuracy(f, [128], [], 2)")
-    got, what = _accuracy(student, "perfect_retriever", [128], [0.5], 2)
-    expect_close(got, np.ones((1, 1)), rtol=0, atol=1e-12, what=what)
+def _notebook_methods(scale):
+    """{name: (inv_freq float64 (16,), attention factor)} of the notebook's methods on its model."""
+    d, b, L = _CTX_D, _CTX_BASE, _CTX_LEN
+    theta = _theta(d, b)
+    return {"no scaling": (theta, 1.0), "PI": (theta / scale, 1.0),
+            "NTK-aware": (_theta(d, _ntk_base(b, scale, d)), 1.0),
+            "YaRN (beta_fast 5)": (_yarn(d, b, scale, L, 5.0, 1.0), 0.1 * math.log(scale) + 1.0),
+            "Llama 3": (_llama3(d, b, scale, L, 1.0, 4.0), 1.0)}
+
+
+_METHOD_LOSSES = {}
+
+
+def _method_losses(scale, length, windows_):
+    key = (scale, length, windows_)
+    if key not in _METHOD_LOSSES:
+        from grader import context_lm
+        _METHOD_LOSSES[key] = {name: context_lm.held_out_loss(f, a, length, windows_)
+                               for name, (f, a) in _notebook_methods(scale).items()}
+    return _METHOD_LOSSES[key]
+
+
+def _rule_loss(student, scale, length, windows_):
+    """The held-out loss (nats/char) of the base checkpoint with the learner's rule at `scale`."""
+    from grader import context_lm
+    what = f"extension_inv_freq(<the model's 16 inverse frequencies>, {scale:g})"
+    got = student.extension_inv_freq(context_lm.default_inv_freq(), scale)
+    expect_true(isinstance(got, (tuple, list)) and len(got) == 2,
+                f"{what} should return (inv_freq, attention_factor), not {type(got).__name__}")
+    inv_freq, factor = got
+    expect_true(isinstance(inv_freq, torch.Tensor) and inv_freq.is_floating_point(),
+                f"{what}[0] should be a float tensor, not {type(inv_freq).__name__}")
+    expect_shape(inv_freq, (_CTX_D // 2,), what=f"{what}[0]")
+    expect_true(isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 0,
+                f"{what}[1], the attention factor, should be a positive finite float, not {factor!r}")
+    expect_true(bool(torch.isfinite(inv_freq).all()), f"{what}[0] has non-finite frequencies")
+    return context_lm.held_out_loss(inv_freq, float(factor), length, windows_)
+
+
+def _expect_rule_below(student, scale, length, threshold, windows_=HIDDEN_WINDOWS):
+    loss = _rule_loss(student, scale, length, windows_)
+    methods = ", ".join(f"{name} {value:.3f}" for name, value in _method_losses(scale, length, windows_).items())
+    expect_true(loss < threshold,
+                f"s = {scale:g}, {len(windows_)} held-out windows at {length} characters: your rule gives "
+                f"{loss:.3f} nats/char; the threshold is {threshold}. The notebook's methods on the same "
+                f"windows: {methods}")
+
+
+@pytest.mark.exercise("extension_inv_freq", points=2, public=True)
+def test_rule_at_8x_public_windows(student):
+    """s = 8 at 1,024 characters, on 4 held-out windows the notebook does not use: below 2.0 nats/char."""
+    _expect_rule_below(student, 8.0, 1024, 2.0, PUBLIC_WINDOWS)
+
+
+@pytest.mark.exercise("extension_inv_freq", points=4)
+def test_rule_at_8x_beats_no_scaling(student):
+    """s = 8 at 1,024 on 8 hidden windows: below 2.5 nats/char (no scaling measures 3.3, PI 4.2)."""
+    _expect_rule_below(student, 8.0, 1024, 2.5)
+
+
+@pytest.mark.exercise("extension_inv_freq", points=4)
+def test_rule_at_8x_below_1_9(student):
+    """s = 8 at 1,024 on 8 hidden windows: below 1.9 nats/char."""
+    _expect_rule_below(student, 8.0, 1024, 1.9)
+
+
+@pytest.mark.exercise("extension_inv_freq", points=5)
+def test_rule_at_8x_below_1_75(student):
+    """s = 8 at 1,024 on 8 hidden windows: below 1.75 nats/char (Llama 3 measures 1.78, NTK-aware 1.72)."""
+    _expect_rule_below(student, 8.0, 1024, 1.75)
+
+
+@pytest.mark.exercise("extension_inv_freq", points=5)
+def test_rule_at_8x_below_1_70(student):
+    """s = 8 at 1,024 on 8 hidden windows: below 1.70 nats/char (YaRN with beta_fast 5 measures 1.64)."""
+    _expect_rule_below(student, 8.0, 1024, 1.70)
+
+
+@pytest.mark.exercise("extension_inv_freq", points=6)
+def test_rule_at_4x(student):
+    """s = 4 at 512 on 8 hidden windows: below 1.50 nats/char (no scaling measures 2.77, NTK-aware 1.48)."""
+    _expect_rule_below(student, 4.0, 512, 1.50)
+
+
+@pytest.mark.exercise("extension_inv_freq", points=3)
+@grading(max_examples=4)
+@given(scale=st.sampled_from([2.0, 3.0, 5.0, 6.0]))
+def test_rule_over_scales(student, scale):
+    """At s = 2, 3, 5 or 6 (length 128 s, 8 other hidden windows): no worse than NTK-aware plus 0.03 nats/char."""
+    windows_ = tuple(range(48, 56))
+    length = int(128 * scale)
+    reference = _method_losses(scale, length, windows_)["NTK-aware"]
+    _expect_rule_below(student, scale, length, round(reference + 0.03, 3), windows_)
+
+
+# -- diagnose_rope (diagnose) -------------------------------------------------------------------------
+# Each case is a trusted rotary module (grader/fixtures/context_extension.py, scaled_rope) under a
+# method and configuration, correct or with a bug real implementations shipped, and the label
+# diagnose_rope must give. The configurations are chosen so that every bug shows: a pair whose
+# wavelength lies between L_orig and s * L_orig (wrong original length), and blended pairs (reversed ramp).
+DIAGNOSES = ("correct", "stale base", "scaled twice", "wrong original length", "reversed ramp")
+_BUGS = {"PI": (None, "scaled twice"), "dynamic NTK": (None, "stale base"),
+         "YaRN": (None, "scaled twice", "wrong original length"),
+         "Llama 3": (None, "scaled twice", "wrong original length", "reversed ramp")}
+_CONFIGS = [(128, 5e5, 8.0, 8192), (64, 1e4, 4.0, 2048), (32, 100.0, 8.0, 128), (128, 1e4, 16.0, 4096),
+            (96, 2e5, 6.0, 1024)]
+
+
+def _expect_diagnosis(student, method, bug, head_dim, base, scale, original):
+    rotary = student.fixture("context_extension.scaled_rope", method=method, head_dim=head_dim, base=base,
+                             scale=scale, original_max_position_embeddings=original, bug=bug)
+    what = (f"diagnose_rope(<{method} rotary module>, {method!r}, head_dim={head_dim}, base={base:g}, "
+            f"scale={scale:g}, original_max_position_embeddings={original})")
+    got = student.diagnose_rope(rotary, method, head_dim, base, scale, original)
+    expect_true(got in DIAGNOSES, f"{what} should return one of {DIAGNOSES}, not {got!r}")
+    expected = bug or "correct"
+    expect_true(got == expected, f"{what}: the hidden module is {expected!r}, but diagnose_rope called it {got!r}")
+
+
+@pytest.mark.exercise("diagnose_rope", points=2, public=True)
+def test_diagnose_correct_llama3_31(student):
+    """A correct Llama 3.1 module (d 128, b 5e5, s 8, L_orig 8192) is 'correct'."""
+    _expect_diagnosis(student, "Llama 3", None, 128, 5e5, 8.0, 8192)
+
+
+@pytest.mark.exercise("diagnose_rope", points=1, public=True)
+def test_diagnose_stale_dynamic_public(student):
+    """Dynamic NTK whose base was computed once, for s * L_orig, on this chapter's model: 'stale base'."""
+    _expect_diagnosis(student, "dynamic NTK", "stale base", 32, 100.0, 8.0, 128)
+
+
+@pytest.mark.exercise("diagnose_rope", points=4)
+def test_diagnose_correct_modules(student):
+    """Correct PI, dynamic NTK, YaRN and Llama 3 modules on unseen configurations are all 'correct'."""
+    for method in ("PI", "dynamic NTK", "YaRN", "Llama 3"):
+        for config in (_CONFIGS[1], _CONFIGS[4]):
+            _expect_diagnosis(student, method, None, *config)
+
+
+@pytest.mark.exercise("diagnose_rope", points=3)
+def test_diagnose_stale_base(student):
+    """Dynamic NTK with its base computed once and cached, on unseen configurations: 'stale base'."""
+    for config in (_CONFIGS[1], _CONFIGS[3], _CONFIGS[4]):
+        _expect_diagnosis(student, "dynamic NTK", "stale base", *config)
+
+
+@pytest.mark.exercise("diagnose_rope", points=3)
+def test_diagnose_scaled_twice(student):
+    """PI, YaRN and Llama 3 that divide the positions by s as well as the frequencies: 'scaled twice'."""
+    for method in ("PI", "YaRN", "Llama 3"):
+        _expect_diagnosis(student, method, "scaled twice", *_CONFIGS[4])
+
+
+@pytest.mark.exercise("diagnose_rope", points=3)
+def test_diagnose_wrong_original_length(student):
+    """YaRN and Llama 3 given the extended length as L_orig (d 128, b 5e5, L_orig 8192 and d 96): 'wrong original length'."""
+    for method in ("YaRN", "Llama 3"):
+        for config in (_CONFIGS[0], _CONFIGS[4]):
+            _expect_diagnosis(student, method, "wrong original length", *config)
+
+
+@pytest.mark.exercise("diagnose_rope", points=3)
+def test_diagnose_reversed_ramp(student):
+    """Llama 3 with the blend weights swapped (kept and divided pairs still right): 'reversed ramp'."""
+    for config in (_CONFIGS[1], _CONFIGS[4]):
+        _expect_diagnosis(student, "Llama 3", "reversed ramp", *config)
+
+
+@pytest.mark.exercise("diagnose_rope", points=6)
+@grading(max_examples=10)
+@given(case=st.sampled_from([(m, b) for m, bugs in _BUGS.items() for b in bugs]), config=st.sampled_from(_CONFIGS))
+def test_diagnose_hidden_modules(student, case, config):
+    """Any method, correct or with any of its bugs, on any of five configurations (LLaMA-like and this chapter's)."""
+    _expect_diagnosis(student, case[0], case[1], *config)

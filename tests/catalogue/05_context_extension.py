@@ -347,13 +347,6 @@ def dynamic_ntk_base(base, scale, head_dim, seq_len, original_max_position_embed
     # -- passkey_accuracy -------------------------------------------------------------------------
     WrongAnswer("passkey_accuracy", "accuracy rounded to 2 decimals", _accuracy(result="round(hits / trials, 2)"),
                 feedback="rounded"),
-    WrongAnswer("passkey_accuracy", "a fresh generator per cell", _accuracy().replace(
-        "            hits = 0\n", "            hits = 0\n            rng = np.random.default_rng(0)\n"),
-        feedback="fresh np.random.default_rng(0)"),
-    WrongAnswer("passkey_accuracy", "prompts drawn from their own generator", _accuracy().replace(
-        "passkey, rng)", "passkey, 0)")),
-    WrongAnswer("passkey_accuracy", "passkey drawn from integers(10000, 99999)", _accuracy().replace(
-        "10000, 100000", "10000, 99999")),
     WrongAnswer("passkey_accuracy", "empty depths not rejected", _accuracy().replace(
         " or len(depths) == 0", "")),
     WrongAnswer("passkey_accuracy", "trials checked with == 0", _accuracy().replace("trials < 1", "trials == 0")),
@@ -471,5 +464,160 @@ def passkey_accuracy(generate_fn, lengths, depths, trials):
             row.append(correct / trials)
         rows.append(row)
     return np.array(rows, dtype=np.float64)
+'''),
+]
+
+# -- extension_inv_freq (challenge): rules that miss a threshold ------------------------------------
+WRONG_ANSWERS += [
+    WrongAnswer("extension_inv_freq", "frequencies returned unchanged (no scaling)", '''
+def extension_inv_freq(inv_freq, scale):
+    return inv_freq.clone(), 1.0
+''', feedback="threshold"),
+    WrongAnswer("extension_inv_freq", "Position Interpolation without fine-tuning", '''
+def extension_inv_freq(inv_freq, scale):
+    return inv_freq / scale, 1.0
+''', feedback="threshold"),
+    WrongAnswer("extension_inv_freq", "NTK-aware base without a temperature", '''
+def extension_inv_freq(inv_freq, scale):
+    d = 2 * len(inv_freq)
+    i = torch.arange(len(inv_freq), dtype=torch.float64)
+    return (inv_freq.double() * scale ** (-2 * i / (d - 2))).float(), 1.0
+'''),
+    WrongAnswer("extension_inv_freq", "YaRN with the paper's beta_fast 32 on a model trained at 128", '''
+def extension_inv_freq(inv_freq, scale):
+    return yarn_inv_freq(2 * len(inv_freq), 100.0, scale, 128, 32.0, 1.0)
+'''),
+    WrongAnswer("extension_inv_freq", "ramp reversed: fast pairs divided, slow pairs kept", '''
+def extension_inv_freq(inv_freq, scale):
+    theta = inv_freq.double()
+    turns = 128 * theta / (2 * math.pi)
+    keep = ((turns - 1.0) / 4.0).clamp(0, 1)
+    return ((1 - keep) * theta + keep * theta / scale).float(), 0.1 * math.log(scale) + 1.0
+'''),
+    WrongAnswer("extension_inv_freq", "attention factor as a temperature dividing the logits (1 / (0.1 ln s + 1))", '''
+def extension_inv_freq(inv_freq, scale):
+    inv, factor = yarn_inv_freq(2 * len(inv_freq), 100.0, scale, 128, 5.0, 1.0)
+    return inv, 1.0 / factor
+'''),
+    WrongAnswer("extension_inv_freq", "returns the frequencies only", '''
+def extension_inv_freq(inv_freq, scale):
+    return yarn_inv_freq(2 * len(inv_freq), 100.0, scale, 128, 5.0, 1.0)[0]
+''', feedback="(inv_freq, attention_factor)"),
+]
+
+# -- diagnose_rope (diagnose): detectors that miss a bug or accuse a correct module --------------------
+_DIAG_HEAD = '''
+def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_embeddings):
+    half = head_dim // 2
+    theta = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+
+    def inv_freq_at(seq_len):
+        cos, sin = rotary(seq_len)
+        return torch.atan2(sin[1, :half].double(), cos[1, :half].double())
+
+    L0 = original_max_position_embeddings
+'''
+_DIAG_DYNAMIC = '''    if method == "dynamic NTK":
+        short = inv_freq_at(L0)
+        return "correct" if torch.allclose(short, theta, rtol=1e-4, atol=0) else "stale base"
+'''
+_DIAG_TWICE = '''    ratio = theta / inv_freq_at(int(scale * L0))
+    if ratio.max() > scale * (1 + 1e-3):
+        return "scaled twice"
+'''
+_DIAG_LENGTH = '''    if method in ("YaRN", "Llama 3"):
+        slow = 2 * math.pi / theta > L0
+        if not torch.allclose(ratio[slow], torch.full_like(ratio[slow], scale), rtol=1e-3, atol=0):
+            return "wrong original length"
+'''
+_DIAG_RAMP = '''        if (ratio.diff() < -1e-3 * scale).any():
+            return "reversed ramp"
+    return "correct"
+'''
+WRONG_ANSWERS += [
+    WrongAnswer("diagnose_rope", "every module called correct", '''
+def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_embeddings):
+    return "correct"
+'''),
+    WrongAnswer("diagnose_rope", "dynamic NTK checked only at the extended length, where a stale base is right too",
+                _DIAG_HEAD + '''    if method == "dynamic NTK":
+        long = inv_freq_at(int(scale * L0))
+        return "correct" if long[-1] < theta[-1] * (1 - 1e-3) else "stale base"
+''' + _DIAG_TWICE + _DIAG_LENGTH + _DIAG_RAMP),
+    WrongAnswer("diagnose_rope", "float32 tables compared exactly (ratio > s without a tolerance)",
+                _DIAG_HEAD + _DIAG_DYNAMIC + _DIAG_TWICE.replace("scale * (1 + 1e-3)", "scale") + _DIAG_LENGTH + _DIAG_RAMP),
+    WrongAnswer("diagnose_rope", "original length checked on the slowest pair only",
+                _DIAG_HEAD + _DIAG_DYNAMIC + _DIAG_TWICE + _DIAG_LENGTH.replace(
+                    "slow = 2 * math.pi / theta > L0", "slow = torch.arange(half) == half - 1") + _DIAG_RAMP),
+    WrongAnswer("diagnose_rope", "reversed ramp looked for in the kept pairs only (pair 0 divided?)",
+                _DIAG_HEAD + _DIAG_DYNAMIC + _DIAG_TWICE + _DIAG_LENGTH + _DIAG_RAMP.replace(
+                    "(ratio.diff() < -1e-3 * scale).any()", "abs(ratio[0] - 1) > 1e-3")),
+    WrongAnswer("diagnose_rope", "original length tested before scaled twice (a doubled YaRN or Llama 3 is misnamed)",
+                _DIAG_HEAD + _DIAG_DYNAMIC + '''    ratio = theta / inv_freq_at(int(scale * L0))
+''' + _DIAG_LENGTH + '''    if ratio.max() > scale * (1 + 1e-3):
+        return "scaled twice"
+    if method in ("YaRN", "Llama 3"):
+''' + _DIAG_RAMP),
+]
+
+CORRECT_VARIANTS += [
+    ("extension_inv_freq", "YaRN as the reference code writes it (ramp over the pair index), beta_fast 5", '''
+def extension_inv_freq(inv_freq, scale):
+    return yarn_inv_freq(2 * len(inv_freq), BASE, scale, TRAIN_LEN, BETA_FAST, BETA_SLOW)
+'''),
+    ("extension_inv_freq", "a different design: NTK-aware base with YaRN's temperature", '''
+def extension_inv_freq(inv_freq, scale):
+    d = 2 * len(inv_freq)
+    i = torch.arange(len(inv_freq), dtype=torch.float64)
+    return (inv_freq.double() * scale ** (-2 * i / (d - 2))).float(), 0.1 * math.log(scale) + 1.0
+'''),
+    ("diagnose_rope", "compares the tables with the notebook's own scaling functions", '''
+def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_embeddings):
+    L0 = original_max_position_embeddings
+    theta = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+
+    def expected(orig, seq_len):
+        if method == "PI":
+            return linear_scaling_inv_freq(theta, scale).double(), 1.0
+        if method == "dynamic NTK":
+            b = dynamic_ntk_base(base, scale, head_dim, seq_len, orig)
+            return b ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim), 1.0
+        if method == "YaRN":
+            inv, factor = yarn_inv_freq(head_dim, base, scale, orig)
+            return inv.double(), factor
+        return llama3_inv_freq(head_dim, base, scale, orig).double(), 1.0
+
+    def same(seq_len, inv, factor, positions_scale=1.0):
+        cos, sin = rotary(seq_len)
+        angles = torch.arange(seq_len, dtype=torch.float64)[:, None] / positions_scale * inv[None, :]
+        angles = torch.cat([angles, angles], dim=-1)
+        return (torch.allclose(cos.double(), factor * angles.cos(), atol=1e-4, rtol=0)
+                and torch.allclose(sin.double(), factor * angles.sin(), atol=1e-4, rtol=0))
+
+    n = min(int(scale * L0), 64)   # the first 64 positions tell the frequencies apart
+    if method == "dynamic NTK":
+        return "correct" if same(L0, *expected(L0, L0)) else "stale base"
+    if same(n, *expected(L0, n)):
+        return "correct"
+    if same(n, *expected(L0, n), positions_scale=scale):
+        return "scaled twice"
+    if method in ("YaRN", "Llama 3") and same(n, *expected(int(round(scale * L0)), n)):
+        return "wrong original length"
+    return "reversed ramp"
+'''),
+    ("passkey_accuracy", "every passkey drawn first, prompts from a second generator spawned from the first", '''
+def passkey_accuracy(generate_fn, lengths, depths, trials):
+    if trials < 1 or len(lengths) == 0 or len(depths) == 0:
+        raise ValueError("need trials >= 1 and non-empty lengths and depths")
+    rng = np.random.default_rng(0)
+    keys = rng.integers(10000, 100000, size=(len(lengths), len(depths), trials))
+    prompt_rng = rng.spawn(1)[0]
+    out = np.empty((len(lengths), len(depths)))
+    for r, length in enumerate(lengths):
+        for c, depth in enumerate(depths):
+            answers = [generate_fn(passkey_prompt(int(length), float(depth), int(k), prompt_rng)) for k in keys[r, c]]
+            firsts = [re.findall(r"\\d+", str(a))[:1] for a in answers]
+            out[r, c] = sum(f == [str(k)] for f, k in zip(firsts, keys[r, c])) / trials
+    return out
 '''),
 ]
