@@ -224,7 +224,7 @@ def test_learner_whose_setup_cell_never_ends_is_timed_out(graded, tmp_path):
     out.mkdir()
     shutil.copy(graded[1] / ".points.json", out)  # the hidden tests' list, cached by content
     start = time.monotonic()
-    batch.main(submissions=submissions, out=out, jobs=1, timeout_per_student=25,
+    batch.main(submissions=submissions, out=out, jobs=1, timeout_per_student=12,
                options=batch.Options(cell_timeout=5), **QUIET)
     assert time.monotonic() - start < 90
     row = _rows(out)["eve"]
