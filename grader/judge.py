@@ -242,13 +242,18 @@ def _mistake_suffix(names: list[str]) -> str:
 
 
 def expect_close(actual: Any, expected: Any, *, rtol: float = 1e-5, atol: float = 1e-6,
-                 what: str = "output", mistakes: dict | None = None) -> None:
+                 what: str = "output", mistakes: dict | None = None,
+                 accepted: Iterable[Any] = ()) -> None:
     """Fail unless ``actual`` matches ``expected`` elementwise within ``atol + rtol*|expected|``.
 
     ``mistakes`` maps a description of a plausible wrong answer to what it would return; if
-    ``actual`` matches one of them (same tolerance), the feedback names it.
+    ``actual`` matches one of them (same tolerance), the feedback names it. ``accepted`` are
+    wrong answers this test lets pass (same tolerance, NaN equal to NaN) because another test
+    charges them: one mistake costs once.
     """
     got = as_array(actual, what)
+    if _matching_mistakes(got, dict(enumerate(accepted)), rtol, atol, False):
+        return
     want = np.asarray(as_array(expected, "reference"))
     if got.shape != want.shape:
         names = [d for d, w in (mistakes or {}).items() if _shape(as_array(w)) == got.shape]
@@ -326,9 +331,13 @@ def known_suites() -> list[str]:
     return sorted(p.stem.removeprefix("test_") for p in SUITES_DIR.glob("test_*.py"))
 
 
+_EXERCISE_MARK = re.compile(r"mark\.exercise\(\s*[\"']([^\"']+)[\"']")
+"""The exercise name of a ``@pytest.mark.exercise("name", ...)`` in a suite's source."""
+
+
 def suite_exercises(suite: str) -> set[str]:
     """The exercise names a suite's tests are marked with (read from its source, not imported)."""
-    return set(re.findall(r"mark\.exercise\(\s*[\"']([^\"']+)[\"']", suite_path(suite).read_text()))
+    return set(_EXERCISE_MARK.findall(suite_path(suite).read_text()))
 
 
 def exercise_order(suite: str) -> list[str]:
@@ -349,7 +358,7 @@ def _order_in(source: str) -> tuple[str, ...]:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "EXERCISE_ORDER"):
             return tuple(ast.literal_eval(node.value))
-    return tuple(dict.fromkeys(re.findall(r"mark\.exercise\(\s*[\"']([^\"']+)[\"']", source)))
+    return tuple(dict.fromkeys(_EXERCISE_MARK.findall(source)))
 
 
 def _exercise_marker(item: pytest.Item):
