@@ -255,11 +255,16 @@ def main() -> None:
     parser.add_argument("--section", action="append",
                         choices=["overhead", "course", "inline", "hostile"])
     parser.add_argument("--only", action="append", metavar="NOTEBOOK",
-                        help="a notebook's name, e.g. 01_permutation_invariance (repeatable)")
+                        help="a notebook's name or number, e.g. 01_permutation_invariance or 01 "
+                             "(repeatable)")
     args = parser.parse_args()
     sections = args.section or ["overhead", "course", "inline", "hostile"]
     notebooks = [p for p in sorted((ROOT / "solutions").glob("*.ipynb"))
-                 if not args.only or p.stem in args.only]
+                 if not args.only or any(p.stem == name or p.stem.startswith(f"{name}_")
+                                         for name in args.only)]
+    if not notebooks:
+        parser.error(f"--only {' '.join(args.only)}: no such notebook in solutions/; give a "
+                     "notebook's name or number, e.g. 01_permutation_invariance or 01")
     print(f"# Grading benchmark: {load()}")
     if "overhead" in sections:
         overhead(notebooks)
