@@ -3,7 +3,8 @@
 Each entry is graded as a copy of the solution notebook with its exercise cell replaced, through
 :class:`grader.variants.VariantGrader`: the learner's side runs in a sandbox of its own, forked from
 a template that loaded the notebook's setup once (tests/test_variants.py proves the reports equal
-those of grading the edited notebook whole).
+those of grading the edited notebook whole). Where the catalogue sets ``COSTS_ONCE``, an entry may
+fail no more hidden tests than its ``costs`` (one by default): one mistake costs once.
 """
 from __future__ import annotations
 
@@ -15,14 +16,14 @@ from tests.conftest import one_worker_per_notebook, solution_notebooks
 
 
 def _catalogue():
-    return [pytest.param(name, wrong, id=f"{name}:{wrong.exercise}:{wrong.mistake}",
-                         marks=one_worker_per_notebook(name))
+    return [pytest.param(name, wrong, getattr(module, "COSTS_ONCE", False),
+                         id=f"{name}:{wrong.exercise}:{wrong.mistake}", marks=one_worker_per_notebook(name))
             for name, module in modules(solution_notebooks()) for wrong in module.WRONG_ANSWERS]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("suite, wrong", _catalogue())
-def test_wrong_answer_is_rejected(variant_grader, suite, wrong):
+@pytest.mark.parametrize("suite, wrong, costs_once", _catalogue())
+def test_wrong_answer_is_rejected(variant_grader, suite, wrong, costs_once):
     report = variant_grader(suite).grade({wrong.exercise: wrong.source})
     assert report.error is None
     assert report.tests, "the hidden tests selected nothing"
@@ -31,3 +32,7 @@ def test_wrong_answer_is_rejected(variant_grader, suite, wrong):
     if wrong.feedback:
         feedback = " ".join(t.output for t in report.tests if t.status != PASSED)
         assert wrong.feedback in feedback, f"feedback does not name the mistake: {feedback[:600]}"
+    if costs_once:  # one mistake costs once (DESIGN.md): the test that owns the property fails, no other
+        failed = [t.name for t in report.tests if t.status != PASSED]
+        assert len(failed) <= wrong.costs, (
+            f"'{wrong.mistake}' fails {len(failed)} tests (at most {wrong.costs}): {', '.join(failed)}")

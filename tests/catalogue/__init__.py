@@ -3,7 +3,8 @@
 Each module defines ``WRONG_ANSWERS``, a list of :class:`WrongAnswer`. ``tests/test_catalogue.py``
 grades every entry and asserts that the hidden tests reject it. A module may also define
 ``CORRECT_VARIANTS``, ``(exercise, what differs, source)`` triples that must get full marks
-(``tests/test_correct_variants.py``).
+(``tests/test_correct_variants.py``), and ``COSTS_ONCE = True`` to have ``tests/test_catalogue.py``
+hold every entry to DESIGN's "one mistake costs once": an entry fails at most ``costs`` hidden tests.
 """
 from __future__ import annotations
 
@@ -35,3 +36,7 @@ class WrongAnswer:
     """Python source that replaces the exercise cell of the solution notebook."""
     feedback: str | None = None
     """A substring that the grader's feedback must contain (it names the mistake), if any."""
+    costs: int = 1
+    """How many hidden tests of its exercise the mistake may fail (checked where the catalogue
+    sets ``COSTS_ONCE``): one test owns each property, so one unless the entry is several
+    mistakes at once (a comment beside the entry says which tests own them)."""
