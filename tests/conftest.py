@@ -164,5 +164,8 @@ def pytest_terminal_summary(terminalreporter) -> None:
     catalogued = {"test_wrong_answer_is_rejected": sum(len(m.WRONG_ANSWERS) for _, m in found),
                   "test_correct_variant_gets_full_marks":
                       sum(len(getattr(m, "CORRECT_VARIANTS", [])) for _, m in found)}
+    held = [(name, len(m.WRONG_ANSWERS)) for name, m in found if getattr(m, "COSTS_ONCE", False)]
     terminalreporter.write_line("catalogue: " + ", ".join(
-        f"{_proved[name]} of {catalogued[name]} {what}" for name, what in _PROOFS.items()))
+        f"{_proved[name]} of {catalogued[name]} {what}" for name, what in _PROOFS.items())
+        + f"; one mistake costs once is checked for {sum(n for _, n in held)} wrong answers"
+        + f" ({', '.join(name[:2] for name, _ in held) or 'no notebook'})")
