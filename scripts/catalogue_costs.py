@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Print what each catalogued wrong answer costs: the hidden tests of its exercise it fails.
+
+    python scripts/catalogue_costs.py NOTEBOOK [--exercise NAME ...] [--over]
+
+NOTEBOOK is a solution notebook's name or its number (``02``). Each entry of
+``tests/catalogue/NOTEBOOK.py`` is graded as ``tests/test_catalogue.py`` grades it (a copy of the
+solution with the exercise cell replaced, through ``grader.variants.VariantGrader``); one line per
+entry gives the tests failed and points lost out of the exercise's, then the failing tests. DESIGN's
+"one mistake costs once" asks for one failing test per mistake; an entry over its ``costs`` is
+flagged, and ``--over`` prints only those. It prints; it asserts nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader.results import PASSED  # noqa: E402
+from grader.variants import VariantGrader  # noqa: E402
+from tests.catalogue import modules  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebook", help="a solution notebook's name or number, e.g. 02")
+    parser.add_argument("--exercise", action="append", metavar="NAME", help="only this exercise (repeatable)")
+    parser.add_argument("--over", action="store_true", help="only the entries that fail more tests than their costs")
+    args = parser.parse_args()
+    paths = [p for p in sorted((ROOT / "solutions").glob("*.ipynb"))
+             if p.stem == args.notebook or p.stem.startswith(f"{args.notebook}_")]
+    found = modules(paths)
+    if len(found) != 1:
+        parser.error(f"{args.notebook}: no single solution notebook with a catalogue matches; give a name "
+                     f"or number of tests/catalogue/ such as 02")
+    name, module = found[0]
+    entries = [w for w in module.WRONG_ANSWERS if not args.exercise or w.exercise in args.exercise]
+    if not entries:
+        parser.error(f"--exercise {' '.join(args.exercise)}: no entry of {name}'s catalogue is for it")
+    held = getattr(module, "COSTS_ONCE", False)
+    print(f"{name}: {len(entries)} entries; one mistake costs once is {'checked' if held else 'not yet checked'} "
+          f"by tests/test_catalogue.py")
+    over = 0
+    with VariantGrader(next(p for p in paths if p.stem == name)) as grader:
+        for wrong in entries:
+            start = time.monotonic()
+            report = grader.grade({wrong.exercise: wrong.source})
+            failed = [t for t in report.tests if t.status != PASSED]
+            over += len(failed) > wrong.costs
+            if args.over and len(failed) <= wrong.costs:
+                continue
+            flag = f"  OVER (costs {wrong.costs})" if len(failed) > wrong.costs else ""
+            print(f"{wrong.exercise:30s} {wrong.mistake[:50]:50s} fails {len(failed)}/{len(report.tests)} tests, "
+                  f"{sum(t.max_score for t in failed):g}/{report.max_score:g} pts, "
+                  f"{time.monotonic() - start:.1f} s{flag}")
+            for test in failed:
+                print(f"    {test.name}")
+    print(f"{over} of {len(entries)} entries fail more tests than their costs")
+
+
+if __name__ == "__main__":
+    main()
