@@ -7,6 +7,14 @@ def scaled_dot_product_attention(q, k, v, mask=None):
         raise ValueError("mask must be bool")
 '''
 
+_SDPA_CHECKS = '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError("shapes of q, k, v do not match")
+    if mask is not None and mask.dtype != torch.bool:
+        raise ValueError("mask must be bool")
+'''
+
 _SELF_HEAD = '''
 def self_attention(x, w_q, w_k, w_v, causal=False):
     for w in (w_q, w_k, w_v):
@@ -39,57 +47,57 @@ def permutation_matrix(perm):
 
 WRONG_ANSWERS = [
     # -- scaled_dot_product_attention ------------------------------------------------------------
-    WrongAnswer("scaled_dot_product_attention", "softmax over the query axis", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "softmax over the query axis", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-2) @ v
+    return torch.nan_to_num(torch.softmax(scores, dim=-2), nan=0.0) @ v
 ''', feedback="query axis"),
-    WrongAnswer("scaled_dot_product_attention", "missing 1/sqrt(d_k)", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "missing 1/sqrt(d_k)", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
+    return torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0) @ v
 ''', feedback="missing the 1/sqrt(d_k) scaling"),
-    WrongAnswer("scaled_dot_product_attention", "inverted mask polarity", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "inverted mask polarity", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
+    return torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0) @ v
 '''),
-    WrongAnswer("scaled_dot_product_attention", "masking after the softmax", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "masking after the softmax", _SDPA_CHECKS + '''
     weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
     if mask is not None:
         weights = weights * mask
     return weights @ v
 ''', feedback="after the softmax"),
-    WrongAnswer("scaled_dot_product_attention", "scaling by sqrt(d_v)", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "scaling by sqrt(d_v)", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1) / math.sqrt(v.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
+    return torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0) @ v
 ''', feedback="sqrt(d_v)"),
-    WrongAnswer("scaled_dot_product_attention", "naive softmax that overflows", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "naive softmax that overflows", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     e = torch.exp(scores)
-    return (e / e.sum(-1, keepdim=True)) @ v
+    return torch.nan_to_num(e / e.sum(-1, keepdim=True), nan=0.0) @ v
 '''),
-    WrongAnswer("scaled_dot_product_attention", "always returns float32", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "always returns float32", _SDPA_CHECKS + '''
     q, k, v = q.float(), k.float(), v.float()
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
+    return torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0) @ v
 '''),
-    WrongAnswer("scaled_dot_product_attention", "fully masked row left as NaN", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "fully masked row left as NaN", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     return torch.softmax(scores, dim=-1) @ v
 ''', feedback="left as NaN"),
-    WrongAnswer("scaled_dot_product_attention", "masked fill with the dtype's minimum", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "masked fill with the dtype's minimum", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
