@@ -5,6 +5,7 @@ Every reference is computed here in float64 from the formulas of Vaswani et al. 
 the feedback can name them.
 """
 import math
+import re
 
 import pytest
 import torch
@@ -25,8 +26,8 @@ def _pe(num_positions, d_model, base=BASE, *, swap=False, half_split=False, expo
     """Reference encoding in float64, with switches that reproduce catalogued mistakes."""
     pos = torch.arange(first_position, first_position + num_positions, dtype=torch.float64)[:, None]
     i = torch.arange(d_model // 2, dtype=torch.float64)
-    power = {"2i/d": 2 * i / d_model, "i/d": i / d_model,
-             "2i/(d-2)": 2 * i / max(d_model - 2, 1)}[exponent]
+    # 2i/(d-2) is 0/0 = NaN at d_model = 2, as the mistake computes it.
+    power = {"2i/d": 2 * i / d_model, "i/d": i / d_model, "2i/(d-2)": 2 * i / (d_model - 2)}[exponent]
     angles = pos / base ** power                                  # (P, d/2)
     first, second = torch.sin(angles), torch.cos(angles)
     if swap:
@@ -77,7 +78,8 @@ def _expect_encoding(got, num_positions, d_model, base=BASE, *, what, owned_else
     if table.shape == (num_positions, d_model):
         owned = _owned_mistakes(num_positions, d_model, base)
         for name in owned_elsewhere:
-            if any(torch.allclose(table[rows], wrong[rows], atol=atol, rtol=0) for wrong in owned[name]):
+            if any(torch.allclose(table[rows], wrong[rows], atol=atol, rtol=0, equal_nan=True)
+                   for wrong in owned[name]):
                 return
     mistakes = {"base ignored (always 10000)": _pe(num_positions, d_model)[rows]} if base != BASE else {}
     mistakes.update({name: wrong[rows] for name, wrong in _pe_mistakes(num_positions, d_model, base).items()})
@@ -307,49 +309,80 @@ def _random_table(seed, rows, cols):
     return torch.randn(rows, cols, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
 
 
+# One mistake costs once: each property is owned by one test, and every other test accepts the
+# residual of a mistake another test owns. "value": what the residual is divided by (and not
+# squared), owned by test_shift_residual_of_a_random_table; "direction": which rows are predicted
+# from which (for k < 0, fitting the other way and reading k as |k| agree), owned by
+# test_shift_residual_negative_offset; "ends": rows without a partner are dropped, not wrapped
+# around, owned by test_shift_residual_is_zero_for_a_rotating_table. Leaving the table unchanged
+# and computing in float64 belong to test_shift_residual_over_its_inputs.
+def _shift_owned(table, k):
+    """The residuals of the catalogued mistakes, grouped by the property (and test) that owns them."""
+    x, y = _pairs(table, k)
+    rolled_y = torch.roll(table.double(), -k, dims=0)
+    forward = table.double()[: len(table) - abs(k)], table.double()[abs(k):]  # k read as |k|
+    return {
+        "value": [_residual(x, y).item(), (_residual(x, y) / x.norm()).item(),
+                  ((_residual(x, y) / y.norm()) ** 2).item()],
+        "direction": [(_residual(y, x) / x.norm()).item(),
+                      (_residual(*forward) / forward[1].norm()).item()],
+        "ends": [(_residual(table.double(), rolled_y) / rolled_y.norm()).item()],
+    }
+
+
+def _shift_accepted(table, k, owner=None):
+    """The residuals this test lets pass: those of the mistakes that a test other than ``owner`` owns."""
+    return [value for name, values in _shift_owned(table, k).items() if name != owner for value in values]
+
+
+def _sine_code():
+    """A sine-only code of 6 frequencies over 60 positions: no linear map moves it by 3 (residual 0.65)."""
+    pos = torch.arange(60, dtype=torch.float64)[:, None]
+    return torch.sin(pos * torch.tensor([1.0, 0.7, 0.45, 0.3, 0.2, 0.13], dtype=torch.float64))
+
+
 # Well-conditioned float64 tables: every correct least-squares solver agrees to ~1e-12.
 ATOL_SHIFT = 1e-8
 
 
-@pytest.mark.exercise("linear_shift_residual", points=2, public=True)
+@pytest.mark.exercise("linear_shift_residual", points=3, public=True)
 def test_shift_residual_of_a_random_table(student):
-    """A random (30, 4) table, k = 2: the relative residual of the best linear map."""
-    table = _random_table(80, 30, 4)
-    got = student.linear_shift_residual(table, 2)
-    expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")
-    expect_close(got, _shift_residual(table, 2), atol=ATOL_SHIFT, rtol=0, what="linear_shift_residual(table, 2)",
-                 mistakes=_shift_mistakes(table, 2))
+    """A random (30, 4) table with k = 2, and a sine-only code of 6 frequencies with k = 3: the relative residual."""
+    student.may_modify_arguments = True  # test_shift_residual_over_its_inputs owns leaving the table unchanged
+    # The sine-only code is well conditioned too (condition number 1.3): pinv, lstsq and the normal
+    # equations agree on it far below the 1e-6 allowed.
+    for name, table, k, atol in (("a random (30, 4) table", _random_table(80, 30, 4), 2, ATOL_SHIFT),
+                                 ("the sine-only code", _sine_code(), 3, 1e-6)):
+        got = student.linear_shift_residual(table, k)
+        expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")
+        expect_close(got, _shift_residual(table, k), atol=atol, rtol=0, what=f"linear_shift_residual({name}, {k})",
+                     mistakes=_shift_mistakes(table, k), accepted=_shift_accepted(table, k, "value"))
 
 
 @pytest.mark.exercise("linear_shift_residual", points=2)
 def test_shift_residual_negative_offset(student):
-    """A random (25, 3) table, k = -4: rows p pair with rows p - 4."""
+    """A random (25, 3) table, k = -4: rows p - 4 are predicted from rows p (the direction of the map)."""
+    student.may_modify_arguments = True
     table = _random_table(81, 25, 3)
     got = student.linear_shift_residual(table, -4)
     expect_close(got, _shift_residual(table, -4), atol=ATOL_SHIFT, rtol=0,
-                 what="linear_shift_residual(table, -4)", mistakes=_shift_mistakes(table, -4))
+                 what="linear_shift_residual(table, -4)", mistakes=_shift_mistakes(table, -4),
+                 accepted=_shift_accepted(table, -4, "direction"))
 
 
 @pytest.mark.exercise("linear_shift_residual", points=1)
 def test_shift_residual_is_zero_for_a_rotating_table(student):
-    """Rows E[p] = A^p E[0] for a fixed matrix A: one linear map moves every row, residual 0."""
+    """Rows E[p] = A^p E[0] for a fixed matrix A: one linear map moves every row that has a partner, residual 0."""
+    student.may_modify_arguments = True
     a = torch.linalg.qr(_random_table(82, 6, 6)).Q * 0.97
     rows = [_random_table(83, 1, 6)[0]]
     for _ in range(39):
         rows.append(a @ rows[-1])
     table = torch.stack(rows)  # (40, 6)
     got = student.linear_shift_residual(table, 5)
-    expect_close(got, 0.0, atol=1e-9, rtol=0, what="linear_shift_residual of E[p] = A^p E[0]")
-
-
-@pytest.mark.exercise("linear_shift_residual", points=1)
-def test_shift_residual_sine_only_code(student):
-    """A sine-only code of 6 frequencies over 60 positions, k = 3: a clearly non-zero residual."""
-    pos = torch.arange(60, dtype=torch.float64)[:, None]
-    table = torch.sin(pos * torch.tensor([1.0, 0.7, 0.45, 0.3, 0.2, 0.13], dtype=torch.float64))
-    got = student.linear_shift_residual(table, 3)
-    expect_close(got, _shift_residual(table, 3), atol=1e-6, rtol=0, what="linear_shift_residual(sines, 3)",
-                 mistakes=_shift_mistakes(table, 3))
+    # Every other catalogued mistake also gives 0 here (A is invertible); wrapping rows around does not.
+    expect_close(got, 0.0, atol=1e-9, rtol=0, what="linear_shift_residual of E[p] = A^p E[0]",
+                 mistakes=_shift_mistakes(table, 5))
 
 
 @pytest.mark.exercise("linear_shift_residual", points=2)
@@ -357,33 +390,39 @@ def test_shift_residual_sine_only_code(student):
 @given(rows=st.integers(2, 40), cols=st.integers(1, 6), offset=st.floats(-0.99, 0.99),
        dtype=dtypes("float32", "float64"), layout=layouts("contiguous", "transposed", "strided"), seed=seeds())
 def test_shift_residual_over_its_inputs(student, rows, cols, offset, dtype, layout, seed):
-    """Any table size (one pair of rows, fewer pairs than columns), offset sign, float32 or float64, layout."""
+    """Any table size (one pair of rows, fewer pairs than columns), offset sign, float32 or float64, layout; the table is left unchanged."""
     k = int(offset * rows)  # |k| <= rows - 1
     table = tensor(seed, rows, cols, dtype=FLOAT_DTYPES[dtype])
     got = student.linear_shift_residual(laid_out(table, layout), k)
     expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")
     # The docstring promises a float64 computation whatever the table's dtype: the reference is the
     # float64 residual of the same (rounded) table, and random tables are well conditioned, so every
-    # correct solver agrees to ~1e-12 (a float32 solve is off by ~1e-7).
+    # correct solver agrees to ~1e-12 (a float32 solve is off by ~1e-7). The named tests own the
+    # value, the direction and the ends: their mistakes pass here.
     expect_close(got, _shift_residual(table.double(), k), atol=ATOL_SHIFT, rtol=0,
                  what=f"linear_shift_residual(<{rows} x {cols} table>, {k})",
-                 mistakes=_shift_mistakes(table.double(), k))
+                 mistakes=_shift_mistakes(table.double(), k), accepted=_shift_accepted(table.double(), k))
 
 
 @pytest.mark.exercise("linear_shift_residual", points=1)
 def test_shift_residual_of_a_rank_deficient_sinusoidal_table(student):
     """A (300, 64) sinusoidal table, whose slow columns are nearly collinear, moves by one linear map: residual ~0."""
-    got = student.linear_shift_residual(_pe(300, 64), 11)
+    student.may_modify_arguments = True
+    table = _pe(300, 64)
+    got = student.linear_shift_residual(table, 11)
     # The exact answer is 0 (PE[p + 11] = M_11 PE[p]). Solvers with a cut-off on small singular
     # values give 1e-14 (lstsq's gelsd, gelss) to 4e-10 (SVD at 1e-9) and 2e-6 (pinv's default
     # cut-off); the normal equations happen to stay below 1e-7 here, while lstsq's default CPU
     # driver (gelsy, pivoted QR) gives 0.18 to 0.41 (its result varies with the thread count).
-    expect_close(got, 0.0, atol=1e-3, rtol=0, what="linear_shift_residual(sinusoidal_encoding(300, 64), 11)")
+    # Rows wrapped around (another test's mistake) pass.
+    expect_close(got, 0.0, atol=1e-3, rtol=0, what="linear_shift_residual(sinusoidal_encoding(300, 64), 11)",
+                 accepted=_shift_owned(table, 11)["ends"])
 
 
 @pytest.mark.exercise("linear_shift_residual", points=1)
 def test_shift_residual_rejects_bad_inputs(student):
     """|k| >= the number of rows (either sign), a 1-D table and a 3-D table are rejected with ValueError."""
+    student.may_modify_arguments = True
     table = _random_table(84, 5, 2)
     expect_raises(ValueError, student.linear_shift_residual, table, -5, what="linear_shift_residual(<5 rows>, -5)")
     expect_raises(ValueError, student.linear_shift_residual, table, 5, what="linear_shift_residual(<5 rows>, 5)")
@@ -416,6 +455,26 @@ def _head_mistakes(k, d_model, temperature, base=BASE):
     }
 
 
+# One mistake costs once: "scale" (how the temperature enters, no extra factor) is owned by
+# test_head_product_is_the_offset_map; "key" (which key the head picks: the sign of the offset,
+# the map on one side only) by test_head_attends_k_back_at_every_position; "base" by
+# test_head_negative_offset_and_base; the dtype by test_head_returns_float32. Every other test
+# accepts the product of a mistake that another test owns.
+def _head_owned(k, d_model, temperature, base=BASE):
+    """The products W_q W_k^T of the catalogued mistakes, grouped by the property (and test) that owns them."""
+    m = _offset_matrix(k, d_model, base)
+    return {
+        "scale": [m * temperature, m / temperature ** 2, m, m / (temperature * math.sqrt(d_model))],
+        "key": [m.T / temperature, torch.eye(d_model, dtype=torch.float64) / temperature],
+        "base": [_head_product(k, d_model, temperature)],
+    }
+
+
+def _head_accepted(k, d_model, temperature, base=BASE, owner=None):
+    return [wrong for name, products in _head_owned(k, d_model, temperature, base).items() if name != owner
+            for wrong in products]
+
+
 # Entries of M_k / tau are at most 1/tau; float32 rounding is ~6e-8 relative, hence 1e-5 absolute.
 ATOL_HEAD = 1e-5
 
@@ -427,7 +486,7 @@ def test_head_product_is_the_offset_map(student):
     expect_shape(w_q, (8, 8), what="w_q")
     expect_shape(w_k, (8, 8), what="w_k")
     expect_close(_bilinear(w_q, w_k), _head_product(3, 8, 0.5), atol=ATOL_HEAD, rtol=0, what="w_q @ w_k.T",
-                 mistakes=_head_mistakes(3, 8, 0.5))
+                 mistakes=_head_mistakes(3, 8, 0.5), accepted=_head_accepted(3, 8, 0.5, owner="scale"))
 
 
 @pytest.mark.exercise("relative_attention_projections", points=2)
@@ -435,12 +494,12 @@ def test_head_attends_k_back_at_every_position(student):
     """d_model = 64, k = 5, tau = 0.1: on PE rows 0..79 every query m >= 5 puts its largest score on m - 5."""
     w_q, w_k = student.relative_attention_projections(5, 64, temperature=0.1)
     pe = _pe(80, 64)
-    scores = pe @ _bilinear(w_q, w_k) @ pe.T  # (80, 80)
-    expected = pe[torch.arange(80) - 5] @ pe.T / 0.1  # row m: PE[m-5] . PE[n] / tau (rows m >= 5 used)
-    expect_close(scores[5:], expected[5:], atol=1e-3, rtol=1e-5, what="scores PE[m] W_q W_k^T PE[n]",
-                 mistakes={name: (pe @ wrong @ pe.T)[5:] for name, wrong in _head_mistakes(5, 64, 0.1).items()})
-    argmax = scores[5:].argmax(dim=-1)
-    expect_equal(argmax, torch.arange(75), what="key with the largest score for queries 5..79")
+    # Which key wins, not the scores' size: a positive factor (how the temperature enters, another
+    # test's property) leaves it unchanged.
+    argmax = (pe @ _bilinear(w_q, w_k) @ pe.T)[5:].argmax(dim=-1)
+    expect_equal(argmax, torch.arange(75), what="key with the largest score for queries 5..79",
+                 mistakes={name: (pe @ wrong @ pe.T)[5:].argmax(dim=-1)
+                           for name, wrong in _head_mistakes(5, 64, 0.1).items()})
 
 
 @pytest.mark.exercise("relative_attention_projections", points=1)
@@ -449,7 +508,8 @@ def test_head_negative_offset_and_base(student):
     w_q, w_k = student.relative_attention_projections(-2, 12, temperature=2.0, base=100.0)
     expect_close(_bilinear(w_q, w_k), _head_product(-2, 12, 2.0, 100.0), atol=ATOL_HEAD, rtol=0,
                  what="w_q @ w_k.T", mistakes={"base ignored (always 10000)": _head_product(-2, 12, 2.0),
-                                               **_head_mistakes(-2, 12, 2.0, 100.0)})
+                                               **_head_mistakes(-2, 12, 2.0, 100.0)},
+                 accepted=_head_accepted(-2, 12, 2.0, 100.0, owner="base"))
 
 
 @pytest.mark.exercise("relative_attention_projections", points=1)
@@ -474,16 +534,17 @@ def test_head_rejects_bad_arguments(student):
 @given(k=st.integers(-50, 50), d_model=st.sampled_from([2, 4, 8, 12, 32]),
        temperature=st.sampled_from([0.05, 0.3, 1.0, 2.5, 7.3]), base=BASES)
 def test_head_over_its_inputs(student, k, d_model, temperature, base):
-    """Any offset sign, d_model (2 included), temperature and base: w_q @ w_k.T = M_k / tau, float32 maps."""
+    """Any offset sign, d_model (2 included), temperature and base (not only whole numbers): w_q @ w_k.T = M_k / tau."""
     w_q, w_k = student.relative_attention_projections(k, d_model, temperature=temperature, base=base)
     for name, w in (("w_q", w_q), ("w_k", w_k)):
-        expect_dtype(w, torch.float32, what=name)
         expect_shape(w, (d_model, d_model), what=name)
     # Entries of the product are at most 1/tau; float32 factors (relative rounding 6e-8, angles up
     # to 50 rad) put it within ~3e-6/tau of the exact M_k / tau for any split, hence 1e-5/tau.
+    # The named tests own the scale, the key, the base and the dtype: their mistakes pass here.
     expect_close(_bilinear(w_q, w_k), _head_product(k, d_model, temperature, base), atol=ATOL_HEAD / temperature,
                  rtol=0, what="w_q @ w_k.T", mistakes={"base ignored (always 10000)": _head_product(k, d_model, temperature),
-                                                     **_head_mistakes(k, d_model, temperature, base)})
+                                                     **_head_mistakes(k, d_model, temperature, base)},
+                 accepted=_head_accepted(k, d_model, temperature, base))
 
 
 # -- offset_head_share --------------------------------------------------------------------------
@@ -519,6 +580,11 @@ def _head_share_mistakes(tokens, k, temperature=1.0, base=BASE):
 # Shares lie in [0, 1]; the float64 protocol is reproduced to ~1e-12, float32 inputs are converted first.
 ATOL_SHARE = 1e-6
 
+# One mistake costs once: test_head_share_on_tokens_plus_positions owns the protocol (what is
+# attended over, which queries count, what is averaged); the other tests accept the shares of
+# its mistakes and own the sign of the offset (negative offsets) and the inputs (any size, dtype,
+# layout).
+
 
 @pytest.mark.exercise("offset_head_share", points=2, public=True)
 def test_head_share_on_tokens_plus_positions(student):
@@ -535,9 +601,10 @@ def test_head_share_negative_offset(student):
     """k = -3 (the head looks ahead): queries m = 0..T-4, weight on key m + 3; 30 positions, d_model = 8, base 100."""
     tokens = tensor(91, 30, 8, scale=0.2)
     got = student.offset_head_share(tokens, -3, temperature=0.3, base=100.0)
+    mistakes = _head_share_mistakes(tokens, -3, 0.3, 100.0)  # owned by the public test: they pass here
     expect_close(got, _head_share(tokens, -3, 0.3, 100.0), atol=ATOL_SHARE, rtol=0,
                  what="offset_head_share(<30 x 8>, -3, temperature=0.3, base=100)",
-                 mistakes=_head_share_mistakes(tokens, -3, 0.3, 100.0))
+                 mistakes=mistakes, accepted=mistakes.values())
 
 
 @pytest.mark.exercise("offset_head_share", points=1)
@@ -563,9 +630,10 @@ def test_head_share_over_its_inputs(student, num, d_model, offset, temperature, 
     tokens = tensor(seed, num, d_model, dtype=FLOAT_DTYPES[dtype], scale=scale)
     got = student.offset_head_share(laid_out(tokens, layout), k, temperature=temperature)
     expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")
+    mistakes = _head_share_mistakes(tokens, k, temperature)  # owned by the other tests: they pass here
     expect_close(got, _head_share(tokens, k, temperature), atol=ATOL_SHARE, rtol=0,
                  what=f"offset_head_share(<{num} x {d_model} tokens of std {scale}>, {k}, temperature={temperature})",
-                 mistakes=_head_share_mistakes(tokens, k, temperature))
+                 mistakes=mistakes, accepted=mistakes.values())
 
 
 # -- best_band ----------------------------------------------------------------------------------
@@ -597,13 +665,32 @@ def test_best_band_names_a_band(student):
     _expect_band_name(student.best_band(0.1), "best_band(0.1)")
 
 
+_DIMENSION_RANGE = re.compile(r"(\d+)\s*(?:\.\.|-)\s*(\d+)")
+"""A range of dimensions written "a..b" or "a-b" (both ends included)."""
+
+
+def _band_meant(got):
+    """The band an answer means: its name, or its dimensions ("0..15", "0..7, 56..63" or a list of
+    ints); None if it means none. The measurement judges what the answer means, and
+    test_best_band_names_a_band the form it takes (one mistake costs once)."""
+    if isinstance(got, str) and got in BANDS:
+        return got
+    dims = None
+    if isinstance(got, str) and _DIMENSION_RANGE.search(got):
+        dims = [d for a, b in _DIMENSION_RANGE.findall(got) for d in range(int(a), int(b) + 1)]
+    elif isinstance(got, (list, tuple)) and all(isinstance(d, int) for d in got):
+        dims = list(got)
+    return next((name for name, band in BANDS.items() if dims == band), None)
+
+
 @pytest.mark.exercise("best_band", points=3)
 @grading(max_examples=8)
 @given(sigma=st.floats(0.02, 0.5))
 def test_best_band_matches_the_measurement(student, sigma):
     """At noise levels from 0.02 to 0.5, the named band decodes within 0.01 of the best band (measured by the grader)."""
-    got = student.best_band(sigma)
-    _expect_band_name(got, f"best_band({sigma:.3f})")
+    answer = student.best_band(sigma)
+    got = _band_meant(answer)
+    expect_true(got is not None, f"best_band({sigma:.3f}) = {answer!r} means none of the bands {sorted(BANDS)}")
     accuracy = _band_accuracies(sigma)
     best = max(accuracy.values())
     measured = ", ".join(f"{name} {value:.3f}" for name, value in accuracy.items())

@@ -1,8 +1,19 @@
 """Plausible wrong answers for notebook 01; each must lose points under the hidden tests."""
 from tests.catalogue import WrongAnswer
 
+COSTS_ONCE = True
+"""Every entry fails at most its ``costs`` hidden tests (one unless it says why): one mistake costs once."""
+
 _SDPA_HEAD = '''
 def scaled_dot_product_attention(q, k, v, mask=None):
+    if mask is not None and mask.dtype != torch.bool:
+        raise ValueError("mask must be bool")
+'''
+
+_SDPA_CHECKS = '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError("shapes of q, k, v do not match")
     if mask is not None and mask.dtype != torch.bool:
         raise ValueError("mask must be bool")
 '''
@@ -24,6 +35,19 @@ def position_probe_r2(train_features, train_positions, test_features, test_posit
     ones = torch.ones(len(x), 1, dtype=x.dtype)
 '''
 
+_PROBE_CHECKS = '''
+def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
+    if train_features.shape[-1] != test_features.shape[-1]:
+        raise ValueError("feature widths differ")
+    if len(train_features) != len(train_positions) or len(test_features) != len(test_positions):
+        raise ValueError("lengths differ")
+    if ridge < 0:
+        raise ValueError("ridge must be >= 0")
+    x, t = train_features.double(), train_positions.double()
+    xt, tt = test_features.double(), test_positions.double()
+    ones = torch.ones(len(x), 1, dtype=x.dtype)
+'''
+
 _ERROR_HEAD = '''
 def max_equivariance_error(fn, x, perm):
     if len(perm) != x.shape[-2]:
@@ -39,57 +63,57 @@ def permutation_matrix(perm):
 
 WRONG_ANSWERS = [
     # -- scaled_dot_product_attention ------------------------------------------------------------
-    WrongAnswer("scaled_dot_product_attention", "softmax over the query axis", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "softmax over the query axis", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-2) @ v
+    return torch.nan_to_num(torch.softmax(scores, dim=-2), nan=0.0) @ v
 ''', feedback="query axis"),
-    WrongAnswer("scaled_dot_product_attention", "missing 1/sqrt(d_k)", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "missing 1/sqrt(d_k)", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
+    return torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0) @ v
 ''', feedback="missing the 1/sqrt(d_k) scaling"),
-    WrongAnswer("scaled_dot_product_attention", "inverted mask polarity", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "inverted mask polarity", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
+    return torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0) @ v
 '''),
-    WrongAnswer("scaled_dot_product_attention", "masking after the softmax", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "masking after the softmax", _SDPA_CHECKS + '''
     weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
     if mask is not None:
         weights = weights * mask
     return weights @ v
 ''', feedback="after the softmax"),
-    WrongAnswer("scaled_dot_product_attention", "scaling by sqrt(d_v)", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "scaling by sqrt(d_v)", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1) / math.sqrt(v.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
+    return torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0) @ v
 ''', feedback="sqrt(d_v)"),
-    WrongAnswer("scaled_dot_product_attention", "naive softmax that overflows", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "naive softmax that overflows", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     e = torch.exp(scores)
-    return (e / e.sum(-1, keepdim=True)) @ v
+    return torch.nan_to_num(e / e.sum(-1, keepdim=True), nan=0.0) @ v
 '''),
-    WrongAnswer("scaled_dot_product_attention", "always returns float32", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "always returns float32", _SDPA_CHECKS + '''
     q, k, v = q.float(), k.float(), v.float()
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
+    return torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0) @ v
 '''),
-    WrongAnswer("scaled_dot_product_attention", "fully masked row left as NaN", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "fully masked row left as NaN", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     return torch.softmax(scores, dim=-1) @ v
 ''', feedback="left as NaN"),
-    WrongAnswer("scaled_dot_product_attention", "masked fill with the dtype's minimum", _SDPA_HEAD + '''
+    WrongAnswer("scaled_dot_product_attention", "masked fill with the dtype's minimum", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
@@ -138,7 +162,7 @@ def self_attention(x, w_q, w_k, w_v, causal=False):
     return (fn(x[..., perm, :]) - fn(x)[..., perm, :]).abs().max()
 '''),
     # -- position_probe_r2 -----------------------------------------------------------------------
-    WrongAnswer("position_probe_r2", "R^2 on the training set", _PROBE_HEAD + '''
+    WrongAnswer("position_probe_r2", "R^2 on the training set", _PROBE_CHECKS + '''
     a = torch.cat([x, ones], 1)
     penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
     penalty[-1, -1] = 0
@@ -146,24 +170,24 @@ def self_attention(x, w_q, w_k, w_v, causal=False):
     pred = a @ coef
     return (1 - ((pred - t) ** 2).sum() / ((t - t.mean()) ** 2).sum()).item()
 ''', feedback="training set"),
-    WrongAnswer("position_probe_r2", "no intercept", _PROBE_HEAD + '''
+    WrongAnswer("position_probe_r2", "no intercept", _PROBE_CHECKS + '''
     coef = torch.linalg.solve(x.T @ x + ridge * torch.eye(x.shape[1], dtype=x.dtype), x.T @ t)
     pred = xt @ coef
     return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
 ''', feedback="no intercept"),
-    WrongAnswer("position_probe_r2", "intercept penalised (a column of ones in the ridge)", _PROBE_HEAD + '''
+    WrongAnswer("position_probe_r2", "intercept penalised (a column of ones in the ridge)", _PROBE_CHECKS + '''
     a = torch.cat([x, ones], 1)
     coef = torch.linalg.solve(a.T @ a + ridge * torch.eye(a.shape[1], dtype=x.dtype), a.T @ t)
     pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
     return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
 ''', feedback="intercept penalised"),
-    WrongAnswer("position_probe_r2", "ridge ignored", _PROBE_HEAD + '''
+    WrongAnswer("position_probe_r2", "ridge ignored", _PROBE_CHECKS + '''
     a = torch.cat([x, ones], 1)
     coef = torch.linalg.lstsq(a, t[:, None]).solution[:, 0]
     pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
     return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
 ''', feedback="ridge term ignored"),
-    WrongAnswer("position_probe_r2", "normalised around the training mean", _PROBE_HEAD + '''
+    WrongAnswer("position_probe_r2", "normalised around the training mean", _PROBE_CHECKS + '''
     a = torch.cat([x, ones], 1)
     penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
     penalty[-1, -1] = 0
@@ -171,7 +195,7 @@ def self_attention(x, w_q, w_k, w_v, causal=False):
     pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
     return (1 - ((pred - tt) ** 2).sum() / ((tt - t.mean()) ** 2).sum()).item()
 ''', feedback="mean of the training positions"),
-    WrongAnswer("position_probe_r2", "squared correlation", _PROBE_HEAD + '''
+    WrongAnswer("position_probe_r2", "squared correlation", _PROBE_CHECKS + '''
     a = torch.cat([x, ones], 1)
     penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
     penalty[-1, -1] = 0
@@ -179,7 +203,7 @@ def self_attention(x, w_q, w_k, w_v, causal=False):
     pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
     return (torch.corrcoef(torch.stack([pred, tt]))[0, 1] ** 2).item()
 ''', feedback="squared correlation"),
-    WrongAnswer("position_probe_r2", "R^2 clipped at 0", _PROBE_HEAD + '''
+    WrongAnswer("position_probe_r2", "R^2 clipped at 0", _PROBE_CHECKS + '''
     a = torch.cat([x, ones], 1)
     penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
     penalty[-1, -1] = 0
@@ -408,7 +432,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
         raise ValueError("mask must be bool")
     return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 '''),
-    ("position_probe_r2", "normal equations with an unpenalised column of ones", _PROBE_HEAD + '''
+    ("position_probe_r2", "normal equations with an unpenalised column of ones", _PROBE_CHECKS + '''
     if len(x) != len(t) or len(xt) != len(tt) or ridge < 0:
         raise ValueError("bad sizes or ridge")
     a = torch.cat([x, ones], 1)
@@ -487,10 +511,12 @@ def symmetry_of(fn, num_tokens, d_model):
 """
 
 WRONG_ANSWERS += [
+    # A degenerate detector: it calls every hidden function equivariant, so it fails the test of
+    # each function that is not (five of the six tests), as a detector that tests nothing should.
     WrongAnswer("symmetry_of", "a detector that accepts everything", """
 def symmetry_of(fn, num_tokens, d_model):
     return "equivariant"
-"""),
+""", costs=5),
     WrongAnswer("symmetry_of", "only the reversal of the sequence tried", """
 TOL = 1e-8
 def perms(t, gen):

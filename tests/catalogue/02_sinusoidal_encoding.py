@@ -1,6 +1,9 @@
 """Plausible wrong answers for notebook 02; each must lose points under the hidden tests."""
 from tests.catalogue import WrongAnswer
 
+COSTS_ONCE = True
+"""Every entry fails at most its ``costs`` hidden tests (one unless it says why): one mistake costs once."""
+
 _PE_HEAD = '''
 def sinusoidal_encoding(num_positions, d_model, base=10000.0):
     if num_positions <= 0 or d_model <= 0 or d_model % 2:
@@ -346,7 +349,7 @@ WRONG_ANSWERS += [
     x = tokens.double() + pe
     weights = torch.softmax((x @ w_q) @ (x @ w_k).T, dim=-1)
     q = torch.arange(num)
-    return weights[q, q - k].mean().item()
+    return weights[q, (q - k) % num].mean().item()
 """, feedback="wraps around"),
     WrongAnswer("offset_head_share", "fraction of queries whose argmax is m - k", _SHARE_HEAD + """
     x = tokens.double() + pe
@@ -394,22 +397,24 @@ def best_band(sigma):
     return "0..15"
 """, feedback="should be one of"),
     # -- decoding_inv_freq -----------------------------------------------------------------------
+    # A challenge is graded by the thresholds its design clears: a design that clears fewer fails
+    # several of them by intent, so each entry's costs is the number of thresholds it misses.
     WrongAnswer("decoding_inv_freq", "the paper's ladder (clears the lowest noise level only)", """
 def decoding_inv_freq(num_positions):
     return 10000.0 ** (-torch.arange(0, 16, 2, dtype=torch.float64) / 16)
-""", feedback="threshold"),
+""", feedback="threshold", costs=4),  # misses sigma 0.2, 0.3, 0.4 and the lengths
     WrongAnswer("decoding_inv_freq", "one frequency for every pair", """
 def decoding_inv_freq(num_positions):
     return torch.ones(8, dtype=torch.float64)
-"""),
+""", costs=6),  # a period of 2 pi positions: clears no threshold
     WrongAnswer("decoding_inv_freq", "only fast frequencies, close together", """
 def decoding_inv_freq(num_positions):
     return torch.linspace(1.0, 1.7, 8, dtype=torch.float64)
-"""),
+""", costs=5),  # clears only L = 256 at sigma 0.1
     WrongAnswer("decoding_inv_freq", "evenly spaced frequencies (the pattern nearly repeats)", """
 def decoding_inv_freq(num_positions):
     return torch.linspace(2.9, 0.25, 8, dtype=torch.float64)
-"""),
+""", costs=4),  # misses sigma 0.2, 0.3, 0.4 and the lengths
     WrongAnswer("decoding_inv_freq", "the paper's ladder sped up twice (fails the highest noise level)", """
 def decoding_inv_freq(num_positions):
     return 2 * 10000.0 ** (-torch.arange(0, 16, 2, dtype=torch.float64) / 16)
@@ -418,7 +423,7 @@ def decoding_inv_freq(num_positions):
 def decoding_inv_freq(num_positions):
     fastest, slowest = 2.0, 2.0 / num_positions
     return fastest * (slowest / fastest) ** (torch.arange(16, dtype=torch.float64) / 15)
-""", feedback="shape"),
+""", feedback="shape", costs=6),  # 16 values are no design for 8 pairs: there is nothing to measure at any threshold
 ]
 
 CORRECT_VARIANTS += [
