@@ -240,8 +240,9 @@ _PROMPT_TAIL = '''
 WRONG_ANSWERS += [
     # -- linear_scaling_inv_freq ------------------------------------------------------------------
     WrongAnswer("linear_scaling_inv_freq", "divides inv_freq in place", _PI + '''
-    inv_freq /= scale
-    return inv_freq.float()
+    out = inv_freq.float()     # the same tensor when inv_freq is already float32
+    out /= scale
+    return out
 ''', feedback="in place"),
     WrongAnswer("linear_scaling_inv_freq", "divides in the input's half precision", _PI + '''
     return (inv_freq / scale).float()
