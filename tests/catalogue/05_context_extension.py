@@ -13,7 +13,7 @@ def ntk_aware_base(base, scale, head_dim):
 '''
 _DYN = '''
 def dynamic_ntk_base(base, scale, head_dim, seq_len, original_max_position_embeddings):
-    if head_dim < 4 or head_dim % 2 or base <= 0 or scale < 1 or seq_len < 1:
+    if head_dim < 4 or head_dim % 2 or base <= 0 or scale < 1 or seq_len < 1 or original_max_position_embeddings < 1:
         raise ValueError("bad input")
     d, L0 = head_dim, original_max_position_embeddings
     L = max(seq_len, L0)
