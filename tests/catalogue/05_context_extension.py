@@ -45,7 +45,8 @@ def _llama3(low_wl="L / low_freq_factor", high_wl="L / high_freq_factor", wave="
             divided="theta / scale", mu="(L / wl - low_freq_factor) / (high_freq_factor - low_freq_factor)"):
     return f'''
 def llama3_inv_freq(head_dim, base, scale, original_max_position_embeddings, low_freq_factor=1.0, high_freq_factor=4.0):
-    if head_dim < 2 or head_dim % 2 or base <= 1 or scale < 1 or not 0 < low_freq_factor < high_freq_factor:
+    if head_dim < 2 or head_dim % 2 or base <= 1 or scale < 1 or not 0 < low_freq_factor < high_freq_factor \\
+            or original_max_position_embeddings < 1:
         raise ValueError("bad input")
     L = original_max_position_embeddings
     theta = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
@@ -324,7 +325,8 @@ def dynamic_ntk_base(base, scale, head_dim, seq_len, original_max_position_embed
     # -- llama3_inv_freq --------------------------------------------------------------------------
     WrongAnswer("llama3_inv_freq", "low_freq_factor > 0 not checked",
                 _llama3().replace("not 0 < low_freq_factor < high_freq_factor", "not low_freq_factor < high_freq_factor")),
-    WrongAnswer("llama3_inv_freq", "original length not validated", _llama3()),
+    WrongAnswer("llama3_inv_freq", "original length not validated",
+                _llama3().replace(" \\\n            or original_max_position_embeddings < 1", "")),
     WrongAnswer("llama3_inv_freq", "head_dim 2 rejected (head_dim < 4)", _llama3().replace("head_dim < 2", "head_dim < 4")),
     WrongAnswer("llama3_inv_freq", "base not validated", _llama3().replace("base <= 1 or ", "")),
     WrongAnswer("llama3_inv_freq", "scale truncated to an integer", _llama3(divided="theta / int(scale)")),
