@@ -1,6 +1,9 @@
 """Plausible wrong answers for notebook 05; each must lose points under the hidden tests."""
 from tests.catalogue import WrongAnswer
 
+COSTS_ONCE = True
+"""Every entry fails one hidden test (or the tests its ``costs`` names): one mistake costs once."""
+
 _PI = '''
 def linear_scaling_inv_freq(inv_freq, scale):
     if inv_freq.dim() != 1 or scale < 1:
@@ -472,14 +475,16 @@ def passkey_accuracy(generate_fn, lengths, depths, trials):
 
 # -- extension_inv_freq (challenge): rules that miss a threshold ------------------------------------
 WRONG_ANSWERS += [
+    # A design: each threshold it misses is a step of the grade, so it costs each.
     WrongAnswer("extension_inv_freq", "frequencies returned unchanged (no scaling)", '''
 def extension_inv_freq(inv_freq, scale):
     return inv_freq.clone(), 1.0
-''', feedback="threshold"),
+''', feedback="threshold", costs=7),
+    # A design: each threshold it misses is a step of the grade, so it costs each.
     WrongAnswer("extension_inv_freq", "Position Interpolation without fine-tuning", '''
 def extension_inv_freq(inv_freq, scale):
     return inv_freq / scale, 1.0
-''', feedback="threshold"),
+''', feedback="threshold", costs=7),
     WrongAnswer("extension_inv_freq", "NTK-aware base without a temperature", '''
 def extension_inv_freq(inv_freq, scale):
     d = 2 * len(inv_freq)
@@ -490,22 +495,26 @@ def extension_inv_freq(inv_freq, scale):
 def extension_inv_freq(inv_freq, scale):
     return yarn_inv_freq(2 * len(inv_freq), 100.0, scale, 128, 32.0, 1.0)
 '''),
+    # A design: each threshold it misses is a step of the grade, so it costs each.
     WrongAnswer("extension_inv_freq", "ramp reversed: fast pairs divided, slow pairs kept", '''
 def extension_inv_freq(inv_freq, scale):
     theta = inv_freq.double()
     turns = 128 * theta / (2 * math.pi)
     keep = ((turns - 1.0) / 4.0).clamp(0, 1)
     return ((1 - keep) * theta + keep * theta / scale).float(), 0.1 * math.log(scale) + 1.0
-'''),
+''', costs=7),
+    # A design: each threshold it misses is a step of the grade, so it costs each.
     WrongAnswer("extension_inv_freq", "attention factor as a temperature dividing the logits (1 / (0.1 ln s + 1))", '''
 def extension_inv_freq(inv_freq, scale):
     inv, factor = yarn_inv_freq(2 * len(inv_freq), 100.0, scale, 128, 5.0, 1.0)
     return inv, 1.0 / factor
-'''),
+''', costs=5),
+    # Two mistakes: the pair the contract asks for (the public test), and a design that drops YaRN's attention
+    # factor (read with a factor of 1, it misses 1.70 as the NTK-aware rule without a temperature does).
     WrongAnswer("extension_inv_freq", "returns the frequencies only", '''
 def extension_inv_freq(inv_freq, scale):
     return yarn_inv_freq(2 * len(inv_freq), 100.0, scale, 128, 5.0, 1.0)[0]
-''', feedback="(inv_freq, attention_factor)"),
+''', feedback="(inv_freq, attention_factor)", costs=2),
 ]
 
 # -- diagnose_rope (diagnose): detectors that miss a bug or accuse a correct module --------------------
@@ -538,10 +547,11 @@ _DIAG_RAMP = '''        if (ratio.diff() < -1e-3 * scale).any():
     return "correct"
 '''
 WRONG_ANSWERS += [
+    # A detector that accepts everything misses each bug, and each bug is its own test.
     WrongAnswer("diagnose_rope", "every module called correct", '''
 def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_embeddings):
     return "correct"
-'''),
+''', costs=4),
     WrongAnswer("diagnose_rope", "dynamic NTK checked only at the extended length, where a stale base is right too",
                 _DIAG_HEAD + '''    if method == "dynamic NTK":
         long = inv_freq_at(int(scale * L0))
