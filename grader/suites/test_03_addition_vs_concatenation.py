@@ -6,12 +6,13 @@ never with the learner's functions.
 """
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.fixtures import addition_vs_concatenation as fixtures
 from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
+from grader.sandbox import StudentRaised
 
 EXERCISE_ORDER = ("embed", "held_out_accuracy", "is_fair_protocol", "first_coordinates_carry", "attention_logit_terms")
 """The exercises in the notebook's order (of their cells): reports number and list them so."""
@@ -59,8 +60,12 @@ def _embed_mistakes(ids, tokens, positions, mode):
 ATOL_EMBED = 1e-6
 
 
-# One mistake costs once: the "add" test owns which position rows are used, the "concat" test the
-# order of the parts; the other tests accept the results of those mistakes.
+# One mistake costs once: the "add" test owns which position rows are used (T = T_max included, where
+# pos_table[1:T+1] runs out of rows), the "concat" test the order of the parts, the batch-shape test ids
+# of other shapes than (B, T), the property test the dtypes (id dtypes included) and memory layouts, the
+# error test what raises. The other tests accept the results of the mistakes another test owns, and
+# choose inputs on which those mistakes return a result: T < T_max, ids below the number of position
+# rows, (B, T) ids outside the batch-shape test.
 def _owned_embed_mistake(got, ids, tokens, positions, mode, owned_elsewhere, *, atol, rtol=0.0):
     """True if got is what a mistake owned by another test returns (not the right answer)."""
     wrong = []
@@ -79,20 +84,24 @@ def _owned_embed_mistake(got, ids, tokens, positions, mode, owned_elsewhere, *, 
 
 @pytest.mark.exercise("embed", points=2, public=True)
 def test_embed_add(student):
-    """mode "add": (2, 5) ids give (2, 5, 6) = token_table[ids] + pos_table[:5]."""
-    ids, tokens, positions = _randint(10, 2, 5, seed=1), _randn(10, 6, seed=2, dtype=torch.float32), \
-        _randn(8, 6, seed=3, dtype=torch.float32)
-    got = student.embed(ids, tokens, positions, "add")
-    expect_shape(got, (2, 5, 6), what='embed(..., "add")')
-    expect_close(got, _embed(ids, tokens, positions, "add"), atol=ATOL_EMBED, rtol=0, what='embed(..., "add")',
-                 mistakes=_embed_mistakes(ids, tokens, positions, "add"))
+    """mode "add": (2, 5) ids give (2, 5, 6) = token_table[ids] + pos_table[:5].
+
+    And T = T_max = 8 uses every row of the position table."""
+    tokens = _randn(10, 6, seed=2, dtype=torch.float32)
+    positions = _randn(8, 6, seed=3, dtype=torch.float32)
+    for ids in (_randint(10, 2, 5, seed=1), _randint(10, 1, 8, seed=18)):
+        what = f'embed(ids of shape {tuple(ids.shape)}, pos_table with 8 rows, "add")'
+        got = student.embed(ids, tokens, positions, "add")
+        expect_shape(got, (*ids.shape, 6), what=what)
+        expect_close(got, _embed(ids, tokens, positions, "add"), atol=ATOL_EMBED, rtol=0, what=what,
+                     mistakes=_embed_mistakes(ids, tokens, positions, "add"))
 
 
 @pytest.mark.exercise("embed", points=2, public=True)
 def test_embed_concat(student):
     """mode "concat": (2, 5) ids give (2, 5, 6 + 3) = [token_table[ids]; pos_table[:5]], token part first."""
     ids, tokens, positions = _randint(10, 2, 5, seed=4), _randn(10, 6, seed=5, dtype=torch.float32), \
-        _randn(8, 3, seed=6, dtype=torch.float32)
+        _randn(10, 3, seed=6, dtype=torch.float32)
     got = student.embed(ids, tokens, positions, "concat")
     expect_shape(got, (2, 5, 9), what='embed(..., "concat")')
     if _owned_embed_mistake(got, ids, tokens, positions, "concat", ("rows",), atol=ATOL_EMBED):
@@ -104,7 +113,7 @@ def test_embed_concat(student):
 @pytest.mark.exercise("embed", points=1)
 def test_embed_unbatched_and_deeply_batched(student):
     """Ids of shape (T,) and (2, 3, T) work in both modes (the position axis is the last one)."""
-    tokens, positions = _randn(12, 4, seed=7), _randn(6, 4, seed=8)
+    tokens, positions = _randn(12, 4, seed=7), _randn(12, 4, seed=8)
     for shape, seed in (((6,), 9), ((2, 3, 4), 10)):
         ids = _randint(12, *shape, seed=seed)
         for mode in ("add", "concat"):
@@ -119,22 +128,25 @@ def test_embed_unbatched_and_deeply_batched(student):
 @pytest.mark.exercise("embed", points=1)
 def test_embed_keeps_float64(student):
     """float64 tables give a float64 result."""
-    ids = _randint(5, 3, seed=11)
-    got = student.embed(ids, _randn(5, 2, seed=12), _randn(4, 2, seed=13), "concat")
+    ids = _randint(5, 2, 3, seed=11)
+    got = student.embed(ids, _randn(5, 2, seed=12), _randn(6, 2, seed=13), "concat")
     expect_dtype(got, torch.float64, what='embed(float64 tables, "concat")')
 
 
 @pytest.mark.exercise("embed", points=3)
 @grading()
-@given(batch=st.sampled_from([(), (1,), (3,), (2, 3)]), t=st.integers(1, 6), spare=st.integers(0, 3),
+@given(batch=st.sampled_from([(1,), (3,)]), t=st.integers(1, 6), spare=st.integers(1, 3),
        vocab=st.integers(1, 9), d_tok=st.integers(1, 5), d_pos=st.integers(1, 5),
        mode=st.sampled_from(["add", "concat"]), dtype=dtypes(), id_dtype=st.sampled_from(sorted(INDEX_DTYPES)),
        ids_layout=layouts(), tokens_layout=layouts(), positions_layout=layouts(), seed=seeds())
+@example(batch=(3,), t=4, spare=1, vocab=5, d_tok=3, d_pos=2, mode="concat", dtype="float32", id_dtype="int64",
+         ids_layout="transposed", tokens_layout="contiguous", positions_layout="strided", seed=5)  # ids not contiguous
 def test_embed_property(student, batch, t, spare, vocab, d_tok, d_pos, mode, dtype, id_dtype, ids_layout,
                         tokens_layout, positions_layout, seed):
-    """embed matches the float64 reference for any batch, T <= T_max, widths, dtypes, id dtypes and layouts."""
+    """embed matches the float64 reference for (B, T) ids, T < T_max, any widths, dtypes, id dtypes and layouts."""
+    # Other batch shapes, T = T_max and ids past the last position row are the named tests' cases.
     d_pos = d_tok if mode == "add" else d_pos
-    ids = _randint(vocab, *batch, t, seed=seed).to(INDEX_DTYPES[id_dtype])
+    ids = _randint(min(vocab, t + spare), *batch, t, seed=seed).to(INDEX_DTYPES[id_dtype])
     tokens = tensor(seed + 1, vocab, d_tok, dtype=FLOAT_DTYPES[dtype])
     positions = tensor(seed + 2, t + spare, d_pos, dtype=FLOAT_DTYPES[dtype])      # spare = 0: exact fit
     what = f'embed(ids {tuple(ids.shape)} {id_dtype}, {dtype} tables, "{mode}")'
@@ -155,8 +167,8 @@ def test_embed_property(student, batch, t, spare, vocab, d_tok, d_pos, mode, dty
 @pytest.mark.exercise("embed", points=1)
 def test_embed_rejects_bad_inputs(student):
     """ValueError for: an unknown mode ("sum", "Add", "concatenate", ""), "add" with d_tok != d_pos, T > T_max,
-    ids equal to V or negative, float, bool or 0-d ids. The valid edges next to them raise nothing: T = T_max,
-    ids 0 and V - 1, (1,) ids, int32 ids, and "concat" with unequal widths."""
+    ids equal to V or negative, float, bool or 0-d ids. The valid edges next to them raise nothing: ids 0 and
+    V - 1, a single id, and "concat" with unequal widths."""
     tokens, positions, narrow = _randn(5, 4, seed=14), _randn(6, 4, seed=15), _randn(6, 3, seed=16)
     ids = torch.tensor([0, 4, 1])
     for args, what in (((ids, tokens, positions, "sum"), 'mode="sum"'),
@@ -172,9 +184,9 @@ def test_embed_rejects_bad_inputs(student):
                        ((torch.tensor([True, False, True]), tokens, positions, "concat"), "bool token ids"),
                        ((torch.tensor(2), tokens, positions, "add"), "0-d token ids")):
         expect_raises(ValueError, student.embed, *args, what=f"embed with {what}")
-    for args, what in (((torch.tensor([[0, 4, 4, 0, 1, 2]]), tokens, positions, "add"), "T = T_max = 6, ids 0 and 4"),
-                       ((torch.tensor([3]), tokens, narrow, "concat"), 'ids of shape (1,), "concat" with widths 4 and 3'),
-                       ((torch.tensor([1, 0, 4], dtype=torch.int32), tokens, positions, "add"), "int32 ids")):
+    # T = T_max is the "add" test's case, int32 ids the property test's (they judge the values too).
+    for args, what in (((torch.tensor([[0, 4, 4, 0, 1]]), tokens, positions, "add"), "ids 0 and 4 = V - 1"),
+                       ((torch.tensor([[3]]), tokens, narrow, "concat"), 'ids of shape (1, 1), "concat" with widths 4 and 3')):
         student.embed(*args)  # raises nothing (a ValueError here fails the test with its message)
 
 
@@ -397,19 +409,13 @@ def test_first_coordinates_carry_names_a_factor(student):
     expect_true(got in ("token", "position"), f"first_coordinates_carry(2) should be \"token\" or \"position\", not {got!r}")
 
 
-@pytest.mark.exercise("first_coordinates_carry", points=2)
-@grading(max_examples=len(CARRY_SCALES["position"]))
-@given(scale=st.sampled_from(CARRY_SCALES["position"]))
-def test_first_coordinates_carry_small_scales(student, scale):
-    """Scales from 0.5 to 6: the answer matches the grader's measurement."""
-    _expect_carry(student, scale)
-
-
-@pytest.mark.exercise("first_coordinates_carry", points=2)
-@grading(max_examples=len(CARRY_SCALES["token"]))
-@given(scale=st.sampled_from(CARRY_SCALES["token"]))
-def test_first_coordinates_carry_large_scales(student, scale):
-    """Scales from 10 to 64 (sqrt(128) included): the answer matches the grader's measurement."""
+# One mistake costs once: which factor wins at each scale is one property (where the crossover lies), so
+# one test judges every scale and names the first it gets wrong.
+@pytest.mark.exercise("first_coordinates_carry", points=4)
+@grading(max_examples=len(CARRY_SCALES["position"]) + len(CARRY_SCALES["token"]))
+@given(scale=st.sampled_from((*CARRY_SCALES["position"], *CARRY_SCALES["token"])))
+def test_first_coordinates_carry_matches_the_measurement(student, scale):
+    """Scales from 0.5 to 64 (sqrt(128) included): each answer matches the grader's measurement."""
     _expect_carry(student, scale)
 
 
@@ -453,16 +459,19 @@ def _terms_mistakes(e, p, w_q, w_k):
 TERMS_TOL = 1e-10
 
 
-# One mistake costs once: the small test owns the formula (which pairing, which weight, which
-# transpose), the batched narrow-head test owns the scale (sqrt(d_head)); the others accept them.
+# One mistake costs once: the small test owns the formula (which pairing, which weight, queries against
+# keys) and the inputs left unchanged; the batched narrow-head test owns the scale (sqrt(d_head)), the
+# transposition x W^T (with d_head != d no other product fits) and batched, broadcast vectors; the float32
+# test the dtype; the property test the dtypes and memory layouts; the error test what raises. Each test
+# accepts the results of the mistakes another test owns.
 def _owned_terms_mistake(got, e, p, w_q, w_k, owned_elsewhere, *, atol, rtol):
     """True if got is what a mistake owned by another test returns (not the right answer)."""
     wrong = []
     if "formula" in owned_elsewhere:
         wrong += [_terms(e, p, w_q, w_k, swap_mixed=True), _terms(e, p, w_q, w_k, keys_with_wq=True),
                   _terms(e, p, w_q, w_k, transposed_logits=True)]
-        if w_q.shape[0] == w_q.shape[1]:
-            wrong.append(_terms(e, p, w_q, w_k, untransposed=True))
+    if "transposition" in owned_elsewhere and w_q.shape[0] == w_q.shape[1]:
+        wrong.append(_terms(e, p, w_q, w_k, untransposed=True))
     if "scale" in owned_elsewhere:
         wrong += [_terms(e, p, w_q, w_k, scale="none"), _terms(e, p, w_q, w_k, scale="model")]
     got = torch.as_tensor(got).double()
@@ -471,24 +480,14 @@ def _owned_terms_mistake(got, e, p, w_q, w_k, owned_elsewhere, *, atol, rtol):
                and not torch.allclose(got, right, atol=atol, rtol=rtol) for w in wrong)
 
 
-@pytest.mark.exercise("attention_logit_terms", points=2, public=True)
-def test_attention_logit_terms_small(student):
-    """e (5, 4), p (5, 4), W_q and W_k (4, 4): the four terms, stacked token-token, token-pos, pos-token, pos-pos."""
-    e, p = _randn(5, 4, seed=200), _randn(5, 4, seed=201)
-    w_q, w_k = _randn(4, 4, seed=202), _randn(4, 4, seed=203)
-    got = student.attention_logit_terms(e, p, w_q, w_k)
-    expect_shape(got, (4, 5, 5), what="attention_logit_terms")
-    if _owned_terms_mistake(got, e, p, w_q, w_k, ("scale",), atol=TERMS_TOL, rtol=TERMS_TOL):
-        return  # the scale is the batched test's to judge
-    expect_close(got, _terms(e, p, w_q, w_k), atol=TERMS_TOL, rtol=TERMS_TOL, what="attention_logit_terms",
-                 mistakes=_terms_mistakes(e, p, w_q, w_k))
+def _batched_case():
+    """The batched narrow-head test's inputs: e (3, 6, 8), one position table (6, 8), W (2, 8)."""
+    return _randn(3, 6, 8, seed=210), _randn(6, 8, seed=211), _randn(2, 8, seed=212), _randn(2, 8, seed=213)
 
 
-@pytest.mark.exercise("attention_logit_terms", points=2)
-def test_attention_logit_terms_batched_with_a_narrow_head(student):
-    """e (3, 6, 8) with one position table (6, 8), and a head of width 2 (W of shape (2, 8))."""
-    e, p = _randn(3, 6, 8, seed=210), _randn(6, 8, seed=211)
-    w_q, w_k = _randn(2, 8, seed=212), _randn(2, 8, seed=213)
+def _expect_batched_case(student):
+    e, p, w_q, w_k = _batched_case()
+    student.may_modify_arguments = True  # the small test judges the inputs
     got = student.attention_logit_terms(e, p, w_q, w_k)
     expect_shape(got, (4, 3, 6, 6), what="attention_logit_terms")
     if _owned_terms_mistake(got, e, p, w_q, w_k, ("formula",), atol=TERMS_TOL, rtol=TERMS_TOL):
@@ -497,36 +496,50 @@ def test_attention_logit_terms_batched_with_a_narrow_head(student):
                  mistakes=_terms_mistakes(e, p, w_q, w_k))
 
 
-@pytest.mark.exercise("attention_logit_terms", points=1)
-def test_attention_logit_terms_add_up_to_the_logits(student):
-    """The four terms sum to (x W_q^T)(x W_k^T)^T / sqrt(d_head) for x = e + p (batched p as well)."""
-    e, p = _randn(2, 7, 5, seed=220), _randn(2, 7, 5, seed=221)
-    w_q, w_k = _randn(3, 5, seed=222), _randn(3, 5, seed=223)
-    got = torch.as_tensor(student.attention_logit_terms(e, p, w_q, w_k)).double()
-    if _owned_terms_mistake(got, e, p, w_q, w_k, ("formula", "scale"), atol=TERMS_TOL, rtol=TERMS_TOL):
-        return  # owned by the small and the batched tests
-    x = e + p
-    logits = (x @ w_q.T) @ (x @ w_k.T).transpose(-2, -1) / 3 ** 0.5
-    expect_close(got.sum(0), logits, atol=TERMS_TOL, rtol=TERMS_TOL, what="sum of the four terms",
-                 mistakes={"no 1/sqrt(d_head) scaling": logits * 3 ** 0.5,
-                           "scaled by sqrt(d) (the input width) instead of sqrt(d_head)": logits * (3 / 5) ** 0.5,
-                           "queries and keys swapped (each term transposed)": logits.transpose(-2, -1)})
+def _fails_the_batched_case(student):
+    """True if the learner's function fails the batched narrow-head test (raises there, or gets it wrong)."""
+    try:
+        _expect_batched_case(student)
+    except (AssertionError, StudentRaised):
+        return True
+    return False
+
+
+@pytest.mark.exercise("attention_logit_terms", points=2, public=True)
+def test_attention_logit_terms_small(student):
+    """e (5, 4), p (5, 4), W_q and W_k (4, 4): the four terms, stacked token-token, token-pos, pos-token, pos-pos.
+
+    The inputs are left unchanged."""
+    e, p = _randn(5, 4, seed=200), _randn(5, 4, seed=201)
+    w_q, w_k = _randn(4, 4, seed=202), _randn(4, 4, seed=203)
+    got = student.attention_logit_terms(e, p, w_q, w_k)
+    expect_shape(got, (4, 5, 5), what="attention_logit_terms")
+    if _owned_terms_mistake(got, e, p, w_q, w_k, ("scale", "transposition"), atol=TERMS_TOL, rtol=TERMS_TOL):
+        return  # the scale and the transposition are the batched test's to judge
     expect_close(got, _terms(e, p, w_q, w_k), atol=TERMS_TOL, rtol=TERMS_TOL, what="attention_logit_terms",
                  mistakes=_terms_mistakes(e, p, w_q, w_k))
 
 
+@pytest.mark.exercise("attention_logit_terms", points=3)
+def test_attention_logit_terms_batched_with_a_narrow_head(student):
+    """e (3, 6, 8) with one position table (6, 8), and a head of width 2 (W of shape (2, 8)): the projections
+    x W^T and the scale 1/sqrt(d_head)."""
+    _expect_batched_case(student)
+
+
 @pytest.mark.exercise("attention_logit_terms", points=1)
 def test_attention_logit_terms_keeps_float32(student):
-    """float32 inputs give a float32 result, close to the float64 terms."""
+    """float32 inputs give a float32 result, close to what the same function gives for the inputs in float64."""
     e, p = _randn(4, 3, seed=230, dtype=torch.float32), _randn(4, 3, seed=231, dtype=torch.float32)
     w_q, w_k = _randn(3, 3, seed=232, dtype=torch.float32), _randn(3, 3, seed=233, dtype=torch.float32)
+    student.may_modify_arguments = True  # the small test judges the inputs
     got = student.attention_logit_terms(e, p, w_q, w_k)
-    expect_dtype(got, torch.float32, what="attention_logit_terms")
-    if _owned_terms_mistake(got, e, p, w_q, w_k, ("formula", "scale"), atol=1e-5, rtol=1e-5):
-        return  # owned by the small and the batched tests
+    expect_dtype(got, torch.float32, what="attention_logit_terms(float32 inputs)")
+    # The values are the other tests' to judge: float32 only has to agree with the function's own float64.
+    wide = student.attention_logit_terms(e.double(), p.double(), w_q.double(), w_k.double())
     # float32 products of O(1) numbers over 3 terms: error ~1e-6.
-    expect_close(got, _terms(e, p, w_q, w_k), atol=1e-5, rtol=1e-5, what="attention_logit_terms",
-                 mistakes=_terms_mistakes(e, p, w_q, w_k))
+    expect_close(got, wide, atol=1e-5, rtol=1e-5, what="attention_logit_terms(float32 inputs) against "
+                 "attention_logit_terms(the same inputs in float64)")
 
 
 @pytest.mark.exercise("attention_logit_terms", points=3)
@@ -534,6 +547,8 @@ def test_attention_logit_terms_keeps_float32(student):
 @given(batch=st.sampled_from([(), (2,), (2, 3)]), pos_batched=st.booleans(), t=st.integers(1, 6),
        d=st.integers(1, 6), d_head=st.integers(1, 5), dtype=dtypes(), e_layout=layouts(), p_layout=layouts(),
        w_q_layout=layouts(), w_k_layout=layouts(), seed=seeds())
+@example(batch=(2,), pos_batched=False, t=3, d=4, d_head=4, dtype="float32", e_layout="heads",
+         p_layout="strided", w_q_layout="contiguous", w_k_layout="transposed", seed=7)  # rows not contiguous
 def test_attention_logit_terms_property(student, batch, pos_batched, t, d, d_head, dtype, e_layout, p_layout,
                                         w_q_layout, w_k_layout, seed):
     """The four terms match float64 for any batch shape, T, d, d_head, float dtype and layout of all four inputs."""
@@ -542,19 +557,27 @@ def test_attention_logit_terms_property(student, batch, pos_batched, t, d, d_hea
     p = tensor(seed + 1, *(batch if pos_batched else ()), t, d, dtype=kind)
     w_q, w_k = tensor(seed + 2, d_head, d, dtype=kind), tensor(seed + 3, d_head, d, dtype=kind)
     what = f"attention_logit_terms(e {tuple(e.shape)}, p {tuple(p.shape)}, W {(d_head, d)}, {dtype})"
-    got = student.attention_logit_terms(laid_out(e, e_layout), laid_out(p, p_layout), laid_out(w_q, w_q_layout),
-                                        laid_out(w_k, w_k_layout))
-    want = _terms(e, p, w_q, w_k)               # from the same rounded inputs, in float64
-    expect_dtype(got, kind, what=what)
-    expect_shape(got, (4, *batch, t, t), what=what)
-    # Forward error of a chain of products in any order: at most ~(2d + d_head + 4) roundings of the
-    # dtype times |e||W_q|^T|W_k||e|^T / sqrt(d_head) (the same terms from absolute values); a float64
-    # computation cast to the dtype is within one rounding of it.
-    bound = float(_terms(e.abs(), p.abs(), w_q.abs(), w_k.abs()).max())
-    atol = (2 * d + d_head + 4) * torch.finfo(kind).eps * bound + 1e-12
-    if _owned_terms_mistake(got, e, p, w_q, w_k, ("formula", "scale"), atol=atol, rtol=0):
-        return  # owned by the small and the batched tests; this test owns the rest of the input space
-    expect_close(got, want, atol=atol, rtol=0, what=what, mistakes=_terms_mistakes(e, p, w_q, w_k))
+    student.may_modify_arguments = True  # the small test judges the inputs
+    try:
+        got = student.attention_logit_terms(laid_out(e, e_layout), laid_out(p, p_layout), laid_out(w_q, w_q_layout),
+                                            laid_out(w_k, w_k_layout))
+        want = _terms(e, p, w_q, w_k)               # from the same rounded inputs, in float64
+        expect_dtype(got, kind, what=what)
+        expect_shape(got, (4, *batch, t, t), what=what)
+        # Forward error of a chain of products in any order: at most ~(2d + d_head + 4) roundings of the
+        # dtype times |e||W_q|^T|W_k||e|^T / sqrt(d_head) (the same terms from absolute values); a float64
+        # computation cast to the dtype is within one rounding of it.
+        bound = float(_terms(e.abs(), p.abs(), w_q.abs(), w_k.abs()).max())
+        atol = (2 * d + d_head + 4) * torch.finfo(kind).eps * bound + 1e-12
+        if _owned_terms_mistake(got, e, p, w_q, w_k, ("formula", "scale", "transposition"), atol=atol, rtol=0):
+            return  # owned by the small and the batched tests; this test owns the rest of the input space
+        expect_close(got, want, atol=atol, rtol=0, what=what, mistakes=_terms_mistakes(e, p, w_q, w_k))
+    except (AssertionError, StudentRaised):
+        # Batched vectors and heads with d_head != d are the batched narrow-head test's cases: a function that
+        # fails that test is not charged again for them here.
+        if (batch or d_head != d) and _fails_the_batched_case(student):
+            return
+        raise
 
 
 @pytest.mark.exercise("attention_logit_terms", points=1)

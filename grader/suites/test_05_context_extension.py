@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true, fail
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds
+from grader.sandbox import StudentRaised
 
 EXERCISE_ORDER = ("linear_scaling_inv_freq", "ntk_aware_base", "dynamic_ntk_base", "yarn_inv_freq",
                   "llama3_inv_freq", "extension_inv_freq", "diagnose_rope", "passkey_prompt", "passkey_accuracy")
@@ -34,6 +35,21 @@ RTOL_LLAMA3 = 5e-5
 # Bases and attention factors are Python floats: float64 arithmetic agrees to ~1e-15; 1e-9 still
 # accepts another order of operations (or math.exp/log instead of **).
 RTOL_SCALAR = 1e-9
+
+
+# One mistake costs once. In each exercise one test owns each property: the public value test the formula
+# (and, where a function could change its input, the input left unchanged), a named test each edge (a
+# fractional scale, s = 1, ...), the public type test the return type, the property test what is left
+# of the input space (dtypes, layouts, sizes), the error test which inputs raise ValueError. The others
+# accept what the mistakes another test owns return, and an error test's valid edges only have to raise
+# no ValueError (a formula that divides by zero there is the value tests' to judge).
+def _expect_no_value_error(function, *args, what):
+    """Fail only if ``function(*args)`` (a valid input) raises ValueError."""
+    try:
+        function(*args)
+    except StudentRaised as exc:
+        if "ValueError" in exc.mro:
+            fail(f"{what} raised ValueError, but the input is valid: {exc}")
 
 
 # What the property tests draw: bases and scales that are not whole numbers besides the usual ones,
@@ -97,6 +113,7 @@ def test_pi_divides_every_frequency(student):
 @pytest.mark.exercise("linear_scaling_inv_freq", points=1, public=True)
 def test_pi_returns_float32(student):
     """The result is float32, also for a float64 input."""
+    student.may_modify_arguments = True  # test_pi_divides_every_frequency judges the input
     expect_dtype(student.linear_scaling_inv_freq(_theta(8, 1e4), 2.0), torch.float32,
                  what="linear_scaling_inv_freq(float64 theta, 2)")
 
@@ -105,15 +122,18 @@ def test_pi_returns_float32(student):
 def test_pi_fractional_scale(student):
     """A fractional scale (2.5) divides exactly by 2.5, for head_dim 64 and base 5e5."""
     theta = _theta(64, 5e5).float().double()
+    student.may_modify_arguments = True  # test_pi_divides_every_frequency judges the input
     got = student.linear_scaling_inv_freq(theta.float(), 2.5)
+    mistakes = _pi_mistakes(theta, 2.5)
     expect_close(got, theta / 2.5, rtol=RTOL_FREQ, atol=0, what="linear_scaling_inv_freq(theta, 2.5)",
-                 mistakes=_pi_mistakes(theta, 2.5))
+                 mistakes=mistakes, accepted=[v for k, v in mistakes.items() if "truncated" not in k])
 
 
 @pytest.mark.exercise("linear_scaling_inv_freq", points=1)
 def test_pi_scale_one_is_identity(student):
     """scale = 1 leaves the frequencies unchanged."""
     theta = _theta(32, 1e4).float()
+    student.may_modify_arguments = True  # test_pi_divides_every_frequency judges the input
     expect_close(student.linear_scaling_inv_freq(theta, 1.0), theta, rtol=RTOL_FREQ, atol=0,
                  what="linear_scaling_inv_freq(theta, 1)")
 
@@ -123,32 +143,37 @@ def test_pi_rejects_bad_input(student):
     """scale 0.999 or 0, and an inv_freq that is not 1-D (0-D, (1, 4), (2, 2, 2)), raise ValueError;
     scale 1 and a 1-D inv_freq of length 1 do not."""
     theta = _theta(8, 1e4).float()
+    student.may_modify_arguments = True  # test_pi_divides_every_frequency judges the input
     for scale in (0.999, 0.0):
         expect_raises(ValueError, student.linear_scaling_inv_freq, theta, scale,
                       what=f"linear_scaling_inv_freq(theta, {scale})")
     for bad in (torch.tensor(0.5), torch.ones(1, 4), torch.ones(2, 2, 2)):
         expect_raises(ValueError, student.linear_scaling_inv_freq, bad, 2.0,
                       what=f"linear_scaling_inv_freq(tensor of shape {tuple(bad.shape)}, 2.0)")
-    student.linear_scaling_inv_freq(theta, 1.0)
-    student.linear_scaling_inv_freq(torch.ones(1), 2.0)
+    _expect_no_value_error(student.linear_scaling_inv_freq, theta, 1.0, what="linear_scaling_inv_freq(theta, 1.0)")
+    _expect_no_value_error(student.linear_scaling_inv_freq, torch.ones(1), 2.0,
+                           what="linear_scaling_inv_freq(tensor of shape (1,), 2.0)")
+
 @pytest.mark.exercise("linear_scaling_inv_freq", points=2)
 @grading()
 @given(head_dim=st.sampled_from([2, 4, 6, 10, 64, 128]), base=_bases(), scale=_scales(), dtype=dtypes(),
        layout=layouts("contiguous", "strided"))
 def test_pi_over_its_inputs(student, head_dim, base, scale, dtype, layout):
-    """For any head_dim, base, scale >= 1, input dtype and memory layout: float32 theta / s."""
+    """For any head_dim, base, scale >= 1, input dtype and memory layout: theta / s to float32 precision."""
     theta = _theta(head_dim, base).to(FLOAT_DTYPES[dtype])
     what = f"linear_scaling_inv_freq({dtype} theta of head_dim {head_dim}, base {base!r}, {scale!r})"
+    student.may_modify_arguments = True  # test_pi_divides_every_frequency judges the input
     got = student.linear_scaling_inv_freq(laid_out(theta, layout), scale)
-    expect_dtype(got, torch.float32, what=what)
     expect_shape(got, (head_dim // 2,), what=what)
+    # The return dtype is test_pi_returns_float32's, the formula and fractional scales the named tests'.
     # The reference divides the same (possibly half-precision) input in float64; float32 rounding
     # of the quotient is within 6e-8 relative, dividing in float32 within 1.2e-7. Dividing in
     # float16 or bfloat16 is off by up to 5e-4 or 4e-3: far outside RTOL_FREQ.
     exact = theta.double()
     expect_close(got, exact / scale, rtol=RTOL_FREQ, atol=0, what=what,
                  mistakes={"divided in the input's half precision, then cast to float32":
-                           (theta / scale).double(), **_pi_mistakes(exact, scale)})
+                           (theta / scale).double(), **_pi_mistakes(exact, scale)},
+                 accepted=_pi_mistakes(exact, scale).values())
 
 
 
@@ -158,31 +183,23 @@ def _expect_float(got, what):
                 f"{what} should return a Python float, not {type(got).__name__}")
 
 
-@pytest.mark.exercise("ntk_aware_base", points=2, public=True)
+@pytest.mark.exercise("ntk_aware_base", points=5, public=True)
 def test_ntk_base_formula(student):
-    """ntk_aware_base(1e4, 8, 32) = 1e4 * 8^(32/30), returned as a Python float."""
+    """ntk_aware_base(1e4, 8, 32) = 1e4 * 8^(32/30), returned as a Python float.
+
+    Also ntk_aware_base(5e5, 16, 128) = 5e5 * 16^(128/126), and with the base for head_dim 64 and s = 4
+    the lowest frequency is exactly theta_last / s."""
     got = student.ntk_aware_base(1e4, 8.0, 32)
     _expect_float(got, "ntk_aware_base(1e4, 8, 32)")
     expect_close(got, _ntk_base(1e4, 8.0, 32), rtol=RTOL_SCALAR, atol=0, what="ntk_aware_base(1e4, 8, 32)",
                  mistakes=_ntk_mistakes(1e4, 8.0, 32))
-
-
-@pytest.mark.exercise("ntk_aware_base", points=2)
-def test_ntk_base_large_head(student):
-    """ntk_aware_base(5e5, 16, 128) = 5e5 * 16^(128/126)."""
     got = student.ntk_aware_base(5e5, 16.0, 128)
     expect_close(got, _ntk_base(5e5, 16.0, 128), rtol=RTOL_SCALAR, atol=0, what="ntk_aware_base(5e5, 16, 128)",
                  mistakes=_ntk_mistakes(5e5, 16.0, 128))
-
-
-@pytest.mark.exercise("ntk_aware_base", points=1)
-def test_ntk_lowest_frequency_is_interpolated(student):
-    """With the new base, the lowest frequency is exactly theta_last / s and the highest is unchanged."""
     d, base, s = 64, 1e4, 4.0
-    new_base = student.ntk_aware_base(base, s, d)
-    lowest = float(new_base) ** (-(d - 2) / d)
+    lowest = float(student.ntk_aware_base(base, s, d)) ** (-(d - 2) / d)
     expect_close(lowest, base ** (-(d - 2) / d) / s, rtol=RTOL_SCALAR, atol=0,
-                 what="new_base^(-(d-2)/d), the lowest frequency",
+                 what="new_base^(-(d-2)/d), the lowest frequency, for head_dim 64 and s = 4",
                  mistakes={"exponent 1 (base * s): the lowest frequency is divided by s^((d-2)/d), not s":
                            (base * s) ** (-(d - 2) / d)})
 
@@ -205,17 +222,23 @@ def test_ntk_rejects_bad_input(student):
     for scale in (0.999, 0.0):
         expect_raises(ValueError, student.ntk_aware_base, 1e4, scale, 32, what=f"ntk_aware_base(1e4, {scale}, 32)")
     for args in ((1e4, 2.0, 4), (0.5, 2.0, 8), (1e4, 1.0, 32)):
-        student.ntk_aware_base(*args)
+        _expect_no_value_error(student.ntk_aware_base, *args, what=f"ntk_aware_base{args}")
+
+
 @pytest.mark.exercise("ntk_aware_base", points=2)
 @grading()
-@given(head_dim=_head_dims(4), base=_bases(low=0.01), scale=_scales())
+@given(head_dim=_head_dims(6), base=_bases(), scale=_scales())
 def test_ntk_over_its_inputs(student, head_dim, base, scale):
-    """For any even head_dim >= 4, base > 0 and scale >= 1: the Python float b * s^(d / (d - 2))."""
+    """For any even head_dim >= 6, base > 1 and scale >= 1: b * s^(d / (d - 2))."""
+    # head_dim 4 and bases up to 1 are the error test's valid edges; the return type and the formula are
+    # the public test's.
     what = f"ntk_aware_base({base!r}, {scale!r}, {head_dim})"
     got = student.ntk_aware_base(base, scale, head_dim)
-    _expect_float(got, what)
-    expect_close(got, _ntk_base(base, scale, head_dim), rtol=RTOL_SCALAR, atol=0, what=what,
-                 mistakes=_ntk_mistakes(base, scale, head_dim))
+    mistakes = _ntk_mistakes(base, scale, head_dim)
+    # A float32 tensor instead of a Python float is the public test's to judge: its value to float32 precision.
+    rtol = RTOL_SCALAR if isinstance(got, float) else 1e-6
+    expect_close(got, _ntk_base(base, scale, head_dim), rtol=rtol, atol=0, what=what,
+                 mistakes=mistakes, accepted=mistakes.values())
 
 
 
@@ -249,39 +272,36 @@ def _dynamic_mistakes(base, s, d, seq_len, orig):
     }
 
 
-@pytest.mark.exercise("dynamic_ntk_base", points=2, public=True)
+def _formula_mistakes_past(base, s, d, seq_len, orig):
+    """The catalogued mistakes that test_dynamic_base_past_original_length owns (all but the max)."""
+    return [value for name, value in _dynamic_mistakes(base, s, d, seq_len, orig).items() if "max(" not in name]
+
+
+@pytest.mark.exercise("dynamic_ntk_base", points=4, public=True)
 def test_dynamic_base_past_original_length(student):
-    """dynamic_ntk_base(1e4, 2, 32, 1024, 128) = 1e4 * (2*1024/128 - 1)^(32/30)."""
-    got = student.dynamic_ntk_base(1e4, 2.0, 32, 1024, 128)
-    _expect_float(got, "dynamic_ntk_base(1e4, 2, 32, 1024, 128)")
-    expect_close(got, _dynamic(1e4, 2.0, 32, 1024, 128), rtol=RTOL_SCALAR, atol=0,
-                 what="dynamic_ntk_base(1e4, 2, 32, 1024, 128)", mistakes=_dynamic_mistakes(1e4, 2.0, 32, 1024, 128))
+    """dynamic_ntk_base(1e4, 2, 32, 1024, 128) = 1e4 * (2*1024/128 - 1)^(32/30).
+
+    Also for head_dim 128, base 5e5, s 4, L_orig 4096 at seq_len 6000, 16384 and 50000, and with s = 1 the
+    NTK-aware base for s = L / L_orig (dynamic_ntk_base(1e4, 1, 64, 768, 256) = ntk_aware_base(1e4, 3, 64))."""
+    cases = [((1e4, 2.0, 32, 1024, 128), _dynamic(1e4, 2.0, 32, 1024, 128))]
+    cases += [((5e5, 4.0, 128, n, 4096), _dynamic(5e5, 4.0, 128, n, 4096)) for n in (6000, 16384, 50000)]
+    cases += [((1e4, 1.0, 64, 768, 256), _ntk_base(1e4, 3.0, 64))]
+    for args, want in cases:
+        got = student.dynamic_ntk_base(*args)
+        expect_close(got, want, rtol=RTOL_SCALAR, atol=0, what=f"dynamic_ntk_base{args}",
+                     mistakes=_dynamic_mistakes(*args))
+        _expect_float(got, f"dynamic_ntk_base{args}")
 
 
-@pytest.mark.exercise("dynamic_ntk_base", points=1, public=True)
+@pytest.mark.exercise("dynamic_ntk_base", points=2, public=True)
 def test_dynamic_base_within_original_length(student):
-    """Up to L_orig the base is unchanged: dynamic_ntk_base(1e4, 2, 32, 100, 128) = 1e4."""
-    got = student.dynamic_ntk_base(1e4, 2.0, 32, 100, 128)
-    expect_close(got, 1e4, rtol=RTOL_SCALAR, atol=0, what="dynamic_ntk_base(1e4, 2, 32, 100, 128)",
-                 mistakes=_dynamic_mistakes(1e4, 2.0, 32, 100, 128))
+    """Up to L_orig the base is unchanged: dynamic_ntk_base(1e4, 2, 32, 100, 128) = 1e4.
 
-
-@pytest.mark.exercise("dynamic_ntk_base", points=2)
-def test_dynamic_base_several_lengths(student):
-    """For head_dim 128, base 5e5, s 4, L_orig 4096, every seq_len in (1, 4096, 6000, 16384, 50000) matches."""
-    for seq_len in (1, 4096, 6000, 16384, 50000):
-        got = student.dynamic_ntk_base(5e5, 4.0, 128, seq_len, 4096)
-        expect_close(got, _dynamic(5e5, 4.0, 128, seq_len, 4096), rtol=RTOL_SCALAR, atol=0,
-                     what=f"dynamic_ntk_base(5e5, 4, 128, {seq_len}, 4096)",
-                     mistakes=_dynamic_mistakes(5e5, 4.0, 128, seq_len, 4096))
-
-
-@pytest.mark.exercise("dynamic_ntk_base", points=1)
-def test_dynamic_with_scale_one_is_ntk_for_the_current_ratio(student):
-    """With s = 1 the dynamic base at length L equals the NTK-aware base for s = L / L_orig."""
-    got = student.dynamic_ntk_base(1e4, 1.0, 64, 768, 256)
-    expect_close(got, _ntk_base(1e4, 3.0, 64), rtol=RTOL_SCALAR, atol=0,
-                 what="dynamic_ntk_base(1e4, 1, 64, 768, 256)", mistakes=_dynamic_mistakes(1e4, 1.0, 64, 768, 256))
+    Also for head_dim 128, base 5e5, s 4, L_orig 4096 at seq_len 1 and 4096."""
+    for args in ((1e4, 2.0, 32, 100, 128), (5e5, 4.0, 128, 1, 4096), (5e5, 4.0, 128, 4096, 4096)):
+        expect_close(student.dynamic_ntk_base(*args), args[0], rtol=RTOL_SCALAR, atol=0,
+                     what=f"dynamic_ntk_base{args}", mistakes=_dynamic_mistakes(*args),
+                     accepted=_formula_mistakes_past(*args))
 
 
 @pytest.mark.exercise("dynamic_ntk_base", points=1)
@@ -294,7 +314,9 @@ def test_dynamic_rejects_bad_input(student):
         expect_raises(ValueError, student.dynamic_ntk_base, *args, what=f"dynamic_ntk_base{args}")
     for args in ((1e4, 2.0, 4, 512, 128), (0.5, 2.0, 32, 512, 128), (1e4, 1.0, 32, 512, 128), (1e4, 2.0, 32, 1, 128),
                  (1e4, 2.0, 32, 3, 1)):
-        student.dynamic_ntk_base(*args)
+        _expect_no_value_error(student.dynamic_ntk_base, *args, what=f"dynamic_ntk_base{args}")
+
+
 @pytest.mark.exercise("dynamic_ntk_base", points=2)
 @grading()
 @given(head_dim=_head_dims(4), base=_bases(low=0.01), scale=_scales(), orig=_lengths(),
@@ -305,10 +327,11 @@ def test_dynamic_over_its_inputs(student, head_dim, base, scale, orig, where, of
     seq_len = {"below": max(1, orig - offset), "at": orig, "above": orig + offset}[where]
     what = f"dynamic_ntk_base({base!r}, {scale!r}, {head_dim}, {seq_len}, {orig})"
     got = student.dynamic_ntk_base(base, scale, head_dim, seq_len, orig)
-    _expect_float(got, what)
+    # The return type is the public test's, the formula and the max with L_orig the two public tests'.
     # The ratio s L / L_orig - (s - 1) is >= 1, so no order of operations loses more than ~1e-14.
+    mistakes = _dynamic_mistakes(base, scale, head_dim, seq_len, orig)
     expect_close(got, _dynamic(base, scale, head_dim, seq_len, orig), rtol=RTOL_SCALAR, atol=0, what=what,
-                 mistakes=_dynamic_mistakes(base, scale, head_dim, seq_len, orig))
+                 mistakes=mistakes, accepted=mistakes.values())
 
 
 
@@ -359,27 +382,43 @@ def _attention_factor_mistakes(s):
             "log base 10 instead of natural log": 0.1 * math.log10(s) + 1}
 
 
-def _check_yarn(student, d, base, s, orig, beta_fast=32.0, beta_slow=1.0):
+YARN_FORMULA = ("ramp reversed", "replaced by the new length", "not rounded", "swapped", "Position Interpolation",
+                "no frequency changed")
+"""The mistakes of the ramp that test_yarn_worked_case owns (by the start of their names)."""
+
+
+def _check_yarn(student, d, base, s, orig, beta_fast=32.0, beta_slow=1.0, *, accept=()):
+    """The learner's (inv_freq, attention_factor), inv_freq checked; ``accept``: names (their first words)
+    of the inv_freq mistakes that another test owns, let pass here."""
     what = f"yarn_inv_freq({d}, {base:g}, {s:g}, {orig}, {beta_fast:g}, {beta_slow:g})"
     got = student.yarn_inv_freq(d, base, s, orig, beta_fast, beta_slow)
     if not (isinstance(got, (tuple, list)) and len(got) == 2):
         fail(f"{what} should return a pair (inv_freq, attention_factor), got {type(got).__name__}")
     inv_freq, factor = got
     expect_shape(inv_freq, (d // 2,), what=f"inv_freq of {what}")
+    mistakes = _yarn_mistakes(d, base, s, orig, beta_fast, beta_slow)
     expect_close(inv_freq, _yarn(d, base, s, orig, beta_fast, beta_slow), rtol=RTOL_FREQ, atol=0,
-                 what=f"inv_freq of {what}", mistakes=_yarn_mistakes(d, base, s, orig, beta_fast, beta_slow))
+                 what=f"inv_freq of {what}", mistakes=mistakes,
+                 accepted=[v for k, v in mistakes.items() if any(k.startswith(a) or a in k for a in accept)])
     return inv_freq, factor
 
 
-@pytest.mark.exercise("yarn_inv_freq", points=2, public=True)
+@pytest.mark.exercise("yarn_inv_freq", points=6, public=True)
 def test_yarn_worked_case(student):
-    """head_dim 128, base 1e4, L_orig 4096, s 16: pairs 0-20 kept, 46-63 divided by 16, factor 0.1 ln 16 + 1."""
+    """head_dim 128, base 1e4, L_orig 4096, s 16: pairs 0-20 kept, 46-63 divided by 16, factor 0.1 ln 16 + 1.
+
+    Also the notebook's model (head_dim 32, base 1e4, L_orig 128, s 8: the lower end clamps to 0, factor
+    0.1 ln 8 + 1), and beta_fast 16, beta_slow 2 moving the ramp (head_dim 64, base 5e5, L_orig 2048, s 4)."""
     inv_freq, factor = _check_yarn(student, 128, 1e4, 16.0, 4096)
     theta = _theta(128, 1e4)
     expect_close(inv_freq[:21], theta[:21], rtol=RTOL_FREQ, atol=0, what="pairs 0-20 (must be kept)")
     expect_close(inv_freq[46:], theta[46:] / 16, rtol=RTOL_FREQ, atol=0, what="pairs 46-63 (must be divided by 16)")
     expect_close(factor, 0.1 * math.log(16) + 1, rtol=RTOL_SCALAR, atol=0, what="attention_factor for s = 16",
                  mistakes=_attention_factor_mistakes(16.0))
+    _, factor = _check_yarn(student, 32, 1e4, 8.0, 128)
+    expect_close(factor, 0.1 * math.log(8) + 1, rtol=RTOL_SCALAR, atol=0, what="attention_factor for s = 8",
+                 mistakes=_attention_factor_mistakes(8.0))
+    _check_yarn(student, 64, 5e5, 4.0, 2048, 16.0, 2.0)
 
 
 @pytest.mark.exercise("yarn_inv_freq", points=1, public=True)
@@ -390,24 +429,10 @@ def test_yarn_types(student):
     _expect_float(factor, "attention_factor")
 
 
-@pytest.mark.exercise("yarn_inv_freq", points=2)
-def test_yarn_tiny_model_case(student):
-    """The notebook's model: head_dim 32, base 1e4, L_orig 128, s 8 (the lower end clamps to 0)."""
-    _, factor = _check_yarn(student, 32, 1e4, 8.0, 128)
-    expect_close(factor, 0.1 * math.log(8) + 1, rtol=RTOL_SCALAR, atol=0, what="attention_factor for s = 8",
-                 mistakes=_attention_factor_mistakes(8.0))
-
-
-@pytest.mark.exercise("yarn_inv_freq", points=2)
-def test_yarn_honours_betas(student):
-    """beta_fast 16 and beta_slow 2 move the ramp: head_dim 64, base 5e5, L_orig 2048, s 4."""
-    _check_yarn(student, 64, 5e5, 4.0, 2048, 16.0, 2.0)
-
-
 @pytest.mark.exercise("yarn_inv_freq", points=1)
 def test_yarn_scale_one(student):
     """s = 1 changes nothing: inv_freq = theta and attention_factor = 1."""
-    inv_freq, factor = _check_yarn(student, 32, 1e4, 1.0, 512)
+    inv_freq, factor = _check_yarn(student, 32, 1e4, 1.0, 512, accept=YARN_FORMULA)
     expect_close(factor, 1.0, rtol=RTOL_SCALAR, atol=0, what="attention_factor for s = 1")
 
 
@@ -421,7 +446,7 @@ def test_yarn_rejects_bad_input(student):
     for args in bad:
         expect_raises(ValueError, student.yarn_inv_freq, *args, what=f"yarn_inv_freq{args}")
     for args in ((4, 1e4, 4.0, 2048), (8, 1.5, 2.0, 64), (32, 1e4, 1.0, 2048), (4, 1e4, 2.0, 1), (32, 1e4, 4.0, 2048, 2.0, 1.0)):
-        student.yarn_inv_freq(*args)
+        _expect_no_value_error(student.yarn_inv_freq, *args, what=f"yarn_inv_freq{args}")
 
 
 def _yarn_cuts(d, base, orig, beta_fast, beta_slow):
@@ -440,32 +465,31 @@ def _betas():
 @grading(max_examples=14)
 @given(head_dim=_head_dims(4), base=_bases(), scale=_scales(), orig=_lengths(), betas=_betas())
 @example(head_dim=128, base=1e4, scale=8.0, orig=60000, betas=(32.0, 1.0))   # high = 64 > d/2 - 1
-@example(head_dim=32, base=1e4, scale=4.0, orig=5, betas=(32.0, 1.0))        # low = high = 0 (+0.001)
-@example(head_dim=8, base=2.0, scale=2.5, orig=700, betas=(32.0, 1.0))       # low = high = d - 1
 @example(head_dim=4, base=1.5, scale=3.0, orig=445, betas=(64.0, 0.5))       # high clamped to d - 1 = 3
 def test_yarn_over_its_inputs(student, head_dim, base, scale, orig, betas):
-    """For any head_dim, base, scale, L_orig and betas, also where the ramp's ends clamp or coincide."""
+    """For any head_dim, base, scale, L_orig and betas, also where the ramp's ends clamp."""
     fast, slow = _yarn_cuts(head_dim, base, orig, *betas)
     # Leave out what the docstring's formula does not settle: a cut within 1e-9 of a whole number
     # (floor and ceil then depend on rounding) and ends that cross after clamping (high < low,
     # when even the fastest pair turns less than beta_slow times, or the slowest more than beta_fast).
     assume(all(abs(c - round(c)) > 1e-9 for c in (fast, slow)))
     assume(math.ceil(slow) >= 0 and math.floor(fast) <= head_dim - 1)
-    inv_freq, factor = _check_yarn(student, head_dim, base, scale, orig, *betas)
-    what = f"yarn_inv_freq({head_dim}, {base!r}, {scale!r}, {orig}, {betas[0]!r}, {betas[1]!r})"
-    expect_dtype(inv_freq, torch.float32, what=f"inv_freq of {what}")
-    _expect_float(factor, f"attention_factor of {what}")
-    expect_close(factor, 0.1 * math.log(scale) + 1, rtol=RTOL_SCALAR, atol=0, what=f"attention_factor of {what}",
-                 mistakes=_attention_factor_mistakes(scale) if scale > 1 else None)
+    # Ends that coincide are test_yarn_bounds_that_coincide's.
+    assume(max(math.floor(fast), 0) != min(math.ceil(slow), head_dim - 1))
+    # The ramp's formula and the attention factor are test_yarn_worked_case's, the types test_yarn_types'.
+    _check_yarn(student, head_dim, base, scale, orig, *betas, accept=YARN_FORMULA)
 
 
 @pytest.mark.exercise("yarn_inv_freq", points=1)
 def test_yarn_bounds_that_coincide(student):
-    """L_orig 5 puts both ends of the ramp at pair 0 (high += 0.001): pair 0 kept, every other one divided."""
-    inv_freq, _ = student.yarn_inv_freq(32, 1e4, 4.0, 5)
-    expect_true(bool(torch.isfinite(as_tensor(inv_freq)).all()),
-                "yarn_inv_freq(32, 1e4, 4, 5): inv_freq is not finite where low == high = 0 (high += 0.001 avoids 0 / 0)")
-    _check_yarn(student, 32, 1e4, 4.0, 5)
+    """L_orig 5 puts both ends of the ramp at pair 0 (high += 0.001): pair 0 kept, every other one divided.
+
+    Also head_dim 8, base 2, s 2.5, L_orig 700, where both ends are at pair d - 1."""
+    for args in ((32, 1e4, 4.0, 5), (8, 2.0, 2.5, 700)):
+        inv_freq, _ = student.yarn_inv_freq(*args)
+        expect_true(bool(torch.isfinite(as_tensor(inv_freq)).all()),
+                    f"yarn_inv_freq{args}: inv_freq is not finite where low == high (high += 0.001 avoids 0 / 0)")
+        _check_yarn(student, *args, accept=YARN_FORMULA)
 
 
 
@@ -500,48 +524,39 @@ def _llama3_mistakes(d, base, s, orig, low_ff=1.0, high_ff=4.0):
     }
 
 
-def _check_llama3(student, d, base, s, orig, low_ff=1.0, high_ff=4.0):
+def _check_llama3(student, d, base, s, orig, low_ff=1.0, high_ff=4.0, *, accept_formula=False):
+    """The learner's llama3_inv_freq, checked; with ``accept_formula`` the formula's mistakes (the public
+    test's) pass."""
     what = f"llama3_inv_freq({d}, {base:g}, {s:g}, {orig}, {low_ff:g}, {high_ff:g})"
     got = student.llama3_inv_freq(d, base, s, orig, low_ff, high_ff)
     expect_shape(got, (d // 2,), what=what)
+    mistakes = _llama3_mistakes(d, base, s, orig, low_ff, high_ff)
     expect_close(got, _llama3(d, base, s, orig, low_ff, high_ff), rtol=RTOL_LLAMA3, atol=0, what=what,
-                 mistakes=_llama3_mistakes(d, base, s, orig, low_ff, high_ff))
+                 mistakes=mistakes, accepted=mistakes.values() if accept_formula else ())
     return got
 
 
-@pytest.mark.exercise("llama3_inv_freq", points=2, public=True)
+@pytest.mark.exercise("llama3_inv_freq", points=6, public=True)
 def test_llama3_31_config(student):
-    """Llama 3.1's configuration: head_dim 128, base 5e5, factor 8, L_orig 8192, factors 1 and 4."""
-    _check_llama3(student, 128, 5e5, 8.0, 8192)
+    """Llama 3.1's configuration: head_dim 128, base 5e5, factor 8, L_orig 8192, factors 1 and 4.
+
+    There wavelengths under L_orig/4 are kept exactly and those over L_orig divided exactly by s. Also
+    low_freq_factor 2 and high_freq_factor 8 moving both thresholds (head_dim 64, base 1e4, L_orig 1024,
+    s 4), and the notebook's model (head_dim 32, base 1e4, s 8, L_orig 128)."""
+    got = _check_llama3(student, 128, 5e5, 8.0, 8192)
+    theta = _theta(128, 5e5)
+    wavelength = 2 * math.pi / theta
+    short, long = wavelength < 8192 / 4, wavelength > 8192
+    expect_close(as_tensor(got)[short], theta[short], rtol=RTOL_FREQ, atol=0, what="short-wavelength pairs")
+    expect_close(as_tensor(got)[long], theta[long] / 8, rtol=RTOL_FREQ, atol=0, what="long-wavelength pairs")
+    _check_llama3(student, 64, 1e4, 4.0, 1024, 2.0, 8.0)
+    _check_llama3(student, 32, 1e4, 8.0, 128)
 
 
 @pytest.mark.exercise("llama3_inv_freq", points=1, public=True)
 def test_llama3_dtype(student):
     """The result is a float32 tensor."""
     expect_dtype(student.llama3_inv_freq(64, 5e5, 8.0, 8192), torch.float32, what="llama3_inv_freq(64, ...)")
-
-
-@pytest.mark.exercise("llama3_inv_freq", points=2)
-def test_llama3_other_factors(student):
-    """low_freq_factor 2 and high_freq_factor 8 move both thresholds: head_dim 64, base 1e4, L_orig 1024, s 4."""
-    _check_llama3(student, 64, 1e4, 4.0, 1024, 2.0, 8.0)
-
-
-@pytest.mark.exercise("llama3_inv_freq", points=1)
-def test_llama3_tiny_model_case(student):
-    """The notebook's model: head_dim 32, base 1e4, s 8, L_orig 128."""
-    _check_llama3(student, 32, 1e4, 8.0, 128)
-
-
-@pytest.mark.exercise("llama3_inv_freq", points=1)
-def test_llama3_regions(student):
-    """Wavelengths under L_orig/4 are kept exactly and those over L_orig are divided exactly by s."""
-    got = student.llama3_inv_freq(128, 5e5, 8.0, 8192)
-    theta = _theta(128, 5e5)
-    wavelength = 2 * math.pi / theta
-    short, long = wavelength < 8192 / 4, wavelength > 8192
-    expect_close(as_tensor(got)[short], theta[short], rtol=RTOL_FREQ, atol=0, what="short-wavelength pairs")
-    expect_close(as_tensor(got)[long], theta[long] / 8, rtol=RTOL_FREQ, atol=0, what="long-wavelength pairs")
 
 
 def as_tensor(value):
@@ -558,7 +573,7 @@ def test_llama3_rejects_bad_input(student):
     for args in bad:
         expect_raises(ValueError, student.llama3_inv_freq, *args, what=f"llama3_inv_freq{args}")
     for args in ((2, 5e5, 8.0, 8192), (16, 1.5, 8.0, 64), (64, 5e5, 1.0, 8192), (64, 5e5, 8.0, 1), (64, 5e5, 8.0, 8192, 0.5, 0.6)):
-        student.llama3_inv_freq(*args)
+        _expect_no_value_error(student.llama3_inv_freq, *args, what=f"llama3_inv_freq{args}")
 
 
 def _freq_factors():
@@ -568,12 +583,13 @@ def _freq_factors():
 
 @pytest.mark.exercise("llama3_inv_freq", points=2)
 @grading(max_examples=12)
-@given(head_dim=_head_dims(2), base=_bases(), scale=_scales(), orig=_lengths(), factors=_freq_factors())
-@example(head_dim=2, base=1e4, scale=4.0, orig=8, factors=(1.0, 4.0))        # one pair, in the blend
+@given(head_dim=_head_dims(4), base=_bases(), scale=_scales(), orig=_lengths(), factors=_freq_factors())
+@example(head_dim=4, base=1e4, scale=4.0, orig=8, factors=(1.0, 4.0))        # both pairs past the thresholds
 def test_llama3_over_its_inputs(student, head_dim, base, scale, orig, factors):
-    """For any head_dim >= 2, base, scale, L_orig and 0 < low_freq_factor < high_freq_factor."""
-    got = _check_llama3(student, head_dim, base, scale, orig, *factors)
-    expect_dtype(got, torch.float32, what=f"llama3_inv_freq({head_dim}, {base!r}, {scale!r}, {orig}, ...)")
+    """For any head_dim >= 4, base, scale, L_orig and 0 < low_freq_factor < high_freq_factor."""
+    # head_dim 2 is the error test's valid edge, the dtype the public dtype test's and the formula the
+    # public test's: this test owns the rest of the input space (fractional scales, any factors).
+    _check_llama3(student, head_dim, base, scale, orig, *factors, accept_formula=True)
 
 
 
@@ -588,39 +604,66 @@ def _needle(passkey):
     return f"The pass key is {passkey}. "
 
 
-def _prompt(student, length, depth, passkey, seed):
+# One mistake costs once: the public layout test owns the length (with a five-digit passkey, the exact fit
+# included), the short-passkey test the length with a one-digit passkey, the public depth-ends test which
+# end depth 0 is, the depths-and-lengths test that the needle starts a sentence, the filler and rng tests
+# the filler, the property test the nearest boundary (ties included) over any input. The others judge the
+# needle's place against the prompt's own filler, whatever its length.
+def _prompt(student, length, depth, passkey, seed, *, check_length=False):
     what = f"passkey_prompt({length}, {depth}, {passkey}, rng={seed})"
     got = student.passkey_prompt(length, depth, passkey, seed)
     expect_true(isinstance(got, str), f"{what} should return a str, not {type(got).__name__}")
-    expect_equal(len(got), length, what=f"len({what})")
+    if check_length:
+        expect_equal(len(got), length, what=f"len({what})")
     expect_true(got.endswith(QUESTION), f"{what} should end with QUESTION ({QUESTION!r}); it ends with {got[-40:]!r}")
     expect_equal(got.count(_needle(passkey)), 1, what=f"number of needles {_needle(passkey)!r} in {what}")
     return got, what
 
 
-def _needle_offset(prompt, passkey, length, depth, what):
+def _needle_offset(prompt, passkey, depth, what, *, accept_from_end=False):
+    """Where the needle starts; fails unless within half a sentence of depth * n_filler (n_filler: the prompt's
+    own filler length). With ``accept_from_end``, 1 - depth passes too (test_prompt_depth_ends owns it)."""
     at = prompt.index(_needle(passkey))
-    n_filler = length - len(_needle(passkey)) - len(QUESTION)
-    expect_true(abs(at - depth * n_filler) <= HALF_SENTENCE,
+    n_filler = len(prompt) - len(_needle(passkey)) - len(QUESTION)
+    from_end = abs(at - (1 - depth) * n_filler) <= HALF_SENTENCE
+    expect_true(abs(at - depth * n_filler) <= HALF_SENTENCE or (accept_from_end and from_end),
                 f"{what}: the needle starts at character {at}, expected within {HALF_SENTENCE} of depth * n_filler = "
                 f"{depth * n_filler:.0f} (n_filler = {n_filler})"
-                + ("; this looks like depth measured from the end (1 - depth)"
-                   if abs(at - (1 - depth) * n_filler) <= HALF_SENTENCE else ""))
+                + ("; this looks like depth measured from the end (1 - depth)" if from_end else ""))
     return at
 
 
-@pytest.mark.exercise("passkey_prompt", points=2, public=True)
+def _length_is_owned_elsewhere(student):
+    """True if the learner's prompts miss the length on the cases of the tests that own it (layout, short passkey)."""
+    for length, passkey in ((300, 12345), (150, 7)):
+        try:
+            if len(student.passkey_prompt(length, 0.5, passkey, 0)) != length:
+                return True
+        except StudentRaised:
+            return True
+    return False
+
+
+@pytest.mark.exercise("passkey_prompt", points=3, public=True)
 def test_prompt_layout(student):
-    """passkey_prompt(300, 0.5, 12345, 0): 300 characters, one needle near the middle, ends with the question."""
-    prompt, what = _prompt(student, 300, 0.5, 12345, 0)
-    _needle_offset(prompt, 12345, 300, 0.5, what)
+    """passkey_prompt(300, 0.5, 12345, 0): 300 characters, one needle near the middle, ends with the question.
+
+    Also every length from 80 to 140 characters, and the exact fit (the needle and the question alone)."""
+    prompt, what = _prompt(student, 300, 0.5, 12345, 0, check_length=True)
+    _needle_offset(prompt, 12345, 0.5, what)
+    for length in range(80, 141):
+        _prompt(student, length, (length % 5) / 4, 12345, length, check_length=True)
+    fit = len(_needle(12345)) + len(QUESTION)
+    prompt, what = _prompt(student, fit, 0.5, 12345, 0, check_length=True)
 
 
 @pytest.mark.exercise("passkey_prompt", points=1, public=True)
 def test_prompt_depth_ends(student):
     """Depth 0 puts the needle first; depth 1 puts it right before the question."""
     first, _ = _prompt(student, 200, 0.0, 54321, 1)
-    expect_true(first.startswith(_needle(54321)), f"depth 0: the prompt should start with the needle, got {first[:40]!r}")
+    from_end = first.endswith(_needle(54321) + QUESTION)
+    expect_true(first.startswith(_needle(54321)), f"depth 0: the prompt should start with the needle, got {first[:40]!r}"
+                + ("; it ends with it: this looks like depth measured from the end (1 - depth)" if from_end else ""))
     last, _ = _prompt(student, 200, 1.0, 54321, 1)
     expect_true(last.endswith(_needle(54321) + QUESTION),
                 f"depth 1: the needle should come right before the question, got {last[-70:]!r}")
@@ -631,7 +674,7 @@ def test_prompt_depths_and_lengths(student):
     """For lengths 128 to 4096 and depths 0.1 to 0.9 the needle sits at a sentence boundary near depth * n_filler."""
     for length, depth, seed in ((128, 0.3, 3), (512, 0.1, 4), (1000, 0.75, 5), (4096, 0.9, 6), (2048, 0.5, 7)):
         prompt, what = _prompt(student, length, depth, 77777, seed)
-        at = _needle_offset(prompt, 77777, length, depth, what)
+        at = _needle_offset(prompt, 77777, depth, what, accept_from_end=True)
         expect_true(at == 0 or prompt[at - 2: at] == ". ",
                     f"{what}: the needle should start a sentence (after '. '), but follows {prompt[max(0, at - 20): at]!r}")
 
@@ -660,22 +703,26 @@ def test_prompt_uses_rng(student):
 
 
 @pytest.mark.exercise("passkey_prompt", points=1)
-def test_prompt_every_length(student):
-    """Every length from 80 to 140 characters gives a prompt of exactly that length."""
-    for length in range(80, 141):
-        _prompt(student, length, (length % 5) / 4, 12345, length)
-
-
-@pytest.mark.exercise("passkey_prompt", points=1)
 def test_prompt_short_passkey(student):
-    """A one-digit passkey (7) is written as it is: 'The pass key is 7. '."""
-    _prompt(student, 150, 0.5, 7, 9)
+    """A one-digit passkey (7) is written as it is: 'The pass key is 7. '.
+
+    The prompt has the requested length, the exact fit (needle and question alone) included."""
+    # With a five-digit passkey the length is the layout test's: a learner who misses it there is not
+    # charged again here (this test owns what changes with the passkey's number of digits).
+    five_digits = len(_needle(12345)) + len(QUESTION)
+    try:
+        layout_right = all(len(student.passkey_prompt(n, 0.5, 12345, 0)) == n for n in (150, five_digits))
+    except StudentRaised:
+        layout_right = False
+    _prompt(student, 150, 0.5, 7, 9, check_length=layout_right)
+    if layout_right:
+        _prompt(student, len(_needle(7)) + len(QUESTION), 0.5, 7, 9, check_length=True)
 
 
 @pytest.mark.exercise("passkey_prompt", points=1)
 def test_prompt_rejects_bad_input(student):
     """depth 1.5, -0.1 or 1.000001, passkey -1 or -12345, and a length one short of needle + question raise
-    ValueError; depths 0 and 1, passkey 0 and the exact fit do not."""
+    ValueError; depths 0 and 1 and passkey 0 do not."""
     for depth in (1.5, -0.1, 1.000001):
         expect_raises(ValueError, student.passkey_prompt, 300, depth, 12345, 0, what=f"passkey_prompt(300, {depth}, 12345, 0)")
     for passkey in (-1, -12345):
@@ -684,10 +731,10 @@ def test_prompt_rejects_bad_input(student):
         fit = len(_needle(passkey)) + len(QUESTION)
         expect_raises(ValueError, student.passkey_prompt, fit - 1, 0.5, passkey, 0,
                       what=f"passkey_prompt({fit - 1}, 0.5, {passkey}, 0)")
-        student.passkey_prompt(fit, 0.5, passkey, 0)
+    # The exact fit is the layout and short-passkey tests' (they judge the prompt too).
     for depth in (0.0, 1.0):
-        student.passkey_prompt(300, depth, 12345, 0)
-    student.passkey_prompt(300, 0.5, 0, 0)
+        _expect_no_value_error(student.passkey_prompt, 300, depth, 12345, 0, what=f"passkey_prompt(300, {depth}, 12345, 0)")
+    _expect_no_value_error(student.passkey_prompt, 300, 0.5, 0, 0, what="passkey_prompt(300, 0.5, 0, 0)")
 
 
 def _nearest_boundary(filler, target):
@@ -722,21 +769,33 @@ def _depths():
 
 @pytest.mark.exercise("passkey_prompt", points=2)
 @grading(max_examples=14)
-@given(n_filler=st.integers(0, 700), depth=_depths(), passkey=_passkeys(), seed=seeds())
+@given(n_filler=st.integers(1, 700), depth=_depths(), passkey=_passkeys(), seed=seeds())
 @example(n_filler=256, depth=157 / 512, passkey=12345, seed=0)   # target 78.5, halfway between boundaries 70 and 87
-@example(n_filler=0, depth=0.5, passkey=7, seed=1)                # exact fit: the needle and the question only
 def test_prompt_over_its_inputs(student, n_filler, depth, passkey, seed):
     """For any length, depth and passkey: exact length, filler sentences, one needle at the nearest boundary."""
+    # The exact fit (n_filler = 0) is the layout test's. A learner whose prompts miss the length on the
+    # cases of the tests that own it is judged here against its own filler, and may run out of room.
     needle = _needle(passkey)
     length = len(needle) + len(QUESTION) + n_filler          # n_filler counts the FORMATTED needle
-    prompt, what = _prompt(student, length, depth, passkey, seed)
+    owned = None
+    try:
+        prompt, what = _prompt(student, length, depth, passkey, seed)
+    except StudentRaised:
+        if _length_is_owned_elsewhere(student):
+            return
+        raise
+    if len(prompt) != length:
+        owned = _length_is_owned_elsewhere(student)
+        expect_true(owned, f"len({what}) is {len(prompt)}, expected {length}")
     at = prompt.index(needle)
     filler = prompt[:at] + prompt[at + len(needle): -len(QUESTION)]
+    n_filler = len(filler)
     bad = _unparsed_filler(filler)
     expect_true(bad is None, f"{what}: the filler should be FILLER_SENTENCES joined by single spaces; "
                              f"it goes wrong at {filler[max(0, (bad or 0) - 10): (bad or 0) + 20]!r}")
     want = _nearest_boundary(filler, depth * n_filler)
-    if at != want:
+    # Depth from the end is test_prompt_depth_ends', a needle off the sentence boundaries test_prompt_depths_and_lengths'.
+    if at != want and at not in (_nearest_boundary(filler, (1 - depth) * n_filler), round(depth * n_filler)):
         boundaries = sorted({0, n_filler} | {m.end() for m in re.finditer(r"\. ", filler)})
         later = [b for b in boundaries if abs(b - depth * n_filler) == abs(want - depth * n_filler) and b > want]
         fail(f"{what}: the needle starts at character {at} of the filler; the sentence boundary nearest to "
@@ -748,34 +807,50 @@ def test_prompt_over_its_inputs(student, n_filler, depth, passkey, seed):
 
 
 # -- passkey_accuracy -----------------------------------------------------------------------------------
+# One mistake costs once: the public perfect-model test owns fractions (not counts), the grid-layout test
+# which axis is which, the punctuation test reading the first number (not the whole answer), the
+# exact-match test the whole number (not a substring), the fraction test every trial counted exactly.
+# The others accept what the mistakes owned elsewhere return: counts (trials times the fractions), the
+# grid transposed, and, for models that answer with a period, zeros (the whole-answer comparison).
+ACCURACY_OWNERS = ("counts", "axes", "whole answer")
+
+
 def _accuracy(student, fixture, grid_lengths, depths, trials, **kwargs):
     what = f"passkey_accuracy({fixture}, {grid_lengths}, {depths}, {trials})"
     got = student.passkey_accuracy(student.fixture(f"context_extension.{fixture}", **kwargs), grid_lengths, depths, trials)
-    expect_shape(got, (len(grid_lengths), len(depths)), what=what)
     return got, what
+
+
+def _expect_grid(got, want, trials, what, *, owner=None, period=False, mistakes=None):
+    """``got`` is ``want`` (float64 (lengths, depths)), or what a mistake another test owns returns."""
+    owned = {"counts": want * trials, "axes": want.T}
+    if period:  # the model answers " 12345.": compared whole, no answer is right
+        owned["whole answer"] = torch.zeros_like(want)
+    expect_close(got, want, rtol=0, atol=1e-12, what=what, mistakes=mistakes,
+                 accepted=[value for name, value in owned.items() if name != owner])
 
 
 @pytest.mark.exercise("passkey_accuracy", points=2, public=True)
 def test_accuracy_perfect_model(student):
     """A model that always answers the passkey scores 1 in every cell of a (2, 3) grid, as float64."""
-    got, what = _accuracy(student, "perfect_retriever", [128, 300], [0.0, 0.5, 1.0], 2)
-    expect_dtype(got, "float64", what=what)
-    expect_close(got, torch.ones(2, 3, dtype=torch.float64), rtol=0, atol=1e-12, what=what,
+    got, what = _accuracy(student, "wrapped_answer", [128, 300], [0.0, 0.5, 1.0], 2)
+    _expect_grid(got, torch.ones(2, 3, dtype=torch.float64), 2, what, owner="counts",
                  mistakes={"counts instead of fractions (divide by trials)": 2 * torch.ones(2, 3)})
+    expect_dtype(got, "float64", what=what)
 
 
 @pytest.mark.exercise("passkey_accuracy", points=1, public=True)
 def test_accuracy_constant_model(student):
     """A model that always answers 00000 scores 0 (the passkeys are random 5-digit numbers, never 00000)."""
     got, what = _accuracy(student, "constant_answer", [200], [0.0, 1.0], 3, answer="00000")
-    expect_close(got, torch.zeros(1, 2, dtype=torch.float64), rtol=0, atol=1e-12, what=what)
+    _expect_grid(got, torch.zeros(1, 2, dtype=torch.float64), 3, what)
 
 
 @pytest.mark.exercise("passkey_accuracy", points=2)
 def test_accuracy_follows_the_needle(student):
     """A model that sees only the last 200 characters finds the needle at length 150, and at 1000 only at depth 1."""
     got, what = _accuracy(student, "recent_window", [150, 1000], [0.0, 1.0], 2, window=200)
-    expect_close(got, torch.tensor([[1.0, 1.0], [0.0, 1.0]], dtype=torch.float64), rtol=0, atol=1e-12, what=what,
+    _expect_grid(got, torch.tensor([[1.0, 1.0], [0.0, 1.0]], dtype=torch.float64), 2, what, period=True,
                  mistakes={"depths reversed (depth measured from the end)": torch.tensor([[1.0, 1.0], [1.0, 0.0]])})
 
 
@@ -783,7 +858,7 @@ def test_accuracy_follows_the_needle(student):
 def test_accuracy_uses_each_length(student):
     """Prompts have exactly the requested lengths: a model that only answers at length 150 scores (1, 0) by row."""
     got, what = _accuracy(student, "length_filter", [150, 300], [0.25, 0.5, 0.75], 1, lengths=[150])
-    expect_close(got, torch.tensor([[1.0] * 3, [0.0] * 3], dtype=torch.float64), rtol=0, atol=1e-12, what=what)
+    _expect_grid(got, torch.tensor([[1.0] * 3, [0.0] * 3], dtype=torch.float64), 1, what, period=True)
 
 
 @pytest.mark.exercise("passkey_accuracy", points=2)
@@ -791,7 +866,7 @@ def test_accuracy_exact_match(student):
     """An answer whose first number only contains the passkey ('9' + passkey, passkey + '0') is wrong."""
     for kwargs in ({"prefix": "9"}, {"suffix": "0"}):
         got, what = _accuracy(student, "wrapped_answer", [200], [0.5], 2, **kwargs)
-        expect_close(got, torch.zeros(1, 1, dtype=torch.float64), rtol=0, atol=1e-12, what=f"{what} with {kwargs}",
+        _expect_grid(got, torch.zeros(1, 1, dtype=torch.float64), 2, f"{what} with {kwargs}",
                      mistakes={"passkey matched as a substring instead of the whole first number": torch.ones(1, 1)})
 
 
@@ -799,7 +874,7 @@ def test_accuracy_exact_match(student):
 def test_accuracy_tolerates_punctuation(student):
     """'The pass key is 12345.' style answers (text, then the number, then a period) count as correct."""
     got, what = _accuracy(student, "wrapped_answer", [200], [0.5], 2, prefix="", suffix=". Done")
-    expect_close(got, torch.ones(1, 1, dtype=torch.float64), rtol=0, atol=1e-12, what=what)
+    _expect_grid(got, torch.ones(1, 1, dtype=torch.float64), 2, what, owner="whole answer")
 
 
 @pytest.mark.exercise("passkey_accuracy", points=2)
@@ -807,6 +882,8 @@ def test_accuracy_is_a_fraction_over_trials(student):
     """A model right on even passkeys only scores about one half over 130 trials, a multiple of 1/130."""
     got, what = _accuracy(student, "even_passkeys_only", [130], [0.5], 130)
     value = float(as_tensor(got).reshape(-1)[0])
+    if value > 1 and value == round(value):
+        value /= 130  # a count, not a fraction: test_accuracy_perfect_model's to judge
     # 130 fair coin flips: the fraction lies in [0.3, 0.7] with probability > 0.99999.
     expect_true(0.3 <= value <= 0.7, f"{what} = {value}: expected about 0.5 (the fraction of correct trials)")
     expect_true(abs(value * 130 - round(value * 130)) < 1e-9,
@@ -819,7 +896,8 @@ def test_accuracy_rejects_bad_input(student):
     generate = student.fixture("context_extension.perfect_retriever")
     for args in (([128], [0.5], 0), ([128], [0.5], -3), ([], [0.5], 2), ([128], [], 2)):
         expect_raises(ValueError, student.passkey_accuracy, generate, *args, what=f"passkey_accuracy(f, {args[0]}, {args[1]}, {args[2]})")
-    student.passkey_accuracy(generate, [128], [0.5], 1)
+    _expect_no_value_error(student.passkey_accuracy, generate, [128], [0.5], 1,
+                           what="passkey_accuracy(f, [128], [0.5], 1)")
 
 
 @pytest.mark.exercise("passkey_accuracy", points=2)
@@ -834,7 +912,8 @@ def test_accuracy_grid_layout(student, grid_lengths, depths, trials, pick):
     got, what = _accuracy(student, "length_filter", grid_lengths, depths, trials, lengths=[answered])
     want = torch.zeros(len(grid_lengths), len(depths), dtype=torch.float64)
     want[grid_lengths.index(answered)] = 1.0
-    expect_close(got, want, rtol=0, atol=1e-12, what=f"{what} (the model answers only at length {answered})")
+    _expect_grid(got, want, trials, f"{what} (the model answers only at length {answered})", owner="axes",
+                 period=True)
 
 
 # -- extension_inv_freq (challenge) -------------------------------------------------------------------
@@ -871,11 +950,16 @@ def _method_losses(scale, length, windows_):
     return _METHOD_LOSSES[key]
 
 
-def _rule_loss(student, scale, length, windows_):
-    """The held-out loss (nats/char) of the base checkpoint with the learner's rule at `scale`."""
+def _rule_loss(student, scale, length, windows_, *, judge_the_pair=False):
+    """The held-out loss (nats/char) of the base checkpoint with the learner's rule at `scale`.
+
+    The public test judges that the rule returns a pair (judge_the_pair); the threshold tests grade the
+    design, so frequencies returned alone are read there with an attention factor of 1."""
     from grader import context_lm
     what = f"extension_inv_freq(<the model's 16 inverse frequencies>, {scale:g})"
     got = student.extension_inv_freq(context_lm.default_inv_freq(), scale)
+    if not judge_the_pair and isinstance(got, torch.Tensor):
+        got = (got, 1.0)
     expect_true(isinstance(got, (tuple, list)) and len(got) == 2,
                 f"{what} should return (inv_freq, attention_factor), not {type(got).__name__}")
     inv_freq, factor = got
@@ -888,8 +972,8 @@ def _rule_loss(student, scale, length, windows_):
     return context_lm.held_out_loss(inv_freq, float(factor), length, windows_)
 
 
-def _expect_rule_below(student, scale, length, threshold, windows_=HIDDEN_WINDOWS):
-    loss = _rule_loss(student, scale, length, windows_)
+def _expect_rule_below(student, scale, length, threshold, windows_=HIDDEN_WINDOWS, *, judge_the_pair=False):
+    loss = _rule_loss(student, scale, length, windows_, judge_the_pair=judge_the_pair)
     methods = ", ".join(f"{name} {value:.3f}" for name, value in _method_losses(scale, length, windows_).items())
     expect_true(loss < threshold,
                 f"s = {scale:g}, {len(windows_)} held-out windows at {length} characters: your rule gives "
@@ -900,7 +984,7 @@ def _expect_rule_below(student, scale, length, threshold, windows_=HIDDEN_WINDOW
 @pytest.mark.exercise("extension_inv_freq", points=2, public=True)
 def test_rule_at_8x_public_windows(student):
     """s = 8 at 1,024 characters, on 4 held-out windows the notebook does not use: below 2.0 nats/char."""
-    _expect_rule_below(student, 8.0, 1024, 2.0, PUBLIC_WINDOWS)
+    _expect_rule_below(student, 8.0, 1024, 2.0, PUBLIC_WINDOWS, judge_the_pair=True)
 
 
 @pytest.mark.exercise("extension_inv_freq", points=4)
@@ -957,15 +1041,76 @@ _CONFIGS = [(128, 5e5, 8.0, 8192), (64, 1e4, 4.0, 2048), (32, 100.0, 8.0, 128), 
             (96, 2e5, 6.0, 1024)]
 
 
-def _expect_diagnosis(student, method, bug, head_dim, base, scale, original):
+def _diagnose(student, method, bug, head_dim, base, scale, original):
+    """The learner's diagnosis of the trusted module (method, bug) under the configuration, and its call."""
     rotary = student.fixture("context_extension.scaled_rope", method=method, head_dim=head_dim, base=base,
                              scale=scale, original_max_position_embeddings=original, bug=bug)
     what = (f"diagnose_rope(<{method} rotary module>, {method!r}, head_dim={head_dim}, base={base:g}, "
             f"scale={scale:g}, original_max_position_embeddings={original})")
-    got = student.diagnose_rope(rotary, method, head_dim, base, scale, original)
+    return student.diagnose_rope(rotary, method, head_dim, base, scale, original), what
+
+
+def _expect_diagnosis(student, method, bug, head_dim, base, scale, original, *, owned_elsewhere=None):
+    """Fail unless the learner names the module's bug (or "correct"); ``owned_elsewhere(got)`` says whether a
+    wrong name is a mistake another test charges (then it passes here)."""
+    got, what = _diagnose(student, method, bug, head_dim, base, scale, original)
     expect_true(got in DIAGNOSES, f"{what} should return one of {DIAGNOSES}, not {got!r}")
     expected = bug or "correct"
+    if got != expected and owned_elsewhere is not None and owned_elsewhere(got):
+        return
     expect_true(got == expected, f"{what}: the hidden module is {expected!r}, but diagnose_rope called it {got!r}")
+
+
+# One mistake costs once. The public tests own their two cases; a hidden test of the same verdict charges
+# only a detector that passes the public case (one that generalises badly). A bug's test lets pass the
+# name a detector also gives the correct module of the same method and configuration (a false alarm: the
+# correct-module tests charge it); the test over every case lets pass a wrong name on a case whose named
+# test the detector fails.
+def _misses(student, cases):
+    """True if the learner misnames one of ``cases`` ((method, bug, config) triples), or raises on one."""
+    for method, bug, config in cases:
+        try:
+            if _diagnose(student, method, bug, *config)[0] != (bug or "correct"):
+                return True
+        except StudentRaised:
+            return True
+    return False
+
+
+PUBLIC_DIAGNOSES = {None: [("Llama 3", None, (128, 5e5, 8.0, 8192))],
+                    "stale base": [("dynamic NTK", "stale base", (32, 100.0, 8.0, 128))]}
+"""The cases of the public tests, by the verdict they check."""
+
+NAMED_DIAGNOSES = {
+    None: [(m, None, c) for m in ("PI", "dynamic NTK", "YaRN", "Llama 3") for c in (_CONFIGS[1], _CONFIGS[4])],
+    "stale base": [("dynamic NTK", "stale base", c) for c in (_CONFIGS[1], _CONFIGS[3], _CONFIGS[4])],
+    "scaled twice": [(m, "scaled twice", _CONFIGS[4]) for m in ("PI", "YaRN", "Llama 3")],
+    "wrong original length": [(m, "wrong original length", c) for m in ("YaRN", "Llama 3")
+                              for c in (_CONFIGS[0], _CONFIGS[4])],
+    "reversed ramp": [("Llama 3", "reversed ramp", c) for c in (_CONFIGS[1], _CONFIGS[4])],
+}
+"""The cases of the named hidden tests, by the verdict they check."""
+
+
+def _false_alarm(student, method, config):
+    """owned_elsewhere for a bug's test: the learner gives the correct module of this method and
+    configuration the same name."""
+    def owned(got):
+        try:
+            return got != "correct" and _diagnose(student, method, None, *config)[0] == got
+        except StudentRaised:
+            return False
+    return owned
+
+
+def _check_cases(student, verdict):
+    """Every case of the named hidden test of ``verdict``, a detector that misses the public case let pass."""
+    public = PUBLIC_DIAGNOSES.get(verdict)
+    if public and _misses(student, public):
+        return  # the public test charges it
+    for method, bug, config in NAMED_DIAGNOSES[verdict]:
+        _expect_diagnosis(student, method, bug, *config,
+                          owned_elsewhere=_false_alarm(student, method, config) if bug else None)
 
 
 @pytest.mark.exercise("diagnose_rope", points=2, public=True)
@@ -983,38 +1128,31 @@ def test_diagnose_stale_dynamic_public(student):
 @pytest.mark.exercise("diagnose_rope", points=4)
 def test_diagnose_correct_modules(student):
     """Correct PI, dynamic NTK, YaRN and Llama 3 modules on unseen configurations are all 'correct'."""
-    for method in ("PI", "dynamic NTK", "YaRN", "Llama 3"):
-        for config in (_CONFIGS[1], _CONFIGS[4]):
-            _expect_diagnosis(student, method, None, *config)
+    _check_cases(student, None)
 
 
 @pytest.mark.exercise("diagnose_rope", points=3)
 def test_diagnose_stale_base(student):
     """Dynamic NTK with its base computed once and cached, on unseen configurations: 'stale base'."""
-    for config in (_CONFIGS[1], _CONFIGS[3], _CONFIGS[4]):
-        _expect_diagnosis(student, "dynamic NTK", "stale base", *config)
+    _check_cases(student, "stale base")
 
 
 @pytest.mark.exercise("diagnose_rope", points=3)
 def test_diagnose_scaled_twice(student):
     """PI, YaRN and Llama 3 that divide the positions by s as well as the frequencies: 'scaled twice'."""
-    for method in ("PI", "YaRN", "Llama 3"):
-        _expect_diagnosis(student, method, "scaled twice", *_CONFIGS[4])
+    _check_cases(student, "scaled twice")
 
 
 @pytest.mark.exercise("diagnose_rope", points=3)
 def test_diagnose_wrong_original_length(student):
     """YaRN and Llama 3 given the extended length as L_orig (d 128, b 5e5, L_orig 8192 and d 96): 'wrong original length'."""
-    for method in ("YaRN", "Llama 3"):
-        for config in (_CONFIGS[0], _CONFIGS[4]):
-            _expect_diagnosis(student, method, "wrong original length", *config)
+    _check_cases(student, "wrong original length")
 
 
 @pytest.mark.exercise("diagnose_rope", points=3)
 def test_diagnose_reversed_ramp(student):
     """Llama 3 with the blend weights swapped (kept and divided pairs still right): 'reversed ramp'."""
-    for config in (_CONFIGS[1], _CONFIGS[4]):
-        _expect_diagnosis(student, "Llama 3", "reversed ramp", *config)
+    _check_cases(student, "reversed ramp")
 
 
 @pytest.mark.exercise("diagnose_rope", points=6)
@@ -1022,4 +1160,8 @@ def test_diagnose_reversed_ramp(student):
 @given(case=st.sampled_from([(m, b) for m, bugs in _BUGS.items() for b in bugs]), config=st.sampled_from(_CONFIGS))
 def test_diagnose_hidden_modules(student, case, config):
     """Any method, correct or with any of its bugs, on any of five configurations (LLaMA-like and this chapter's)."""
-    _expect_diagnosis(student, case[0], case[1], *config)
+    method, bug = case
+
+    def owned(got):  # the named tests of this verdict (public and hidden) charge a detector that fails them
+        return _misses(student, PUBLIC_DIAGNOSES.get(bug, []) + NAMED_DIAGNOSES[bug])
+    _expect_diagnosis(student, method, bug, *config, owned_elsewhere=owned)

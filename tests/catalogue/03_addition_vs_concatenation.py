@@ -1,12 +1,15 @@
 """Plausible wrong answers for notebook 03; each must lose points under the hidden tests."""
 from tests.catalogue import WrongAnswer
 
+COSTS_ONCE = True
+"""Every entry fails one hidden test (or the tests its ``costs`` names): one mistake costs once."""
+
 _EMBED_HEAD = '''
 def embed(token_ids, token_table, pos_table, mode):
     if mode not in ("add", "concat"):
         raise ValueError("unknown mode")
-    if token_ids.dtype.is_floating_point:
-        raise ValueError("ids must be integers")
+    if token_ids.dim() < 1 or token_ids.dtype.is_floating_point or token_ids.dtype == torch.bool:
+        raise ValueError("ids must be an integer tensor (..., T)")
     t = token_ids.shape[-1]
     if mode == "add" and token_table.shape[1] != pos_table.shape[1]:
         raise ValueError("widths differ")
@@ -19,8 +22,8 @@ def embed(token_ids, token_table, pos_table, mode):
 
 _TERMS_HEAD = '''
 def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
-    if w_q.shape != w_k.shape or token_vectors.shape[-1] != w_q.shape[1] or pos_vectors.shape[-1] != w_q.shape[1] \\
-            or token_vectors.shape[-2] != pos_vectors.shape[-2]:
+    if w_q.dim() != 2 or w_q.shape != w_k.shape or token_vectors.shape[-1] != w_q.shape[1] \\
+            or pos_vectors.shape[-1] != w_q.shape[1] or token_vectors.shape[-2] != pos_vectors.shape[-2]:
         raise ValueError("bad shapes")
     e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
 '''
@@ -123,9 +126,7 @@ def embed(token_ids, token_table, pos_table, mode):
     s = w_q.shape[0] ** 0.5
     return torch.stack([b @ a.transpose(-2, -1) / s for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
 ''', feedback="queries and keys swapped"),
-    WrongAnswer("attention_logit_terms", "weights not transposed (square only)", '''
-def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
-    e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
+    WrongAnswer("attention_logit_terms", "weights not transposed (square only)", _TERMS_HEAD + '''
     qe, qp, ke, kp = e @ w_q, p @ w_q, e @ w_k, p @ w_k
     s = w_q.shape[0] ** 0.5
     return torch.stack([a @ b.transpose(-2, -1) / s for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
@@ -302,12 +303,13 @@ WRONG_ANSWERS += [
     return (scores.argmax(dim=1) == labels[test].long()).double().mean().item()
 ''', feedback="bias row left out"),
     # -- is_fair_protocol (diagnose) --------------------------------------------------------------
+    # A detector that accepts everything misses each leak, and each leak is its own test.
     WrongAnswer("is_fair_protocol", "accepts every protocol", '''
 def is_fair_protocol(protocol):
     features = torch.randn(200, 20, dtype=torch.float64)
     labels = torch.arange(200) % 4
     return 0.0 <= protocol(features, labels) <= 1.0
-'''),
+''', costs=3),
     WrongAnswer("is_fair_protocol", "one call per protocol (a leak smaller than one call's scatter is missed)", _FAIR_HEAD + '''
     for sort in (False, True):
         features = torch.randn(200, 20, generator=gen, dtype=torch.float64)

@@ -1,6 +1,9 @@
 """Plausible wrong answers for notebook 05; each must lose points under the hidden tests."""
 from tests.catalogue import WrongAnswer
 
+COSTS_ONCE = True
+"""Every entry fails one hidden test (or the tests its ``costs`` names): one mistake costs once."""
+
 _PI = '''
 def linear_scaling_inv_freq(inv_freq, scale):
     if inv_freq.dim() != 1 or scale < 1:
@@ -13,7 +16,7 @@ def ntk_aware_base(base, scale, head_dim):
 '''
 _DYN = '''
 def dynamic_ntk_base(base, scale, head_dim, seq_len, original_max_position_embeddings):
-    if head_dim < 4 or head_dim % 2 or base <= 0 or scale < 1 or seq_len < 1:
+    if head_dim < 4 or head_dim % 2 or base <= 0 or scale < 1 or seq_len < 1 or original_max_position_embeddings < 1:
         raise ValueError("bad input")
     d, L0 = head_dim, original_max_position_embeddings
     L = max(seq_len, L0)
@@ -45,7 +48,8 @@ def _llama3(low_wl="L / low_freq_factor", high_wl="L / high_freq_factor", wave="
             divided="theta / scale", mu="(L / wl - low_freq_factor) / (high_freq_factor - low_freq_factor)"):
     return f'''
 def llama3_inv_freq(head_dim, base, scale, original_max_position_embeddings, low_freq_factor=1.0, high_freq_factor=4.0):
-    if head_dim < 2 or head_dim % 2 or base <= 1 or scale < 1 or not 0 < low_freq_factor < high_freq_factor:
+    if head_dim < 2 or head_dim % 2 or base <= 1 or scale < 1 or not 0 < low_freq_factor < high_freq_factor \\
+            or original_max_position_embeddings < 1:
         raise ValueError("bad input")
     L = original_max_position_embeddings
     theta = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
@@ -240,8 +244,9 @@ _PROMPT_TAIL = '''
 WRONG_ANSWERS += [
     # -- linear_scaling_inv_freq ------------------------------------------------------------------
     WrongAnswer("linear_scaling_inv_freq", "divides inv_freq in place", _PI + '''
-    inv_freq /= scale
-    return inv_freq.float()
+    out = inv_freq.float()     # the same tensor when inv_freq is already float32
+    out /= scale
+    return out
 ''', feedback="in place"),
     WrongAnswer("linear_scaling_inv_freq", "divides in the input's half precision", _PI + '''
     return (inv_freq / scale).float()
@@ -323,7 +328,8 @@ def dynamic_ntk_base(base, scale, head_dim, seq_len, original_max_position_embed
     # -- llama3_inv_freq --------------------------------------------------------------------------
     WrongAnswer("llama3_inv_freq", "low_freq_factor > 0 not checked",
                 _llama3().replace("not 0 < low_freq_factor < high_freq_factor", "not low_freq_factor < high_freq_factor")),
-    WrongAnswer("llama3_inv_freq", "original length not validated", _llama3()),
+    WrongAnswer("llama3_inv_freq", "original length not validated",
+                _llama3().replace(" \\\n            or original_max_position_embeddings < 1", "")),
     WrongAnswer("llama3_inv_freq", "head_dim 2 rejected (head_dim < 4)", _llama3().replace("head_dim < 2", "head_dim < 4")),
     WrongAnswer("llama3_inv_freq", "base not validated", _llama3().replace("base <= 1 or ", "")),
     WrongAnswer("llama3_inv_freq", "scale truncated to an integer", _llama3(divided="theta / int(scale)")),
@@ -469,14 +475,16 @@ def passkey_accuracy(generate_fn, lengths, depths, trials):
 
 # -- extension_inv_freq (challenge): rules that miss a threshold ------------------------------------
 WRONG_ANSWERS += [
+    # A design: each threshold it misses is a step of the grade, so it costs each.
     WrongAnswer("extension_inv_freq", "frequencies returned unchanged (no scaling)", '''
 def extension_inv_freq(inv_freq, scale):
     return inv_freq.clone(), 1.0
-''', feedback="threshold"),
+''', feedback="threshold", costs=7),
+    # A design: each threshold it misses is a step of the grade, so it costs each.
     WrongAnswer("extension_inv_freq", "Position Interpolation without fine-tuning", '''
 def extension_inv_freq(inv_freq, scale):
     return inv_freq / scale, 1.0
-''', feedback="threshold"),
+''', feedback="threshold", costs=7),
     WrongAnswer("extension_inv_freq", "NTK-aware base without a temperature", '''
 def extension_inv_freq(inv_freq, scale):
     d = 2 * len(inv_freq)
@@ -487,22 +495,26 @@ def extension_inv_freq(inv_freq, scale):
 def extension_inv_freq(inv_freq, scale):
     return yarn_inv_freq(2 * len(inv_freq), 100.0, scale, 128, 32.0, 1.0)
 '''),
+    # A design: each threshold it misses is a step of the grade, so it costs each.
     WrongAnswer("extension_inv_freq", "ramp reversed: fast pairs divided, slow pairs kept", '''
 def extension_inv_freq(inv_freq, scale):
     theta = inv_freq.double()
     turns = 128 * theta / (2 * math.pi)
     keep = ((turns - 1.0) / 4.0).clamp(0, 1)
     return ((1 - keep) * theta + keep * theta / scale).float(), 0.1 * math.log(scale) + 1.0
-'''),
+''', costs=7),
+    # A design: each threshold it misses is a step of the grade, so it costs each.
     WrongAnswer("extension_inv_freq", "attention factor as a temperature dividing the logits (1 / (0.1 ln s + 1))", '''
 def extension_inv_freq(inv_freq, scale):
     inv, factor = yarn_inv_freq(2 * len(inv_freq), 100.0, scale, 128, 5.0, 1.0)
     return inv, 1.0 / factor
-'''),
+''', costs=5),
+    # Two mistakes: the pair the contract asks for (the public test), and a design that drops YaRN's attention
+    # factor (read with a factor of 1, it misses 1.70 as the NTK-aware rule without a temperature does).
     WrongAnswer("extension_inv_freq", "returns the frequencies only", '''
 def extension_inv_freq(inv_freq, scale):
     return yarn_inv_freq(2 * len(inv_freq), 100.0, scale, 128, 5.0, 1.0)[0]
-''', feedback="(inv_freq, attention_factor)"),
+''', feedback="(inv_freq, attention_factor)", costs=2),
 ]
 
 # -- diagnose_rope (diagnose): detectors that miss a bug or accuse a correct module --------------------
@@ -535,10 +547,11 @@ _DIAG_RAMP = '''        if (ratio.diff() < -1e-3 * scale).any():
     return "correct"
 '''
 WRONG_ANSWERS += [
+    # A detector that accepts everything misses each bug, and each bug is its own test.
     WrongAnswer("diagnose_rope", "every module called correct", '''
 def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_embeddings):
     return "correct"
-'''),
+''', costs=4),
     WrongAnswer("diagnose_rope", "dynamic NTK checked only at the extended length, where a stale base is right too",
                 _DIAG_HEAD + '''    if method == "dynamic NTK":
         long = inv_freq_at(int(scale * L0))
