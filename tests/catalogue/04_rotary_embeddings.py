@@ -1,16 +1,22 @@
 """Plausible wrong answers for notebook 04 (RoPE and ALiBi); each must lose points under the hidden tests."""
 from tests.catalogue import WrongAnswer
 
-_INV_HEAD = '''
+_INV_CHECK = '''
 def rope_inv_freq(head_dim, base=10000.0):
     if head_dim <= 0 or head_dim % 2:
         raise ValueError("head_dim must be even")
 '''
+_BASE_CHECK = '''    if base <= 0:
+        raise ValueError("base must be positive")
+'''
+_INV_HEAD = _INV_CHECK + _BASE_CHECK
 
 _MATRIX_HEAD = '''
 def rope_rotation_matrix(position, head_dim, base=10000.0, interleaved=True):
     if head_dim <= 0 or head_dim % 2:
         raise ValueError("head_dim must be even")
+    if base <= 0:
+        raise ValueError("base must be positive")
     half = head_dim // 2
     j = torch.arange(half, dtype=torch.float64)
 '''
@@ -27,11 +33,16 @@ _MATRIX_TAIL = '''
     return r.float()
 '''
 
-_COS_SIN_HEAD = '''
+_COS_SIN_0D_CHECK = '''
 def rope_cos_sin(position_ids, inv_freq, attention_factor=1.0):
     position_ids = torch.as_tensor(position_ids)
     if position_ids.dim() == 0:
         raise ValueError("position_ids needs a token axis")
+'''
+_COS_SIN_HEAD = _COS_SIN_0D_CHECK + '''    if position_ids.dtype == torch.bool or position_ids.is_complex():
+        raise ValueError("positions must be real")
+    if torch.as_tensor(inv_freq).dim() != 1:
+        raise ValueError("inv_freq must be 1-D")
 '''
 
 _APPLY_HEAD = '''
@@ -128,9 +139,6 @@ def rope_inv_freq(head_dim, base=10000.0):
     WrongAnswer("rope_rotation_matrix", "position off by one", _MATRIX_HEAD + '''
     angles = float(position + 1) * base ** (-2 * j / head_dim)
 ''' + _MATRIX_TAIL, feedback="position off by one"),
-    WrongAnswer("rope_rotation_matrix", "pairs counted from 1", _MATRIX_HEAD + '''
-    angles = float(position) * base ** (-2 * (j + 1) / head_dim)
-''' + _MATRIX_TAIL, feedback="counts pairs from 1"),
     WrongAnswer("rope_rotation_matrix", "base ignored", _MATRIX_HEAD + '''
     angles = float(position) * 10000.0 ** (-2 * j / head_dim)
 ''' + _MATRIX_TAIL),
@@ -462,7 +470,7 @@ def rope_inv_freq(head_dim, base=10000.0):
     j = torch.arange(head_dim // 2, dtype=torch.float64)
     return (base ** (-2 * j / head_dim)).float()
 ''', feedback="should raise ValueError"),
-    WrongAnswer("rope_inv_freq", "base not validated (base 0 gives inf)", _INV_HEAD + '''
+    WrongAnswer("rope_inv_freq", "base not validated (base 0 gives inf)", _INV_CHECK + '''
     j = torch.arange(head_dim // 2, dtype=torch.float64)
     return (float(base) ** (-2 * j / head_dim)).float()
 ''', feedback="should raise ValueError"),
@@ -494,7 +502,7 @@ def rope_inv_freq(head_dim, base=10000.0):
     WrongAnswer("rope_rotation_matrix", "theta taken from the float32 rope_inv_freq", _MATRIX_HEAD + '''
     angles = float(position) * rope_inv_freq(head_dim, base).double()
 ''' + _MATRIX_TAIL, feedback="theta rounded to float32"),
-    WrongAnswer("rope_rotation_matrix", "base not validated", _MATRIX_HEAD + '''
+    WrongAnswer("rope_rotation_matrix", "base not validated", _MATRIX_HEAD.replace(_BASE_CHECK, "") + '''
     angles = float(position) * float(base) ** (-2 * j / head_dim)
 ''' + _MATRIX_TAIL, feedback="should raise ValueError"),
     WrongAnswer("rope_rotation_matrix", "returns float64", _MATRIX_HEAD + '''
@@ -522,7 +530,7 @@ def rope_inv_freq(head_dim, base=10000.0):
         angles = torch.einsum("bt,d->btd", position_ids.float(), torch.as_tensor(inv_freq).float())
     return angles.cos() * attention_factor, angles.sin() * attention_factor
 '''),
-    WrongAnswer("rope_cos_sin", "only the 0-d check: bool positions and 2-D inv_freq accepted", _COS_SIN_HEAD + '''
+    WrongAnswer("rope_cos_sin", "only the 0-d check: bool positions and 2-D inv_freq accepted", _COS_SIN_0D_CHECK + '''
     angles = position_ids.float()[..., None] * torch.as_tensor(inv_freq).float()
     return angles.cos() * attention_factor, angles.sin() * attention_factor
 ''', feedback="should raise ValueError"),
