@@ -47,14 +47,24 @@ _COS_SIN_HEAD = _COS_SIN_0D_CHECK + '''    if position_ids.dtype == torch.bool o
 
 _APPLY_HEAD = '''
 def apply_rope(x, cos, sin, interleaved=False):
+    if not x.is_floating_point():
+        raise ValueError("x must be floating point")
     d = x.shape[-1]
     if d % 2:
         raise ValueError("head_dim must be even")
+    if cos.shape != sin.shape:
+        raise ValueError("cos and sin differ in shape")
     half = d // 2
-    if cos.shape[-1] != half:
+    if cos.dim() < 2 or cos.shape[-1] != half:
         raise ValueError("cos/sin must be half-width")
+    if cos.shape[-2] not in (1, x.shape[-2]):
+        raise ValueError("cos/sin have another T")
     if cos.dim() == x.dim() - 1:
         cos, sin = cos.unsqueeze(-3), sin.unsqueeze(-3)
+    x_lead, table_lead = x.shape[:-2], cos.shape[:-2]
+    if len(table_lead) > len(x_lead) or any(t not in (1, n) for t, n in zip(reversed(table_lead), reversed(x_lead))):
+        raise ValueError("cos/sin do not broadcast to x")
+    dt = torch.promote_types(torch.promote_types(x.dtype, cos.dtype), torch.float32)
 '''
 
 _PERM_HEAD = '''
@@ -174,7 +184,7 @@ def rope_inv_freq(head_dim, base=10000.0):
 ''', feedback="dtype"),
     # -- apply_rope ------------------------------------------------------------------------------
     WrongAnswer("apply_rope", "sign of sin flipped", _APPLY_HEAD + '''
-    xf, c, s = x.float(), cos.float(), -sin.float()
+    xf, c, s = x.to(dt), cos.to(dt), -sin.to(dt)
     if interleaved:
         a, b = xf[..., 0::2], xf[..., 1::2]
         out = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
@@ -184,7 +194,7 @@ def rope_inv_freq(head_dim, base=10000.0):
     return out.to(x.dtype)
 ''', feedback="sign of sin flipped"),
     WrongAnswer("apply_rope", "layout swapped", _APPLY_HEAD + '''
-    xf, c, s = x.float(), cos.float(), sin.float()
+    xf, c, s = x.to(dt), cos.to(dt), sin.to(dt)
     if not interleaved:
         a, b = xf[..., 0::2], xf[..., 1::2]
         out = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
@@ -194,8 +204,8 @@ def rope_inv_freq(head_dim, base=10000.0):
     return out.to(x.dtype)
 ''', feedback="layout swapped"),
     WrongAnswer("apply_rope", "rotate_half without the minus sign", _APPLY_HEAD + '''
-    xf = x.float()
-    c, s = torch.cat((cos, cos), -1).float(), torch.cat((sin, sin), -1).float()
+    xf = x.to(dt)
+    c, s = torch.cat((cos, cos), -1).to(dt), torch.cat((sin, sin), -1).to(dt)
     if interleaved:
         a, b = xf[..., 0::2], xf[..., 1::2]
         return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2).to(x.dtype)
@@ -203,11 +213,11 @@ def rope_inv_freq(head_dim, base=10000.0):
     return (xf * c + rotated * s).to(x.dtype)
 ''', feedback="without the minus sign"),
     WrongAnswer("apply_rope", "tables repeated in the interleaved pattern for rotate_half", _APPLY_HEAD + '''
-    xf = x.float()
+    xf = x.to(dt)
     if interleaved:
         a, b = xf[..., 0::2], xf[..., 1::2]
         return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2).to(x.dtype)
-    c, s = cos.repeat_interleave(2, -1).float(), sin.repeat_interleave(2, -1).float()
+    c, s = cos.repeat_interleave(2, -1).to(dt), sin.repeat_interleave(2, -1).to(dt)
     rotated = torch.cat((-xf[..., half:], xf[..., :half]), dim=-1)
     return (xf * c + rotated * s).to(x.dtype)
 ''', feedback="repeated as (c0, c0, c1, c1, ...)"),
@@ -219,16 +229,8 @@ def rope_inv_freq(head_dim, base=10000.0):
     a, b = x[..., :half], x[..., half:]
     return torch.cat((a * c - b * s, a * s + b * c), dim=-1)
 ''', feedback="arithmetic done in bfloat16"),
-    WrongAnswer("apply_rope", "returns float32 for every input", _APPLY_HEAD + '''
-    xf, c, s = x.float(), cos.float(), sin.float()
-    if interleaved:
-        a, b = xf[..., 0::2], xf[..., 1::2]
-        return torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
-    a, b = xf[..., :half], xf[..., half:]
-    return torch.cat((a * c - b * s, a * s + b * c), dim=-1)
-''', feedback="dtype"),
     WrongAnswer("apply_rope", "cos and sin swapped", _APPLY_HEAD + '''
-    xf, c, s = x.float(), sin.float(), cos.float()
+    xf, c, s = x.to(dt), sin.to(dt), cos.to(dt)
     if interleaved:
         a, b = xf[..., 0::2], xf[..., 1::2]
         out = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
@@ -237,15 +239,11 @@ def rope_inv_freq(head_dim, base=10000.0):
         out = torch.cat((a * c - b * s, a * s + b * c), dim=-1)
     return out.to(x.dtype)
 ''', feedback="cos and sin swapped"),
-    WrongAnswer("apply_rope", "tables not broadcast over heads", '''
-def apply_rope(x, cos, sin, interleaved=False):
-    d = x.shape[-1]
-    if d % 2:
-        raise ValueError("head_dim must be even")
-    half = d // 2
-    if cos.shape[-1] != half:
-        raise ValueError("cos/sin must be half-width")
-    xf, c, s = x.float(), cos.float(), sin.float()
+    WrongAnswer("apply_rope", "tables not broadcast over heads",
+                _APPLY_HEAD.replace('''    if cos.dim() == x.dim() - 1:
+        cos, sin = cos.unsqueeze(-3), sin.unsqueeze(-3)
+''', "") + '''
+    xf, c, s = x.to(dt), cos.to(dt), sin.to(dt)
     if interleaved:
         a, b = xf[..., 0::2], xf[..., 1::2]
         out = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
@@ -543,16 +541,8 @@ def rope_inv_freq(head_dim, base=10000.0):
     return angles.cos() * attention_factor, angles.sin() * attention_factor
 '''),
     # -- apply_rope ------------------------------------------------------------------------------
-    WrongAnswer("apply_rope", "rotates x in place", _APPLY_FULL_HEAD + _APPLY_UNSQUEEZE + _APPLY_BROADCAST_CHECK + '''
-    c, s = cos.to(x.dtype), sin.to(x.dtype)
-    if interleaved:
-        a, b = x[..., 0::2].clone(), x[..., 1::2].clone()
-        x[..., 0::2], x[..., 1::2] = a * c - b * s, a * s + b * c
-    else:
-        a, b = x[..., :half].clone(), x[..., half:].clone()
-        x[..., :half], x[..., half:] = a * c - b * s, a * s + b * c
-    return x
-''', feedback="in place"),
+    WrongAnswer("apply_rope", "rotates x in place", _APPLY_FULL_HEAD + _APPLY_UNSQUEEZE + _APPLY_FULL_TAIL.replace(
+        "    return out.to(x.dtype)", "    x.copy_(out.to(x.dtype))\n    return x"), feedback="in place"),
     WrongAnswer("apply_rope", "Meta's view_as_complex on a non-contiguous x", _APPLY_FULL_HEAD + _APPLY_UNSQUEEZE + _APPLY_BROADCAST_CHECK + '''
     dtype = torch.promote_types(torch.promote_types(x.dtype, cos.dtype), torch.float32)
     rot = torch.complex(cos.to(dtype), sin.to(dtype))
@@ -575,18 +565,6 @@ def rope_inv_freq(head_dim, base=10000.0):
         out = torch.cat((a * c - b * s, a * s + b * c), dim=-1)
     return out.to(x.dtype)
 ''', feedback="float32 for a float64 x"),
-    WrongAnswer("apply_rope", "arithmetic in float16 for float16 x", _APPLY_FULL_HEAD + _APPLY_UNSQUEEZE + _APPLY_BROADCAST_CHECK + '''
-    dtype = x.dtype if x.dtype == torch.float16 else torch.promote_types(
-        torch.promote_types(x.dtype, cos.dtype), torch.float32)
-    xf, c, s = x.to(dtype), cos.to(dtype), sin.to(dtype)
-    if interleaved:
-        a, b = xf[..., 0::2], xf[..., 1::2]
-        out = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
-    else:
-        a, b = xf[..., :half], xf[..., half:]
-        out = torch.cat((a * c - b * s, a * s + b * c), dim=-1)
-    return out.to(x.dtype)
-''', feedback="arithmetic done in float16"),
     WrongAnswer("apply_rope", "head axis inserted at dim 1 instead of in front of T", _APPLY_FULL_HEAD + '''
     if cos.dim() == x.dim() - 1:
         cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
