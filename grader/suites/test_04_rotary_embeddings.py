@@ -435,17 +435,16 @@ def _perm_mistakes(head_dim):
     }
 
 
-@pytest.mark.exercise("layout_permutation", points=1)
-def test_layout_permutation_head_dim_8(student):
-    """For head_dim 8 the permutation is the reference one, element by element."""
-    got = student.layout_permutation(8)
-    expect_equal(got, _perm(8), what="layout_permutation(8)", mistakes=_perm_mistakes(8))
+def _named_permutation(perm, head_dim):
+    """The catalogued mistakes that ``perm`` is, as a feedback suffix ('' if none)."""
+    named = [d for d, w in _perm_mistakes(head_dim).items() if perm.shape == w.shape and torch.equal(perm, w)]
+    return f"; this is what you get with: {named[0]}" if named else ""
 
 
-@pytest.mark.exercise("layout_permutation", points=1, public=True)
+@pytest.mark.exercise("layout_permutation", points=2, public=True)
 def test_layout_permutation_converts_layouts(student):
-    """half-split RoPE of x[..., perm] equals interleaved RoPE of x, permuted (head_dim 8, 16 and 64)."""
-    for head_dim, seed in ((8, 49), (16, 50), (64, 51)):
+    """half-split RoPE of x[..., perm] equals interleaved RoPE of x, permuted (head_dim 8, 16, 64 and 128)."""
+    for head_dim, seed in ((8, 49), (16, 50), (64, 51), (128, 52)):
         perm = student.layout_permutation(head_dim)
         expect_shape(perm, (head_dim,), what=f"layout_permutation({head_dim})")
         perm = torch.as_tensor(perm).long()
@@ -455,16 +454,18 @@ def test_layout_permutation_converts_layouts(student):
         lhs = _rotate(x[..., perm], cos, sin, False)
         rhs = _rotate(x, cos, sin, True)[..., perm]
         # Both sides are the same float64 operations on the same numbers: they agree to ~1e-16.
-        expect_close(lhs, rhs, atol=1e-12, rtol=0,
-                     what=f"half-split(x[..., perm]) vs interleaved(x)[..., perm], head_dim={head_dim}")
+        error = float((lhs - rhs).abs().max())
+        expect_true(error <= 1e-12, f"head_dim={head_dim}: half-split(x[..., perm]) differs from "
+                                    f"interleaved(x)[..., perm] by up to {error:.3g}"
+                                    + _named_permutation(perm, head_dim))
 
 
 @pytest.mark.exercise("layout_permutation", points=1)
-def test_layout_permutation_int64_head_dim_128(student):
-    """head_dim 128 gives an int64 tensor equal to the reference permutation."""
+def test_layout_permutation_int64(student):
+    """The permutation is an int64 tensor of shape (head_dim,) (an index for x[..., perm]), head_dim 128."""
     got = student.layout_permutation(128)
     expect_dtype(got, torch.int64, what="layout_permutation(128)")
-    expect_equal(got, _perm(128), what="layout_permutation(128)", mistakes=_perm_mistakes(128))
+    expect_shape(got, (128,), what="layout_permutation(128)")
 
 
 # -- alibi_slopes -------------------------------------------------------------------------------
@@ -1153,18 +1154,17 @@ def test_apply_rope_over_dtypes_layouts_and_shapes(student, shape_case, t, head_
 # -- layout_permutation -------------------------------------------------------------------------
 @pytest.mark.exercise("layout_permutation", points=2)
 @grading()
-@given(head_dim=st.one_of(st.sampled_from([2, 6, 130, 256]), st.integers(1, 150).map(lambda n: 2 * n)),
-       seed=seeds())
-def test_layout_permutation_over_sizes(student, head_dim, seed):
-    """For any even head_dim (2, not a multiple of 4, beyond 128): int64 [0, 2, ..., 1, 3, ...] that converts layouts."""
+@given(head_dim=st.one_of(st.sampled_from([2, 6, 130, 256]), st.integers(1, 150).map(lambda n: 2 * n)))
+def test_layout_permutation_over_sizes(student, head_dim):
+    """For any even head_dim (2, not a multiple of 4, beyond 128): [0, 2, ..., 1, 3, ...]."""
     got = student.layout_permutation(head_dim)
     what = f"layout_permutation({head_dim})"
-    expect_dtype(got, torch.int64, what=what)
-    expect_equal(got, _perm(head_dim), what=what, mistakes=_perm_mistakes(head_dim))
-    x, cos, sin = _inputs((2, 3, head_dim), torch.arange(3), seed=seed)
-    x = x.double()
-    expect_close(_rotate(x[..., got], cos, sin, False), _rotate(x, cos, sin, True)[..., got], atol=1e-12, rtol=0,
-                 what=f"half-split(x[..., perm]) vs interleaved(x)[..., perm], head_dim={head_dim}")
+    # Which permutation converts the layouts is test_layout_permutation_converts_layouts's, the dtype
+    # test_layout_permutation_int64's: their mistakes pass here, and this test charges other sizes.
+    if any(torch.as_tensor(got).shape == w.shape and torch.equal(torch.as_tensor(got).long(), w)
+           for w in _perm_mistakes(head_dim).values()):
+        return
+    expect_equal(torch.as_tensor(got).long(), _perm(head_dim), what=what)
 
 
 # -- alibi_slopes -------------------------------------------------------------------------------
@@ -1425,7 +1425,7 @@ def _layout_permutation_rejects_odd(student):
 
 def _layout_permutation_rejects_zero_and_negative(student):
     """head_dim 0 or -4 is not a positive even integer: ValueError (head_dim 2 gives [0, 1])."""
-    expect_equal(student.layout_permutation(2), torch.tensor([0, 1]), what="layout_permutation(2)")
+    student.layout_permutation(2)  # must not raise
     for head_dim in (0, -4):
         expect_raises(ValueError, student.layout_permutation, head_dim, what=f"layout_permutation({head_dim})")
 
