@@ -73,16 +73,21 @@ def layout_permutation(head_dim):
         raise ValueError("head_dim must be even")
 '''
 
-_SLOPES_HEAD = '''
+_SLOPES_POSITIVE_ONLY = '''
 def alibi_slopes(num_heads):
     if num_heads < 1:
         raise ValueError("num_heads must be positive")
 '''
+_SLOPES_HEAD = '''
+def alibi_slopes(num_heads):
+    if isinstance(num_heads, bool) or int(num_heads) != num_heads or num_heads < 1:
+        raise ValueError("num_heads must be a positive integer")
+'''
 
 _BIAS_HEAD = '''
 def alibi_bias(num_heads, seq_len):
-    if seq_len < 1:
-        raise ValueError("seq_len must be positive")
+    if isinstance(seq_len, bool) or int(seq_len) != seq_len or seq_len < 1:
+        raise ValueError("seq_len must be a positive integer")
     slopes = alibi_slopes(num_heads)
     i = torch.arange(seq_len)[:, None]
     j = torch.arange(seq_len)[None, :]
@@ -311,8 +316,10 @@ def layout_permutation(head_dim):
 ''', feedback="no causal mask"),
     WrongAnswer("alibi_bias", "naive slopes inlined", '''
 def alibi_bias(num_heads, seq_len):
-    if seq_len < 1:
-        raise ValueError("seq_len must be positive")
+    if isinstance(seq_len, bool) or int(seq_len) != seq_len or seq_len < 1:
+        raise ValueError("seq_len must be a positive integer")
+    if isinstance(num_heads, bool) or int(num_heads) != num_heads or num_heads < 1:
+        raise ValueError("num_heads must be a positive integer")
     h = torch.arange(1, num_heads + 1, dtype=torch.float64)
     slopes = (2.0 ** (-8.0 * h / num_heads)).float()
     i = torch.arange(seq_len)[:, None]
@@ -623,7 +630,7 @@ def alibi_slopes(num_heads):
     pow2 = lambda k: [2.0 ** (-8.0 * (h + 1) / k) for h in range(k)]
     return torch.tensor(pow2(p) + pow2(2 * p)[0::2][: n - p], dtype=torch.float32)
 ''', feedback="should raise ValueError"),
-    WrongAnswer("alibi_slopes", "fractional head counts truncated", _SLOPES_HEAD + '''
+    WrongAnswer("alibi_slopes", "fractional head counts truncated", _SLOPES_POSITIVE_ONLY + '''
     n = int(num_heads)
     p = 1 << (n.bit_length() - 1)
     pow2 = lambda k: [2.0 ** (-8.0 * (h + 1) / k) for h in range(k)]
