@@ -548,12 +548,19 @@ def test_alibi_bias_values(student):
 @pytest.mark.exercise("alibi_bias", points=1)
 def test_alibi_bias_causal_mask(student):
     """Every entry above the diagonal is exactly -inf, and the diagonal is exactly 0."""
-    got = torch.as_tensor(student.alibi_bias(4, 9)).double()
+    got = student.alibi_bias(4, 9)
+    expect_shape(got, (4, 9, 9), what="alibi_bias(4, 9)")
+    got = torch.as_tensor(got).double()
     upper = torch.ones(9, 9, dtype=torch.bool).triu(1).expand(4, 9, 9)
+    slopes = _reference_slopes(4)
+    named = [d for d, w in _bias_mistakes(slopes, 9).items()
+             if w.shape == got.shape and torch.allclose(got, w, rtol=BIAS_RTOL, atol=0, equal_nan=True)]
+    named += ["a large finite negative number instead of -inf above the diagonal"] if bool(
+        (got[upper] > -math.inf).all() and (got[upper] < -1e4).all()) else []
+    hint = f"; this is what you get with: {named[0]}" if named else ""
     expect_true(bool(torch.isneginf(got[upper]).all()),
-                "entries above the diagonal (future keys) must be -inf, so the softmax gives them weight 0")
-    expect_true(bool(torch.isfinite(got[~upper]).all()),
-                "entries on and below the diagonal must be finite")
+                "entries above the diagonal (future keys) must be -inf, so the softmax gives them weight 0" + hint)
+    expect_true(bool(torch.isfinite(got[~upper]).all()), "entries on and below the diagonal must be finite" + hint)
     expect_close(got.diagonal(dim1=-2, dim2=-1), torch.zeros(4, 9), atol=0, rtol=0,
                  what="the diagonal (distance 0)")
 
