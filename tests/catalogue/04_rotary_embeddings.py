@@ -1,6 +1,9 @@
 """Plausible wrong answers for notebook 04 (RoPE and ALiBi); each must lose points under the hidden tests."""
 from tests.catalogue import WrongAnswer
 
+COSTS_ONCE = True
+"""Every entry fails at most `costs` hidden tests of its exercise (one unless its comment says why)."""
+
 _INV_CHECK = '''
 def rope_inv_freq(head_dim, base=10000.0):
     if head_dim <= 0 or head_dim % 2:
@@ -937,25 +940,25 @@ def rope_base_for_context(context_length, head_dim=128):
     if context_length < 1 or head_dim % 2:
         raise ValueError("bad arguments")
     return 10000.0
-'''),
+''', costs=4),  # a challenge graded by thresholds: too small a base fails each context's criterion test
     WrongAnswer("rope_base_for_context", "Llama 3's 500000 for every context", '''
 def rope_base_for_context(context_length, head_dim=128):
     if context_length < 1 or head_dim % 2:
         raise ValueError("bad arguments")
     return 500000.0
-'''),
+''', costs=3),  # a challenge graded by thresholds: too large a base fails each context's not-wasteful test
     WrongAnswer("rope_base_for_context", "the criterion tested only at the last offset, Delta = L",
                 _BASE_SEARCH.replace("OFFSETS(context_length)", "torch.tensor([float(context_length)], dtype=torch.float64)")
-                .replace("RESULT", "high")),
+                .replace("RESULT", "high"), costs=4),  # thresholds: a base too small fails each context's criterion
     WrongAnswer("rope_base_for_context", "the failing end of the bisection returned",
                 _BASE_SEARCH.replace("OFFSETS(context_length)", "torch.arange(context_length + 1, dtype=torch.float64)")
-                .replace("RESULT", "low")),
+                .replace("RESULT", "low"), costs=4),  # thresholds: a base too small fails each context's criterion
     WrongAnswer("rope_base_for_context", "the slowest wavelength set equal to the context (2 pi base^((d-2)/d) = L)", '''
 def rope_base_for_context(context_length, head_dim=128):
     if context_length < 1 or head_dim % 2:
         raise ValueError("bad arguments")
     return float((context_length / (2 * math.pi)) ** (head_dim / (head_dim - 2)))
-'''),
+''', costs=4),  # a challenge graded by thresholds: too small a base fails each context's criterion test
 ]
 
 CORRECT_VARIANTS += [
@@ -1037,14 +1040,13 @@ WRONG_ANSWERS += [
     WrongAnswer("rope_is_faithful", "a detector that accepts everything", '''
 def rope_is_faithful(rope, config):
     return True
-'''),
+''', costs=5),  # degenerate: it fails the test of each hidden bug (layout, decode, bfloat16, both scalings)
     WrongAnswer("rope_is_faithful", "a detector that rejects everything", '''
 def rope_is_faithful(rope, config):
     return False
-'''),
+''', costs=3),  # degenerate: it fails each test with a faithful implementation (plain, linear, dynamic)
     WrongAnswer("rope_is_faithful", "prefill compared with the reference, decode never tried", _faithful(decode=False)),
     WrongAnswer("rope_is_faithful", "dynamic scaling never tried beyond the original context", _faithful(beyond=False)),
-    WrongAnswer("rope_is_faithful", "float64 tolerance (1e-9) on a float32 implementation", _faithful(atol="1e-9")),
     WrongAnswer("rope_is_faithful", "linear scaling left out of the reference", _faithful(scale="False")),
     WrongAnswer("rope_is_faithful", "rotation properties only (norms, offsets, decode), no reference", '''
 def rope_is_faithful(rope, config):
@@ -1062,7 +1064,7 @@ def rope_is_faithful(rope, config):
         if (diagonal.max() - diagonal.min()).item() > 1e-3:
             return False
     return bool(torch.allclose(torch.as_tensor(rope(x[-1:], 31)).double(), out[-1:], atol=1e-3))
-'''),
+''', costs=3),  # no reference at all: blind to every bug that still rotates (the layout, and each scaling's test)
     WrongAnswer("rope_is_faithful", "max_position_embeddings taken as the original context of dynamic scaling",
                 _faithful().replace('int(scaling.get("original_max_position_embeddings", config["max_position_embeddings"]))',
                                     'int(config["max_position_embeddings"])')),
