@@ -7,8 +7,12 @@ of a score grid, and flop and byte counts written from their definitions.
 
 Each exercise also has property tests (hypothesis, the grading profile of grader.properties) over
 its whole valid input space: sizes down to head_dim 2, bases that are not whole numbers, fractional
-positions, every float dtype and memory layout the docstring allows; and one test per error the
-docstring promises, each beside the valid edge case that must still work.
+positions, every float dtype and memory layout the docstring allows; and one test of the errors the
+docstring promises, each beside the valid edge case that must still work (raising or not, no values).
+
+One mistake costs once (tests/catalogue/04_rotary_embeddings.py sets COSTS_ONCE): each property (the
+values on worked cases, the shape and dtype, the precision, the views, ...) has one owning test, and
+the other tests let pass what the mistakes they do not own return (expect_close's ``accepted``).
 """
 import functools
 import math
@@ -212,8 +216,11 @@ MATRIX_ATOL = 1e-6
 
 @pytest.mark.exercise("rope_rotation_matrix", points=3, public=True)
 def test_rotation_matrix_values(student):
-    """R_m matches the float64 rotation: position 3, head_dim 8, interleaved (2x2 blocks [[cos, -sin], [sin, cos]]
-    on the diagonal); position 5, head_dim 16, half-split (pair j is (j, j + 8)); position 1000, head_dim 64, base 5e5."""
+    """R_m matches the float64 rotation at positions 3, 5 and 1000, both layouts, bases 1e4 and 5e5.
+
+    Position 3, head_dim 8, interleaved: 2x2 blocks [[cos, -sin], [sin, cos]] on the diagonal; position 5,
+    head_dim 16, half-split: pair j is (j, j + 8); position 1000, head_dim 64, base 500000, interleaved.
+    """
     # Entries are cos/sin rounded once to float32 (error <= 6e-8): 1e-6 leaves room for any correct order
     # of operations. At position 1000 float32 angles would be off by up to ~3e-5; the contract asks for
     # float64 angles (test_rotation_matrix_over_positions_and_bases charges that), so 2e-4 here.
@@ -296,8 +303,10 @@ def _expect_tables(got, positions, inv_freq, factor=1.0, *, atol, what="rope_cos
 
 @pytest.mark.exercise("rope_cos_sin", points=2, public=True)
 def test_cos_sin_values(student):
-    """cos and sin of m*theta_j: positions 0..5 (head_dim 8), position_ids (2, 5) of two shifted sequences
-    (head_dim 16), and positions up to 4095 with a float64 inv_freq (head_dim 32)."""
+    """cos and sin of m*theta_j for positions 0..5, two shifted sequences (2, 5), and positions up to 4095.
+
+    head_dim 8, 16 and 32; the last with a float64 inv_freq.
+    """
     # Angles below 6 rad: float32 rounding of m*theta and of cos/sin stays below 1e-6; below 22 rad
     # 2e-6; angles of 4095 rad are rounded by up to 2.4e-4 (half a float32 ulp), hence 3e-4.
     cases = ((torch.arange(6), _theta(8).float(), 1e-6),
@@ -313,7 +322,7 @@ def test_cos_sin_values(student):
 
 @pytest.mark.exercise("rope_cos_sin", points=1)
 def test_cos_sin_shape_and_dtype(student):
-    """Half-width float32 tables of shape (..., T, head_dim // 2), for (6,) and (2, 5) position_ids and a float64 inv_freq."""
+    """Half-width float32 tables (..., T, head_dim // 2) for (6,) and (2, 5) position_ids, float64 inv_freq."""
     for positions in (torch.arange(6), torch.arange(10).reshape(2, 5)):
         got = student.rope_cos_sin(positions, _theta(16))
         what = f"rope_cos_sin(position_ids {tuple(positions.shape)}, float64 inv_freq)"
@@ -321,7 +330,8 @@ def test_cos_sin_shape_and_dtype(student):
                     f"{what} should return a pair (cos, sin), got {type(got).__name__}")
         for name, table in zip(("cos", "sin"), got):
             expect_dtype(table, torch.float32, what=f"{name} from {what}")
-            _expect_shape_named(table, (*positions.shape, 8), f"{name} from {what}", {(*positions.shape, 16): _FULL_WIDTH})
+            _expect_shape_named(table, (*positions.shape, 8), f"{name} from {what}",
+                                {(*positions.shape, 16): _FULL_WIDTH})
 
 
 @pytest.mark.exercise("rope_cos_sin", points=1)
@@ -357,8 +367,11 @@ def _apply(student, *args, **kwargs):
 
 @pytest.mark.exercise("apply_rope", points=2, public=True)
 def test_apply_rope_values(student):
-    """x*cos + rotate_half(x)*sin: half-split on x (2, 3, 5, 8), interleaved (pairs (2j, 2j+1)) on x (2, 4, 6, 8),
-    and half-split at positions 100..131 on x (1, 2, 32, 64); (T, d/2) tables."""
+    """Pairs rotated by m*theta_j, half-split (j, j + d/2) and interleaved (2j, 2j+1), head_dim 8 and 64.
+
+    Half-split on x (2, 3, 5, 8), interleaved on x (2, 4, 6, 8), half-split at positions 100..131 on
+    x (1, 2, 32, 64); tables of shape (T, d/2).
+    """
     cases = (((2, 3, 5, 8), torch.arange(5), 40, False), ((2, 4, 6, 8), torch.arange(6), 41, True),
              ((1, 2, 32, 64), torch.arange(100, 132), 42, False))
     for shape, positions, seed, interleaved in cases:
@@ -371,8 +384,10 @@ def test_apply_rope_values(student):
 
 @pytest.mark.exercise("apply_rope", points=1)
 def test_apply_rope_broadcasts_tables_over_heads(student):
-    """Tables with one dimension fewer than x get a head axis in front of T: (B, T, d/2) for x (B, H, T, d),
-    and (B, G, T, d/2) for x (B, G, H, T, d)."""
+    """Tables with one dimension fewer than x get a head axis in front of T, for 4-D and 5-D x.
+
+    (B, T, d/2) tables for x (B, H, T, d), and (B, G, T, d/2) tables for x (B, G, H, T, d).
+    """
     for x_shape, seed in (((2, 3, 4, 8), 43), ((2, 2, 3, 4, 8), 48)):
         x = _randn(*x_shape, seed=seed)
         lead = x_shape[:-3]
@@ -499,7 +514,7 @@ def _slopes_from_zero(n):
 
 @pytest.mark.exercise("alibi_slopes", points=2, public=True)
 def test_alibi_slopes_powers_of_two(student):
-    """1, 2, 8 and 32 heads: the float32 geometric sequence 2^(-8/n), 2^(-16/n), ..., 2^-8 (1/2, 1/4, ..., 1/256 for 8)."""
+    """1, 2, 8 and 32 heads: the float32 geometric sequence 2^(-8/n), 2^(-16/n), ..., 2^-8."""
     for n in (1, 2, 8, 32):
         got = student.alibi_slopes(n)
         expect_dtype(got, torch.float32, what=f"alibi_slopes({n})")
@@ -654,8 +669,11 @@ def _expect_spread(got, grid, want, owner, what):
 
 @pytest.mark.exercise("diagonal_spread", points=2, public=True)
 def test_diagonal_spread_random_grid(student):
-    """The largest max - min along the diagonals m - n = c: a random 5 x 5 grid, and a 5 x 5 grid that depends
-    on m - n up to a little noise (its spread is far below the range of the whole grid)."""
+    """The largest max - min along the diagonals m - n = c, on two 5 x 5 grids.
+
+    A random grid, and a grid that depends on m - n up to a little noise (its spread is far below the range
+    of the whole grid).
+    """
     noisy = _relative_grid(5, 5, seed=307) + 0.1 * _randn(5, 5, seed=308, dtype=torch.float64)
     for name, grid in (("a random", _randn(5, 5, seed=300, dtype=torch.float64)), ("an almost relative", noisy)):
         _expect_spread(student.diagonal_spread(grid), grid, _spread(grid), "statistic",
@@ -739,7 +757,8 @@ def _cost_dict(student, *args):
 
 
 COST_SIZES = dict(batch=st.integers(1, 64), heads=st.integers(1, 64), seq_len=st.integers(1, 5000),
-                  head_dim=EVEN_DIMS, method=st.sampled_from(["matrix", "elementwise"]), nbytes=st.sampled_from([1, 2, 4, 8]))
+                  head_dim=EVEN_DIMS, method=st.sampled_from(["matrix", "elementwise"]),
+                  nbytes=st.sampled_from([1, 2, 4, 8]))
 """Any sizes (head_dim 2 included), both methods, any bytes_per_element."""
 
 
@@ -751,7 +770,7 @@ COST_SIZES = dict(batch=st.integers(1, 64), heads=st.integers(1, 64), seq_len=st
 @example(batch=1, heads=32, seq_len=8192, head_dim=128, method="matrix", nbytes=2)
 @example(batch=1, heads=32, seq_len=8192, head_dim=128, method="elementwise", nbytes=2)
 def test_rope_cost_flops(student, batch, heads, seq_len, head_dim, method, nbytes):
-    """The flops of one pass, both methods: (2, 3, 5, 8) in float32, a Llama layer (1, 32, 8192, 128) in bf16, any sizes."""
+    """The flops of one pass, both methods: (2, 3, 5, 8), a Llama layer (1, 32, 8192, 128), any sizes."""
     args = (batch, heads, seq_len, head_dim, method, nbytes)
     got = _cost_dict(student, *args)
     # Counts are integers: exact.
@@ -985,7 +1004,7 @@ def _bug_on(bug, configs=None):
 # calls the faithful one broken and misses the bug: one mistake, one test).
 @pytest.mark.exercise("rope_is_faithful", points=4, public=True)
 def test_rope_is_faithful_accepts_plain_rope(student):
-    """Faithful RoPE (float32 rotate_half, and float64 complex pairs) on the plain configs, both layouts, is faithful."""
+    """Faithful RoPE (float32 rotate_half, float64 complex pairs) on the plain configs, both layouts, is faithful."""
     _expect_verdicts(student, _faithful_on(_PLAIN))
 
 
@@ -997,15 +1016,17 @@ def test_rope_is_faithful_flags_a_layout_mix_up(student):
 
 @pytest.mark.exercise("rope_is_faithful", points=5)
 def test_rope_is_faithful_linear_scaling(student):
-    """On the linear configs (positions divided by the factor): faithful RoPE is faithful, rope_scaling ignored is broken."""
+    """On the linear configs (positions divided by the factor): faithful RoPE is faithful, scaling ignored broken."""
     _expect_verdicts(student, _faithful_on(_LINEAR) + _bug_on("scaling_ignored", _LINEAR))
 
 
 @pytest.mark.exercise("rope_is_faithful", points=8)
 def test_rope_is_faithful_dynamic_ntk(student):
-    """On the dynamic NTK configs: faithful RoPE (plain within the original context, a larger base beyond) is
-    faithful; rope_scaling ignored, a base never recomputed, or max_position_embeddings read as the original
-    context is broken."""
+    """On the dynamic NTK configs: faithful RoPE is faithful; the three dynamic NTK bugs are broken.
+
+    Faithful: plain within the original context, a larger base beyond. Broken: rope_scaling ignored, a
+    base never recomputed, or max_position_embeddings read as the original context.
+    """
     _expect_verdicts(student, _faithful_on(_DYNAMIC) + _bug_on("scaling_ignored", _DYNAMIC)
                      + _bug_on("dynamic_never_recomputed") + _bug_on("original_max_misread"))
 
@@ -1120,7 +1141,7 @@ def _cos_sin_atol(positions, inv_freq, factor):
          factor=1.2, layout="transposed", freq_layout="contiguous", seed=2)
 def test_cos_sin_over_positions(student, leading, t, position_dtype, scale, head_dim, base, freq_dtype, factor,
                                 layout, freq_layout, seed):
-    """Positions of any rank and dtype (fractional m/s included, kept as given), any inv_freq, attention_factor and layout."""
+    """Positions of any rank and dtype (fractional m/s kept as given), any inv_freq, attention_factor and layout."""
     generator = torch.Generator().manual_seed(seed)
     offsets = torch.randint(0, 1000, (*leading, 1), generator=generator)
     positions = offsets + torch.arange(t)                                   # (*leading, T) integers
