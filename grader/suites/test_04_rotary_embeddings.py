@@ -1032,15 +1032,19 @@ def test_rope_is_faithful_dynamic_ntk(student):
 
 
 @pytest.mark.exercise("rope_is_faithful", points=4)
-def test_rope_is_faithful_flags_decode_off_by_one(student):
-    """Decode steps rotated one position too far (prefill right) are broken, on every config."""
-    _expect_verdicts(student, _bug_on("decode_off_by_one"))
+@grading(max_examples=len(_FAITHFUL_CONFIGS))
+@given(config_name=st.sampled_from(sorted(_FAITHFUL_CONFIGS)))
+def test_rope_is_faithful_flags_decode_off_by_one(student, config_name):
+    """Decode steps rotated one position too far (prefill right) are broken, on any config."""
+    _expect_verdict(student, "decode_off_by_one", config_name)
 
 
 @pytest.mark.exercise("rope_is_faithful", points=4)
-def test_rope_is_faithful_flags_bfloat16_angles(student):
-    """Angles multiplied in bfloat16 are broken, on every config."""
-    _expect_verdicts(student, _bug_on("bfloat16_angles"))
+@grading(max_examples=len(_FAITHFUL_CONFIGS))
+@given(config_name=st.sampled_from(sorted(_FAITHFUL_CONFIGS)))
+def test_rope_is_faithful_flags_bfloat16_angles(student, config_name):
+    """Angles multiplied in bfloat16 are broken, on any config."""
+    _expect_verdict(student, "bfloat16_angles", config_name)
 
 
 # ==============================================================================================
