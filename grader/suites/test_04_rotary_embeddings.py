@@ -927,9 +927,10 @@ def test_base_is_not_wasteful_for_other_contexts(student, context_length, head_d
 
 @pytest.mark.exercise("rope_base_for_context", points=1)
 def test_base_for_context_rejects_invalid_inputs(student):
-    """context_length 0 or an odd head_dim: ValueError (context_length 1 still gets a base)."""
+    """context_length 0 or True (a bool), or an odd head_dim: ValueError (context_length 1 still gets a base)."""
     student.rope_base_for_context(1, 8)  # must not raise (what it returns is the other tests')
     expect_raises(ValueError, student.rope_base_for_context, 0, 64, what="rope_base_for_context(0, 64)")
+    expect_raises(ValueError, student.rope_base_for_context, True, 64, what="rope_base_for_context(True, 64)")
     expect_raises(ValueError, student.rope_base_for_context, 1024, 63, what="rope_base_for_context(1024, 63)")
 
 
@@ -1486,9 +1487,9 @@ def _alibi_slopes_rejects_zero_heads(student):
 
 
 def _alibi_slopes_rejects_negative_and_fractional_counts(student):
-    """num_heads -3 or 2.5 is not a positive integer: ValueError (1 head still gets the slope 2^-8)."""
+    """num_heads -3, 2.5 or True (a bool) is not a positive integer: ValueError (1 head still works)."""
     student.alibi_slopes(1)  # must not raise
-    for num_heads in (-3, 2.5):
+    for num_heads in (-3, 2.5, True):
         expect_raises(ValueError, student.alibi_slopes, num_heads, what=f"alibi_slopes({num_heads})")
 
 
@@ -1506,15 +1507,15 @@ def _alibi_bias_rejects_empty_sequence(student):
 
 
 def _alibi_bias_rejects_bad_seq_len(student):
-    """seq_len -2 or 2.5 is not a positive integer: ValueError (seq_len 1 gives a zero bias)."""
+    """seq_len -2, 2.5 or True (a bool) is not a positive integer: ValueError (seq_len 1 still works)."""
     student.alibi_bias(3, 1)  # must not raise
-    for seq_len in (-2, 2.5):
+    for seq_len in (-2, 2.5, True):
         expect_raises(ValueError, student.alibi_bias, 4, seq_len, what=f"alibi_bias(4, {seq_len})")
 
 
 def _alibi_bias_rejects_bad_num_heads(student):
-    """num_heads 0 or -1 is not a positive integer: ValueError."""
-    for num_heads in (0, -1):
+    """num_heads 0, -1 or True (a bool) is not a positive integer: ValueError."""
+    for num_heads in (0, -1, True):
         expect_raises(ValueError, student.alibi_bias, num_heads, 4, what=f"alibi_bias({num_heads}, 4)")
 
 
@@ -1576,6 +1577,7 @@ def _rope_cost_rejects_each_non_positive_size(student):
 
 
 def _rope_cost_rejects_sizes_that_are_not_whole(student):
-    """seq_len 2.5 or bytes_per_element 1.5 is not a positive integer: ValueError."""
-    for args in ((1, 1, 2.5, 8, "matrix", 4), (1, 1, 4, 8, "elementwise", 1.5)):
+    """seq_len 2.5 or 4.0 (a float, even whole), bytes_per_element 1.5, or batch True (a bool): ValueError."""
+    for args in ((1, 1, 2.5, 8, "matrix", 4), (1, 1, 4.0, 8, "matrix", 4), (1, 1, 4, 8, "elementwise", 1.5),
+                 (True, 1, 4, 8, "elementwise", 4)):
         expect_raises(ValueError, student.rope_cost, *args, what=f"rope_cost{args}")

@@ -109,7 +109,7 @@ def rope_cost(batch, heads, seq_len, head_dim, method, bytes_per_element=4):
     if method not in ("matrix", "elementwise"):
         raise ValueError("unknown method")
     for v in (batch, heads, seq_len, head_dim, bytes_per_element):
-        if not isinstance(v, int) or v < 1:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError("sizes must be positive integers")
     if head_dim % 2:
         raise ValueError("head_dim must be even")
@@ -937,13 +937,13 @@ def rope_base_for_context(context_length, head_dim=128):
 WRONG_ANSWERS += [
     WrongAnswer("rope_base_for_context", "the RoFormer default 10000 for every context", '''
 def rope_base_for_context(context_length, head_dim=128):
-    if context_length < 1 or head_dim % 2:
+    if isinstance(context_length, bool) or context_length < 1 or head_dim % 2:
         raise ValueError("bad arguments")
     return 10000.0
 ''', costs=4),  # a challenge graded by thresholds: too small a base fails each context's criterion test
     WrongAnswer("rope_base_for_context", "Llama 3's 500000 for every context", '''
 def rope_base_for_context(context_length, head_dim=128):
-    if context_length < 1 or head_dim % 2:
+    if isinstance(context_length, bool) or context_length < 1 or head_dim % 2:
         raise ValueError("bad arguments")
     return 500000.0
 ''', costs=3),  # a challenge graded by thresholds: too large a base fails each context's not-wasteful test
@@ -955,7 +955,7 @@ def rope_base_for_context(context_length, head_dim=128):
                 .replace("RESULT", "low"), costs=4),  # thresholds: a base too small fails each context's criterion
     WrongAnswer("rope_base_for_context", "the slowest wavelength set equal to the context (2 pi base^((d-2)/d) = L)", '''
 def rope_base_for_context(context_length, head_dim=128):
-    if context_length < 1 or head_dim % 2:
+    if isinstance(context_length, bool) or context_length < 1 or head_dim % 2:
         raise ValueError("bad arguments")
     return float((context_length / (2 * math.pi)) ** (head_dim / (head_dim - 2)))
 ''', costs=4),  # a challenge graded by thresholds: too small a base fails each context's criterion test
