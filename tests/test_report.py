@@ -135,11 +135,17 @@ WRONG = ("04_rotary_embeddings", "tables repeated in the interleaved pattern for
 
 @pytest.fixture(scope="module")
 def wrong_report(tmp_path_factory):
-    """A catalogued wrong answer of apply_rope, graded: several tests name its mistake."""
+    """A catalogued wrong answer of apply_rope that also changes x in place and validates nothing,
+    graded: one mistake costs once, so its owning test names the catalogued mistake and two
+    more tests fail (the in-place change, the promised errors)."""
     suite, mistake = WRONG
     wrong = next(w for _, module in modules(solution_notebooks()) for w in module.WRONG_ANSWERS
                  if w.mistake == mistake)
-    path = variant(tmp_path_factory.mktemp("wrong"), suite, replace={wrong.exercise: wrong.source})
+    body = wrong.source[wrong.source.index("    dt = "):].replace("    return (xf * c + rotated * s).to(x.dtype)",
+                                                               "    x.copy_((xf * c + rotated * s).to(x.dtype))\n"
+                                                               "    return x")
+    source = "def apply_rope(x, cos, sin, interleaved=False):\n    half = x.shape[-1] // 2\n" + body
+    path = variant(tmp_path_factory.mktemp("wrong"), suite, replace={wrong.exercise: source})
     report = grade_notebook(path, skip_execution=True, exercises={wrong.exercise})
     named = {reporters.named_mistake(t.output) for t in report.tests if t.status != PASSED}
     assert wrong.feedback in " ".join(filter(None, named))  # the suite names this mistake
@@ -153,17 +159,19 @@ def _unwrapped(text: str) -> str:
 def test_terminal_report_says_each_named_mistake_whole_and_once(wrong_report):
     failing = [t for t in wrong_report.tests if t.status != PASSED]
     named = [t for t in failing if reporters.named_mistake(t.output)]
-    assert len(named) >= 2  # several tests see the mistake; the report says it once
+    assert named and len(failing) >= 3  # the mistake's own test names it; two more tests fail
     mistake = reporters.named_mistake(named[0].output)
     assert len(mistake) > 40
-    cost = sum(t.max_score for t in named if reporters.named_mistake(t.output) == mistake)
+    naming = [t for t in named if reporters.named_mistake(t.output) == mistake]
+    cost = sum(t.max_score for t in naming)
+    where = "1 test" if len(naming) == 1 else f"{len(naming)} tests"
     for verbose in (False, True):
         table = reporters.table([wrong_report], verbose=verbose)
         assert all(len(line) <= 100 or " " not in line.strip() for line in table.splitlines()
                    if "failing example" not in line and not line.strip().startswith("test_"))
         flat = _unwrapped(table)
         assert flat.count(mistake) == 1
-        assert f"likely mistake: {mistake} (cost {cost:g} points, {len(named)} tests)" in flat
+        assert f"likely mistake: {mistake} (cost {cost:g} points, {where})" in flat
         shown = [t for t in failing if _unwrapped(t.description) in flat]
         assert len(shown) == (len(failing) if verbose else 1)
     assert f"+ {len(failing) - 1} more failing tests: `--verbose` lists every failing test" in \

@@ -7,9 +7,14 @@ of a score grid, and flop and byte counts written from their definitions.
 
 Each exercise also has property tests (hypothesis, the grading profile of grader.properties) over
 its whole valid input space: sizes down to head_dim 2, bases that are not whole numbers, fractional
-positions, every float dtype and memory layout the docstring allows; and one test per error the
-docstring promises, each beside the valid edge case that must still work.
+positions, every float dtype and memory layout the docstring allows; and one test of the errors the
+docstring promises, each beside the valid edge case that must still work (raising or not, no values).
+
+One mistake costs once (tests/catalogue/04_rotary_embeddings.py sets COSTS_ONCE): each property (the
+values on worked cases, the shape and dtype, the precision, the views, ...) has one owning test, and
+the other tests let pass what the mistakes they do not own return (expect_close's ``accepted``).
 """
+import functools
 import math
 
 import pytest
@@ -18,7 +23,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.judge import (expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
-                          expect_true)
+                          expect_true, fail)
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
 EXERCISE_ORDER = ("rope_inv_freq", "rope_rotation_matrix", "diagonal_spread", "rope_cos_sin",
@@ -27,8 +32,23 @@ EXERCISE_ORDER = ("rope_inv_freq", "rope_rotation_matrix", "diagonal_spread", "r
 """The exercises in the notebook's order (of their cells): reports number and list them so."""
 
 
+def _expect_shape_named(got, shape, what, named):
+    """expect_shape, naming the mistake when the shape is one of ``named`` ({shape: description})."""
+    found = tuple(torch.as_tensor(got).shape) if isinstance(got, torch.Tensor) else None
+    if found is not None and found != tuple(shape) and found in named:
+        fail(f"{what} has shape {found}, expected {tuple(shape)}; this is what you get with: {named[found]}")
+    expect_shape(got, shape, what=what)
+
+
 def _randn(*shape, seed, dtype=torch.float32):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).to(dtype)
+
+
+BASES = st.one_of(st.sampled_from([10000.0, 500000.0, 2.5, 1234.5, 12345.678, 31415.9265]),
+                  st.floats(min_value=1.5, max_value=5e5))
+"""RoPE bases: the usual ones, and others that are not whole numbers (a truncated base shows)."""
+EVEN_DIMS = st.one_of(st.sampled_from([2, 4, 6, 64, 128]), st.integers(1, 100).map(lambda n: 2 * n))
+"""Even head widths from 2 (one pair) up to 200, not only powers of two."""
 
 
 # -- references (float64) -----------------------------------------------------------------------
@@ -163,12 +183,20 @@ def _inv_freq_mistakes(head_dim, base=10000.0):
 INV_FREQ_RTOL = 1e-6
 
 
-@pytest.mark.exercise("rope_inv_freq", points=1, public=True)
-def test_inv_freq_head_dim_8(student):
-    """For head_dim=8 and base 10000 the frequencies are 1, 0.1, 0.01, 0.001."""
-    got = student.rope_inv_freq(8)
-    expect_close(got, _theta(8), rtol=INV_FREQ_RTOL, atol=0, what="rope_inv_freq(8)",
-                 mistakes=_inv_freq_mistakes(8))
+def _inv_freq_owned(head_dim, base):
+    """Outputs of the mistakes that another test of rope_inv_freq owns than the one on these values:
+    the shape (one frequency per dimension; test_inv_freq_shape_and_dtype)."""
+    return [_inv_freq_mistakes(head_dim, base)["one frequency per dimension (length head_dim) instead of one per pair"]]
+
+
+@pytest.mark.exercise("rope_inv_freq", points=3, public=True)
+def test_inv_freq_values(student):
+    """base^(-2j/d): head_dim 8 and 64 with base 10000 (1, 0.1, 0.01, 0.001 for d = 8), head_dim 128 with 500000."""
+    for head_dim, base in ((8, 10000.0), (64, 10000.0), (128, 500000.0)):
+        got = student.rope_inv_freq(head_dim, base)
+        expect_close(got, _theta(head_dim, base), rtol=INV_FREQ_RTOL, atol=0,
+                     what=f"rope_inv_freq({head_dim}, base={base:g})", mistakes=_inv_freq_mistakes(head_dim, base),
+                     accepted=_inv_freq_owned(head_dim, base))
 
 
 @pytest.mark.exercise("rope_inv_freq", points=1, public=True)
@@ -176,23 +204,8 @@ def test_inv_freq_shape_and_dtype(student):
     """head_dim=128 with base 500000 (Llama 3) gives a float32 tensor of shape (64,)."""
     got = student.rope_inv_freq(128, base=500000.0)
     expect_dtype(got, torch.float32, what="rope_inv_freq(128, base=500000)")
-    expect_shape(got, (64,), what="rope_inv_freq(128, base=500000)")
-
-
-@pytest.mark.exercise("rope_inv_freq", points=1)
-def test_inv_freq_head_dim_64(student):
-    """head_dim=64, base 10000: theta_j = 10000^(-2j/64) for j = 0..31."""
-    got = student.rope_inv_freq(64)
-    expect_close(got, _theta(64), rtol=INV_FREQ_RTOL, atol=0, what="rope_inv_freq(64)",
-                 mistakes=_inv_freq_mistakes(64))
-
-
-@pytest.mark.exercise("rope_inv_freq", points=1)
-def test_inv_freq_llama3_values(student):
-    """head_dim=128, base 500000: the values match base^(-2j/d) to float32 precision."""
-    got = student.rope_inv_freq(128, base=500000.0)
-    expect_close(got, _theta(128, 500000.0), rtol=INV_FREQ_RTOL, atol=0,
-                 what="rope_inv_freq(128, base=500000)", mistakes=_inv_freq_mistakes(128, 500000.0))
+    _expect_shape_named(got, (64,), "rope_inv_freq(128, base=500000)",
+                        {(128,): "one frequency per dimension (length head_dim) instead of one per pair"})
 
 
 # -- rope_rotation_matrix -----------------------------------------------------------------------
@@ -201,51 +214,43 @@ def test_inv_freq_llama3_values(student):
 MATRIX_ATOL = 1e-6
 
 
-@pytest.mark.exercise("rope_rotation_matrix", points=1, public=True)
-def test_rotation_matrix_interleaved(student):
-    """Position 3, head_dim 8, interleaved: 2x2 blocks [[cos, -sin], [sin, cos]] on the diagonal."""
-    got = student.rope_rotation_matrix(3, 8)
-    expect_shape(got, (8, 8), what="rope_rotation_matrix(3, 8)")
-    expect_close(got, _rotation_matrix(3, 8), atol=MATRIX_ATOL, rtol=0, what="R_3",
-                 mistakes=_matrix_mistakes(3, 8))
+@pytest.mark.exercise("rope_rotation_matrix", points=3, public=True)
+def test_rotation_matrix_values(student):
+    """R_m matches the float64 rotation at positions 3, 5 and 1000, both layouts, bases 1e4 and 5e5.
+
+    Position 3, head_dim 8, interleaved: 2x2 blocks [[cos, -sin], [sin, cos]] on the diagonal; position 5,
+    head_dim 16, half-split: pair j is (j, j + 8); position 1000, head_dim 64, base 500000, interleaved.
+    """
+    # Entries are cos/sin rounded once to float32 (error <= 6e-8): 1e-6 leaves room for any correct order
+    # of operations. At position 1000 float32 angles would be off by up to ~3e-5; the contract asks for
+    # float64 angles (test_rotation_matrix_over_positions_and_bases charges that), so 2e-4 here.
+    for position, head_dim, base, interleaved, atol in ((3, 8, 10000.0, True, MATRIX_ATOL),
+                                                        (5, 16, 10000.0, False, MATRIX_ATOL),
+                                                        (1000, 64, 500000.0, True, 2e-4)):
+        got = student.rope_rotation_matrix(position, head_dim, base, interleaved)
+        expect_close(got, _rotation_matrix(position, head_dim, base, interleaved), atol=atol, rtol=0,
+                     what=f"R_{position} (head_dim {head_dim}, base {base:g}, interleaved={interleaved})",
+                     mistakes=_matrix_mistakes(position, head_dim, base, interleaved))
 
 
 @pytest.mark.exercise("rope_rotation_matrix", points=1)
-def test_rotation_matrix_half_split(student):
-    """Position 5, head_dim 16, interleaved=False: pair j is the dimensions (j, j + 8)."""
-    got = student.rope_rotation_matrix(5, 16, interleaved=False)
-    expect_close(got, _rotation_matrix(5, 16, interleaved=False), atol=MATRIX_ATOL, rtol=0,
-                 what="R_5 (half-split)", mistakes=_matrix_mistakes(5, 16, interleaved=False))
-
-
-@pytest.mark.exercise("rope_rotation_matrix", points=1)
-def test_rotation_matrix_large_position_and_base(student):
-    """Position 1000, head_dim 64, base 500000 (interleaved) matches the float64 rotation."""
-    got = student.rope_rotation_matrix(1000, 64, base=500000.0)
-    # Angles up to 1000 rad: computed in float32 they would be off by up to ~3e-5; the contract
-    # asks for float64 angles, but 2e-4 does not punish that finer point here.
-    expect_close(got, _rotation_matrix(1000, 64, 500000.0), atol=2e-4, rtol=0, what="R_1000",
-                 mistakes=_matrix_mistakes(1000, 64, 500000.0))
-
-
-@pytest.mark.exercise("rope_rotation_matrix", points=1)
-def test_rotation_matrix_zero_is_identity_float32(student):
-    """R_0 is exactly the identity, as a float32 (head_dim, head_dim) tensor, in both layouts."""
+def test_rotation_matrix_shape_and_dtype(student):
+    """R_0 is a float32 (head_dim, head_dim) tensor, in both layouts (head_dim 12)."""
     for interleaved in (True, False):
         got = student.rope_rotation_matrix(0, 12, interleaved=interleaved)
-        expect_dtype(got, torch.float32, what="rope_rotation_matrix(0, 12)")
-        expect_close(got, torch.eye(12), atol=0, rtol=0, what=f"R_0 (interleaved={interleaved})")
+        expect_dtype(got, torch.float32, what=f"rope_rotation_matrix(0, 12, interleaved={interleaved})")
+        expect_shape(got, (12, 12), what=f"rope_rotation_matrix(0, 12, interleaved={interleaved})")
 
 
 @pytest.mark.exercise("rope_rotation_matrix", points=1)
-def test_rotation_matrix_relative_and_inverse(student):
-    """R_4^T R_11 equals R_7 and R_7^T equals R_-7 (head_dim 32, half-split)."""
-    r4, r7, r11, r_7 = (student.rope_rotation_matrix(m, 32, interleaved=False).double()
-                        for m in (4, 7, 11, -7))
-    # Products of float32-rounded rotations: errors ~1e-7 per entry times 32 terms.
-    expect_close(r4.T @ r11, _rotation_matrix(7, 32, interleaved=False), atol=1e-5, rtol=0,
-                 what="R_4^T R_11")
-    expect_close(r7.T, r_7, atol=1e-6, rtol=0, what="R_7^T vs R_-7")
+def test_rotation_matrix_is_orthogonal(student):
+    """Each R_m is a rotation: R_m^T R_m = I, so it keeps lengths (m = 4, 11, -7; head_dim 32, half-split)."""
+    # A property of the learner's own matrices: any angles pass, only a matrix that is not a rotation fails.
+    for m in (4, 11, -7):
+        r = torch.as_tensor(student.rope_rotation_matrix(m, 32, interleaved=False)).double()
+        expect_shape(r, (32, 32), what=f"rope_rotation_matrix({m}, 32)")
+        # Products of float32-rounded entries: errors ~1e-7 per entry times 32 terms.
+        expect_close(r.T @ r, torch.eye(32, dtype=torch.float64), atol=1e-5, rtol=0, what=f"R_{m}^T R_{m}")
 
 
 # -- rope_cos_sin -------------------------------------------------------------------------------
@@ -275,32 +280,58 @@ def _cos_sin_mistakes(positions, inv_freq, factor=1.0):
     }
 
 
-def _expect_tables(got, positions, inv_freq, factor=1.0, *, atol, what="rope_cos_sin"):
+_FACTOR_MISTAKES = ("attention_factor ignored", "attention_factor applied to cos only",
+                    "attention_factor multiplies the angles instead of the tables")
+_FULL_WIDTH = "full-width tables cat(freqs, freqs) instead of half-width (..., T, head_dim // 2)"
+
+
+def _expect_tables(got, positions, inv_freq, factor=1.0, *, atol, what="rope_cos_sin", accept=()):
+    """Compare (cos, sin) with the reference; ``accept`` names the catalogued mistakes (keys of
+    _cos_sin_mistakes, or "float16 positions") that another test owns and this one lets pass."""
     expect_true(isinstance(got, (tuple, list)) and len(got) == 2,
                 f"{what} should return a pair (cos, sin), got {type(got).__name__}")
     cos, sin = _tables(positions, inv_freq, factor)
     mistakes = _cos_sin_mistakes(positions, inv_freq, factor)
-    expect_close(got[0], cos, atol=atol, rtol=0, what=f"cos from {what}", mistakes=mistakes["cos"])
-    expect_close(got[1], sin, atol=atol, rtol=0, what=f"sin from {what}", mistakes=mistakes["sin"])
+    half = _tables(torch.as_tensor(positions).half(), inv_freq, factor)
+    for i, (name, want) in enumerate((("cos", cos), ("sin", sin))):
+        accepted = [v for k, v in mistakes[name].items() if k in accept]
+        if "float16 positions" in accept:
+            accepted.append(half[i])
+        expect_close(got[i], want, atol=atol, rtol=0, what=f"{name} from {what}", mistakes=mistakes[name],
+                     accepted=accepted)
 
 
-@pytest.mark.exercise("rope_cos_sin", points=1, public=True)
-def test_cos_sin_small(student):
-    """Positions 0..5 with head_dim 8: cos and sin of m*theta_j, each of shape (6, 4)."""
-    positions, inv_freq = torch.arange(6), _theta(8).float()
-    got = student.rope_cos_sin(positions, inv_freq)
-    # Angles below 6 rad: float32 rounding of m*theta and of cos/sin stays below 1e-6.
-    _expect_tables(got, positions, inv_freq, atol=1e-6)
+@pytest.mark.exercise("rope_cos_sin", points=2, public=True)
+def test_cos_sin_values(student):
+    """cos and sin of m*theta_j for positions 0..5, two shifted sequences (2, 5), and positions up to 4095.
+
+    head_dim 8, 16 and 32; the last with a float64 inv_freq.
+    """
+    # Angles below 6 rad: float32 rounding of m*theta and of cos/sin stays below 1e-6; below 22 rad
+    # 2e-6; angles of 4095 rad are rounded by up to 2.4e-4 (half a float32 ulp), hence 3e-4.
+    cases = ((torch.arange(6), _theta(8).float(), 1e-6),
+             (torch.stack((torch.arange(5), torch.arange(17, 22))), _theta(16).float(), 2e-6),
+             (torch.arange(0, 4096, 7), _theta(32), 3e-4))
+    for positions, inv_freq, atol in cases:
+        got = student.rope_cos_sin(positions, inv_freq)
+        # The table width is test_cos_sin_shape_and_dtype's, positions kept as given the property test's.
+        _expect_tables(got, positions, inv_freq, atol=atol,
+                       what=f"rope_cos_sin(position_ids {tuple(positions.shape)}, inv_freq {inv_freq.dtype})",
+                       accept=(_FULL_WIDTH, "float16 positions"))
 
 
 @pytest.mark.exercise("rope_cos_sin", points=1)
-def test_cos_sin_batched_positions(student):
-    """position_ids of shape (2, 5) (two shifted sequences) give tables of shape (2, 5, 8)."""
-    positions = torch.stack((torch.arange(5), torch.arange(17, 22)))
-    inv_freq = _theta(16).float()
-    got = student.rope_cos_sin(positions, inv_freq)
-    # Angles below 22 rad: float32 angle rounding is below 1e-6; 2e-6 adds the cos/sin rounding.
-    _expect_tables(got, positions, inv_freq, atol=2e-6)
+def test_cos_sin_shape_and_dtype(student):
+    """Half-width float32 tables (..., T, head_dim // 2) for (6,) and (2, 5) position_ids, float64 inv_freq."""
+    for positions in (torch.arange(6), torch.arange(10).reshape(2, 5)):
+        got = student.rope_cos_sin(positions, _theta(16))
+        what = f"rope_cos_sin(position_ids {tuple(positions.shape)}, float64 inv_freq)"
+        expect_true(isinstance(got, (tuple, list)) and len(got) == 2,
+                    f"{what} should return a pair (cos, sin), got {type(got).__name__}")
+        for name, table in zip(("cos", "sin"), got):
+            expect_dtype(table, torch.float32, what=f"{name} from {what}")
+            _expect_shape_named(table, (*positions.shape, 8), f"{name} from {what}",
+                                {(*positions.shape, 16): _FULL_WIDTH})
 
 
 @pytest.mark.exercise("rope_cos_sin", points=1)
@@ -308,19 +339,9 @@ def test_cos_sin_attention_factor(student):
     """attention_factor=0.5 multiplies both tables (not the angles)."""
     positions, inv_freq = torch.arange(7), _theta(12).float()
     got = student.rope_cos_sin(positions, inv_freq, attention_factor=0.5)
-    _expect_tables(got, positions, inv_freq, 0.5, atol=1e-6)
-
-
-@pytest.mark.exercise("rope_cos_sin", points=1)
-def test_cos_sin_float32_and_large_positions(student):
-    """Positions up to 4095 with float64 inv_freq: float32 tables that match to float32 angle rounding."""
-    positions, inv_freq = torch.arange(0, 4096, 7), _theta(32)
-    got = student.rope_cos_sin(positions, inv_freq)
-    expect_true(isinstance(got, (tuple, list)) and len(got) == 2, "rope_cos_sin should return (cos, sin)")
-    expect_dtype(got[0], torch.float32, what="cos")
-    expect_dtype(got[1], torch.float32, what="sin")
-    # Angles reach 4095 rad; a float32 angle of that size is rounded by up to 2.4e-4 (half an ulp).
-    _expect_tables(got, positions, inv_freq, atol=3e-4)
+    formula = set(_cos_sin_mistakes(positions, inv_freq)["sin"]) | set(_cos_sin_mistakes(positions, inv_freq)["cos"])
+    _expect_tables(got, positions, inv_freq, 0.5, atol=1e-6, accept=formula - set(_FACTOR_MISTAKES),
+                   what="rope_cos_sin(arange(7), inv_freq, attention_factor=0.5)")
 
 
 # -- apply_rope ---------------------------------------------------------------------------------
@@ -335,73 +356,91 @@ def _inputs(shape, positions, seed):
     return x, cos.float(), sin.float()
 
 
-@pytest.mark.exercise("apply_rope", points=1, public=True)
-def test_apply_rope_half_split(student):
-    """Half-split layout (default) on x of shape (2, 3, 5, 8): matches x*cos + rotate_half(x)*sin."""
-    x, cos, sin = _inputs((2, 3, 5, 8), torch.arange(5), seed=40)
-    got = student.apply_rope(x, cos, sin)
-    expect_shape(got, x.shape, what="apply_rope(x, cos, sin)")
-    expect_close(got, _rotate(x, cos, sin, False), atol=ROPE_ATOL, rtol=0, what="apply_rope",
-                 mistakes=_apply_mistakes(x, cos, sin, False))
+def _apply(student, *args, **kwargs):
+    """Call apply_rope letting it change its arguments: test_apply_rope_leaves_x_unchanged owns that."""
+    student.may_modify_arguments = True
+    try:
+        return student.apply_rope(*args, **kwargs)
+    finally:
+        student.may_modify_arguments = False
 
 
-@pytest.mark.exercise("apply_rope", points=1, public=True)
-def test_apply_rope_interleaved(student):
-    """Interleaved layout on x of shape (4, 6, 8): pairs (2j, 2j+1) are rotated."""
-    x, cos, sin = _inputs((4, 6, 8), torch.arange(6), seed=41)
-    got = student.apply_rope(x, cos, sin, interleaved=True)
-    expect_close(got, _rotate(x, cos, sin, True), atol=ROPE_ATOL, rtol=0,
-                 what="apply_rope(..., interleaved=True)", mistakes=_apply_mistakes(x, cos, sin, True))
+@pytest.mark.exercise("apply_rope", points=2, public=True)
+def test_apply_rope_values(student):
+    """Pairs rotated by m*theta_j, half-split (j, j + d/2) and interleaved (2j, 2j+1), head_dim 8 and 64.
 
-
-@pytest.mark.exercise("apply_rope", points=1)
-def test_apply_rope_shifted_positions_head_dim_64(student):
-    """Positions 100..131, head_dim 64, half-split, x of shape (1, 2, 32, 64)."""
-    x, cos, sin = _inputs((1, 2, 32, 64), torch.arange(100, 132), seed=42)
-    got = student.apply_rope(x, cos, sin)
-    expect_close(got, _rotate(x, cos, sin, False), atol=ROPE_ATOL, rtol=0, what="apply_rope",
-                 mistakes=_apply_mistakes(x, cos, sin, False))
-
-
-@pytest.mark.exercise("apply_rope", points=1)
-def test_apply_rope_broadcasts_batch_tables_over_heads(student):
-    """Tables of shape (B, T, d/2) are broadcast over the heads of x (B, H, T, d)."""
-    x = _randn(2, 3, 4, 8, seed=43)
-    positions = torch.stack((torch.arange(4), torch.arange(10, 14)))  # (B, T): two offsets
-    cos, sin = (t.float() for t in _tables(positions, _theta(8)))      # (B, T, d/2)
-    got = student.apply_rope(x, cos, sin)
-    expected = _rotate(x, cos[:, None], sin[:, None], False)
-    expect_close(got, expected, atol=ROPE_ATOL, rtol=0, what="apply_rope with (B, T, d/2) tables",
-                 mistakes=_apply_mistakes(x, cos[:, None], sin[:, None], False))
+    Half-split on x (2, 3, 5, 8), interleaved on x (2, 4, 6, 8), half-split at positions 100..131 on
+    x (1, 2, 32, 64); tables of shape (T, d/2).
+    """
+    cases = (((2, 3, 5, 8), torch.arange(5), 40, False), ((2, 4, 6, 8), torch.arange(6), 41, True),
+             ((1, 2, 32, 64), torch.arange(100, 132), 42, False))
+    for shape, positions, seed, interleaved in cases:
+        x, cos, sin = _inputs(shape, positions, seed=seed)
+        got = _apply(student, x, cos, sin, interleaved=interleaved)
+        expect_close(got, _rotate(x, cos, sin, interleaved), atol=ROPE_ATOL, rtol=0,
+                     what=f"apply_rope(x {tuple(shape)}, interleaved={interleaved})",
+                     mistakes=_apply_mistakes(x, cos, sin, interleaved))
 
 
 @pytest.mark.exercise("apply_rope", points=1)
-def test_apply_rope_bfloat16_in_float32(student):
-    """bfloat16 x gives bfloat16 output, computed in float32: correctly rounded to bfloat16."""
-    x, cos, sin = _inputs((2, 16, 32), torch.arange(1000, 1016), seed=44)
-    x = x.bfloat16()
-    got = student.apply_rope(x, cos, sin, interleaved=True)
-    expect_dtype(got, torch.bfloat16, what="apply_rope(bfloat16 x)")
-    reference = _rotate(x.double(), cos, sin, True)
-    # float32 arithmetic then one rounding to bfloat16 (8 significant bits): relative error <= 2^-8;
-    # arithmetic in bfloat16 rounds each product and the sum, and exceeds that bound.
-    a, b = x[..., 0::2], x[..., 1::2]
-    c, s = cos.bfloat16(), sin.bfloat16()
-    in_bf16 = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
-    expect_close(got, reference, rtol=2 ** -8 * 1.001, atol=1e-6, what="apply_rope(bfloat16 x)",
-                 mistakes={"arithmetic done in bfloat16 instead of float32": in_bf16})
+def test_apply_rope_broadcasts_tables_over_heads(student):
+    """Tables with one dimension fewer than x get a head axis in front of T, for 4-D and 5-D x.
+
+    (B, T, d/2) tables for x (B, H, T, d), and (B, G, T, d/2) tables for x (B, G, H, T, d).
+    """
+    for x_shape, seed in (((2, 3, 4, 8), 43), ((2, 2, 3, 4, 8), 48)):
+        x = _randn(*x_shape, seed=seed)
+        lead = x_shape[:-3]
+        positions = torch.arange(4) + 10 * torch.arange(math.prod(lead)).reshape(*lead, 1)   # (*lead, T)
+        cos, sin = (t.float() for t in _tables(positions, _theta(8)))                       # (*lead, T, d/2)
+        got = _apply(student, x, cos, sin)
+        c, s = cos.unsqueeze(-3), sin.unsqueeze(-3)
+        # The formula has test_apply_rope_values: its mistakes pass here.
+        expect_close(got, _rotate(x, c, s, False), atol=ROPE_ATOL, rtol=0,
+                     what=f"apply_rope(x {x_shape}, tables {tuple(cos.shape)})",
+                     accepted=_apply_mistakes(x, c, s, False).values())
 
 
 @pytest.mark.exercise("apply_rope", points=1)
-def test_apply_rope_position_zero_and_norms(student):
-    """At position 0 RoPE is the identity, and at every position it preserves norms (float64 x)."""
-    x = _randn(3, 9, 16, seed=45, dtype=torch.float64)
-    cos, sin = _tables(torch.arange(9), _theta(16))
-    got = student.apply_rope(x, cos, sin)
-    expect_dtype(got, torch.float64, what="apply_rope(float64 x)")
-    # float64 in, float64 tables: the norms agree to ~1e-15; 1e-6 also accepts float32 arithmetic.
-    expect_close(got.norm(dim=-1), x.norm(dim=-1), atol=1e-6, rtol=1e-6, what="norms of RoPE(x)")
-    expect_close(got[:, 0], x[:, 0], atol=1e-6, rtol=0, what="RoPE(x) at position 0")
+def test_apply_rope_keeps_shape_and_dtype(student):
+    """The output has x's shape and dtype for float16, bfloat16, float32 and float64 x (float32 tables)."""
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        x, cos, sin = _inputs((6, 16), torch.arange(6), seed=49)
+        got = _apply(student, x.to(dtype), cos, sin)
+        expect_dtype(got, dtype, what=f"apply_rope({dtype} x)")
+        expect_shape(got, (6, 16), what=f"apply_rope({dtype} x)")
+
+
+@pytest.mark.exercise("apply_rope", points=1)
+def test_apply_rope_arithmetic_precision(student):
+    """bfloat16 and float16 x are rotated in float32 and rounded once; float64 x keeps float64 accuracy."""
+    x32, cos, sin = _inputs((16, 32), torch.arange(1000, 1016), seed=44)
+    for dtype in (torch.bfloat16, torch.float16, torch.float64):
+        x = x32.to(dtype)
+        got = _apply(student, x, cos, sin, interleaved=True)
+        reference = _rotate(x.double(), cos, sin, True)
+        if dtype == torch.float64:
+            # float64 arithmetic: errors ~1e-16; float32 arithmetic is ~1e-7 off.
+            rtol, atol = 1e-12, 1e-12
+            named = {"arithmetic in float32 for a float64 x (the docstring asks for float64)":
+                     _rotate_in(x, cos, sin, True, torch.float32)}
+        else:
+            # float32 arithmetic then one rounding (relative error <= the unit roundoff); arithmetic in
+            # half precision rounds each product and the sum, and exceeds that bound.
+            rtol, atol = HALF[dtype] * 1.001, 1e-6
+            named = {f"arithmetic done in {str(dtype).split('.')[-1]} instead of float32":
+                     _rotate_in(x, cos, sin, True, dtype)}
+        # The formula has test_apply_rope_values and the output dtype its own test: here only the
+        # values count, and a formula mistake passes.
+        expect_close(torch.as_tensor(got).double(), reference, rtol=rtol, atol=atol, what=f"apply_rope({dtype} x)",
+                     mistakes=named, accepted=_apply_mistakes(x, cos, sin, True).values())
+
+
+@pytest.mark.exercise("apply_rope", points=1)
+def test_apply_rope_leaves_x_unchanged(student):
+    """apply_rope returns a new tensor and leaves x, cos and sin as they were (the caller still needs x)."""
+    x, cos, sin = _inputs((2, 3, 5, 8), torch.arange(5), seed=47)
+    student.apply_rope(x, cos, sin)   # the sandbox fails the call if it changed an argument
 
 
 # -- layout_permutation -------------------------------------------------------------------------
@@ -419,17 +458,16 @@ def _perm_mistakes(head_dim):
     }
 
 
-@pytest.mark.exercise("layout_permutation", points=1)
-def test_layout_permutation_head_dim_8(student):
-    """For head_dim 8 the permutation is the reference one, element by element."""
-    got = student.layout_permutation(8)
-    expect_equal(got, _perm(8), what="layout_permutation(8)", mistakes=_perm_mistakes(8))
+def _named_permutation(perm, head_dim):
+    """The catalogued mistakes that ``perm`` is, as a feedback suffix ('' if none)."""
+    named = [d for d, w in _perm_mistakes(head_dim).items() if perm.shape == w.shape and torch.equal(perm, w)]
+    return f"; this is what you get with: {named[0]}" if named else ""
 
 
-@pytest.mark.exercise("layout_permutation", points=1, public=True)
+@pytest.mark.exercise("layout_permutation", points=2, public=True)
 def test_layout_permutation_converts_layouts(student):
-    """half-split RoPE of x[..., perm] equals interleaved RoPE of x, permuted (head_dim 8, 16 and 64)."""
-    for head_dim, seed in ((8, 49), (16, 50), (64, 51)):
+    """half-split RoPE of x[..., perm] equals interleaved RoPE of x, permuted (head_dim 8, 16, 64 and 128)."""
+    for head_dim, seed in ((8, 49), (16, 50), (64, 51), (128, 52)):
         perm = student.layout_permutation(head_dim)
         expect_shape(perm, (head_dim,), what=f"layout_permutation({head_dim})")
         perm = torch.as_tensor(perm).long()
@@ -439,16 +477,18 @@ def test_layout_permutation_converts_layouts(student):
         lhs = _rotate(x[..., perm], cos, sin, False)
         rhs = _rotate(x, cos, sin, True)[..., perm]
         # Both sides are the same float64 operations on the same numbers: they agree to ~1e-16.
-        expect_close(lhs, rhs, atol=1e-12, rtol=0,
-                     what=f"half-split(x[..., perm]) vs interleaved(x)[..., perm], head_dim={head_dim}")
+        error = float((lhs - rhs).abs().max())
+        expect_true(error <= 1e-12, f"head_dim={head_dim}: half-split(x[..., perm]) differs from "
+                                    f"interleaved(x)[..., perm] by up to {error:.3g}"
+                                    + _named_permutation(perm, head_dim))
 
 
 @pytest.mark.exercise("layout_permutation", points=1)
-def test_layout_permutation_int64_head_dim_128(student):
-    """head_dim 128 gives an int64 tensor equal to the reference permutation."""
+def test_layout_permutation_int64(student):
+    """The permutation is an int64 tensor of shape (head_dim,) (an index for x[..., perm]), head_dim 128."""
     got = student.layout_permutation(128)
     expect_dtype(got, torch.int64, what="layout_permutation(128)")
-    expect_equal(got, _perm(128), what="layout_permutation(128)", mistakes=_perm_mistakes(128))
+    expect_shape(got, (128,), what="layout_permutation(128)")
 
 
 # -- alibi_slopes -------------------------------------------------------------------------------
@@ -465,30 +505,40 @@ def _slope_mistakes(n):
 SLOPE_RTOL = 1e-6
 
 
-@pytest.mark.exercise("alibi_slopes", points=1, public=True)
-def test_alibi_slopes_8_heads(student):
-    """8 heads: 1/2, 1/4, ..., 1/256."""
-    got = student.alibi_slopes(8)
-    expect_close(got, [2.0 ** -(h + 1) for h in range(8)], rtol=SLOPE_RTOL, atol=0,
-                 what="alibi_slopes(8)", mistakes=_slope_mistakes(8))
+def _slopes_from_zero(n):
+    """get_slopes with every geometric sequence started at 2^0 (2^(-8h/k) instead of 2^(-8(h+1)/k))."""
+    p = 2 ** math.floor(math.log2(n))
+    sequence = lambda k: [2 ** (-8 * h / k) for h in range(k)]
+    return sequence(p) + sequence(2 * p)[0::2][: n - p]
 
 
-@pytest.mark.exercise("alibi_slopes", points=1)
-def test_alibi_slopes_12_heads(student):
-    """12 heads (not a power of two): the 8-head slopes, then every other slope of 16 heads."""
-    got = student.alibi_slopes(12)
-    expect_close(got, _reference_slopes(12), rtol=SLOPE_RTOL, atol=0, what="alibi_slopes(12)",
-                 mistakes=_slope_mistakes(12))
-
-
-@pytest.mark.exercise("alibi_slopes", points=1)
-def test_alibi_slopes_other_counts(student):
-    """1, 2, 6 and 20 heads follow the reference code; the result is float32."""
-    for n in (1, 2, 6, 20):
+@pytest.mark.exercise("alibi_slopes", points=2, public=True)
+def test_alibi_slopes_powers_of_two(student):
+    """1, 2, 8 and 32 heads: the float32 geometric sequence 2^(-8/n), 2^(-16/n), ..., 2^-8."""
+    for n in (1, 2, 8, 32):
         got = student.alibi_slopes(n)
         expect_dtype(got, torch.float32, what=f"alibi_slopes({n})")
-        expect_close(got, _reference_slopes(n), rtol=SLOPE_RTOL, atol=0, what=f"alibi_slopes({n})",
-                     mistakes=_slope_mistakes(n))
+        expect_close(got, [2.0 ** (-8 * (h + 1) / n) for h in range(n)], rtol=SLOPE_RTOL, atol=0,
+                     what=f"alibi_slopes({n})", mistakes=_slope_mistakes(n))
+
+
+@pytest.mark.exercise("alibi_slopes", points=3)
+@grading()
+@given(num_heads=st.integers(1, 100))
+@example(num_heads=12)
+@example(num_heads=6)
+@example(num_heads=20)
+@example(num_heads=3)
+@example(num_heads=24)
+@example(num_heads=97)
+def test_alibi_slopes_other_counts(student, num_heads):
+    """Any head count, power of two or not (12: the 8-head slopes, then every other slope of 16 heads): get_slopes."""
+    got = student.alibi_slopes(num_heads)
+    # The geometric sequence itself (its start and order) is test_alibi_slopes_powers_of_two's: those
+    # mistakes pass here, and this test charges how the slopes of other head counts are filled in.
+    owned = [_slopes_from_zero(num_heads), _reference_slopes(num_heads)[::-1]]
+    _expect_close_lazy(got, _reference_slopes(num_heads), lambda: _slope_mistakes(num_heads),
+                       rtol=SLOPE_RTOL, atol=0, what=f"alibi_slopes({num_heads})", accepted=owned)
 
 
 # -- alibi_bias ---------------------------------------------------------------------------------
@@ -496,46 +546,65 @@ def test_alibi_slopes_other_counts(student):
 BIAS_RTOL = 1e-6
 
 
-@pytest.mark.exercise("alibi_bias", points=1, public=True)
-def test_alibi_bias_two_heads(student):
-    """2 heads, 4 tokens: bias[h, i, j] = -m_h (i - j) below the diagonal, -inf above it."""
-    got = student.alibi_bias(2, 4)
-    slopes = _reference_slopes(2)
-    expect_shape(got, (2, 4, 4), what="alibi_bias(2, 4)")
-    expect_close(got, _reference_bias(slopes, 4), rtol=BIAS_RTOL, atol=0, what="alibi_bias(2, 4)",
-                 mistakes=_bias_mistakes(slopes, 4))
+def _mask_mistakes(slopes, seq_len):
+    """What the catalogued mistakes of the causal mask return: test_alibi_bias_causal_mask owns them."""
+    named = _bias_mistakes(slopes, seq_len)
+    return [named["the masked upper triangle holds 0 instead of -inf"],
+            named["transposed: the mask hides the past instead of the future"],
+            named["no causal mask: -m|i-j| everywhere"], _reference_bias(slopes, seq_len, fill=-1e9)]
+
+
+@pytest.mark.exercise("alibi_bias", points=2, public=True)
+def test_alibi_bias_values(student):
+    """2 heads, 4 tokens and 8 heads, 16 tokens: float32 bias[h, i, j] = -m_h (i - j) below the diagonal."""
+    for num_heads, seq_len in ((2, 4), (8, 16)):
+        got = student.alibi_bias(num_heads, seq_len)
+        what = f"alibi_bias({num_heads}, {seq_len})"
+        expect_dtype(got, torch.float32, what=what)
+        expect_shape(got, (num_heads, seq_len, seq_len), what=what)
+        slopes = _reference_slopes(num_heads)
+        # The mask above the diagonal is test_alibi_bias_causal_mask's: its mistakes pass here.
+        expect_close(got, _reference_bias(slopes, seq_len), rtol=BIAS_RTOL, atol=0, what=what,
+                     mistakes=_bias_mistakes(slopes, seq_len), accepted=_mask_mistakes(slopes, seq_len))
 
 
 @pytest.mark.exercise("alibi_bias", points=1)
-def test_alibi_bias_eight_heads(student):
-    """8 heads, 16 tokens: float32 values equal to the reference."""
-    got = student.alibi_bias(8, 16)
-    slopes = _reference_slopes(8)
-    expect_dtype(got, torch.float32, what="alibi_bias(8, 16)")
-    expect_close(got, _reference_bias(slopes, 16), rtol=BIAS_RTOL, atol=0, what="alibi_bias(8, 16)",
-                 mistakes=_bias_mistakes(slopes, 16))
-
-
-@pytest.mark.exercise("alibi_bias", points=1)
-def test_alibi_bias_mask_is_minus_inf_and_diagonal_zero(student):
+def test_alibi_bias_causal_mask(student):
     """Every entry above the diagonal is exactly -inf, and the diagonal is exactly 0."""
-    got = torch.as_tensor(student.alibi_bias(4, 9)).double()
+    got = student.alibi_bias(4, 9)
+    expect_shape(got, (4, 9, 9), what="alibi_bias(4, 9)")
+    got = torch.as_tensor(got).double()
     upper = torch.ones(9, 9, dtype=torch.bool).triu(1).expand(4, 9, 9)
+    slopes = _reference_slopes(4)
+    named = [d for d, w in _bias_mistakes(slopes, 9).items()
+             if w.shape == got.shape and torch.allclose(got, w, rtol=BIAS_RTOL, atol=0, equal_nan=True)]
+    named += ["a large finite negative number instead of -inf above the diagonal"] if bool(
+        (got[upper] > -math.inf).all() and (got[upper] < -1e4).all()) else []
+    hint = f"; this is what you get with: {named[0]}" if named else ""
     expect_true(bool(torch.isneginf(got[upper]).all()),
-                "entries above the diagonal (future keys) must be -inf, so the softmax gives them weight 0")
-    expect_true(bool(torch.isfinite(got[~upper]).all()),
-                "entries on and below the diagonal must be finite")
+                "entries above the diagonal (future keys) must be -inf, so the softmax gives them weight 0" + hint)
+    expect_true(bool(torch.isfinite(got[~upper]).all()), "entries on and below the diagonal must be finite" + hint)
     expect_close(got.diagonal(dim1=-2, dim2=-1), torch.zeros(4, 9), atol=0, rtol=0,
                  what="the diagonal (distance 0)")
 
 
-@pytest.mark.exercise("alibi_bias", points=1)
-def test_alibi_bias_twelve_heads(student):
-    """12 heads, 5 tokens: uses the paper's slopes for a head count that is not a power of two."""
-    got = student.alibi_bias(12, 5)
-    slopes = _reference_slopes(12)
-    expect_close(got, _reference_bias(slopes, 5), rtol=BIAS_RTOL, atol=0, what="alibi_bias(12, 5)",
-                 mistakes=_bias_mistakes(slopes, 5))
+@pytest.mark.exercise("alibi_bias", points=3)
+@grading()
+@given(num_heads=st.integers(1, 24), seq_len=st.integers(1, 40))
+@example(num_heads=12, seq_len=5)
+@example(num_heads=5, seq_len=1)
+@example(num_heads=20, seq_len=33)
+def test_alibi_bias_over_sizes(student, num_heads, seq_len):
+    """Any number of heads (12: the slopes of a head count that is not a power of two) and tokens (1 included)."""
+    got = student.alibi_bias(num_heads, seq_len)
+    what = f"alibi_bias({num_heads}, {seq_len})"
+    slopes = _reference_slopes(num_heads)
+    # The mask and the sign of the bias have their own tests: their mistakes pass here, and this test
+    # charges the slopes of every head count and the sizes.
+    owned = _mask_mistakes(slopes, seq_len) + [
+        _bias_mistakes(slopes, seq_len)["slope sign flipped: +m(i-j) rewards distant keys"]]
+    _expect_close_lazy(got, _reference_bias(slopes, seq_len), lambda: _bias_mistakes(slopes, seq_len),
+                       rtol=BIAS_RTOL, atol=0, what=what, accepted=owned)
 
 
 # -- diagonal_spread ----------------------------------------------------------------------------
@@ -581,12 +650,34 @@ def _relative_grid(rows, cols, seed):
     return values[m - n + cols - 1]
 
 
+def _spread_owned(grid, owner):
+    """The values of the catalogued mistakes that a test other than ``owner`` owns: "statistic"
+    (test_diagonal_spread_random_grid), "negative offsets" (..._finds_one_bad_diagonal), "square
+    offsets" (..._non_square); the property test (owner None) lets all of them pass."""
+    grid = torch.as_tensor(grid).double()
+    owned = {"statistic": [_spread(grid, anti=True), _spread(grid, statistic="std"), _spread(grid, reduce="mean"),
+                           (grid.max() - grid.min()).item()],
+             "negative offsets": [_spread(grid, offsets="non-negative")],
+             "square offsets": [_spread(grid, offsets="square")] if grid.shape[0] != grid.shape[1] else []}
+    return [value for name, values in owned.items() if name != owner for value in values]
+
+
+def _expect_spread(got, grid, want, owner, what):
+    expect_close(got, want, atol=1e-12, rtol=0, what=what, mistakes=_spread_mistakes(grid),
+                 accepted=_spread_owned(grid, owner))
+
+
 @pytest.mark.exercise("diagonal_spread", points=2, public=True)
 def test_diagonal_spread_random_grid(student):
-    """A random 5 x 5 grid: the largest max - min along the diagonals m - n = c."""
-    grid = _randn(5, 5, seed=300, dtype=torch.float64)
-    got = student.diagonal_spread(grid)
-    expect_close(got, _spread(grid), atol=1e-12, rtol=0, what="diagonal_spread", mistakes=_spread_mistakes(grid))
+    """The largest max - min along the diagonals m - n = c, on two 5 x 5 grids.
+
+    A random grid, and a grid that depends on m - n up to a little noise (its spread is far below the range
+    of the whole grid).
+    """
+    noisy = _relative_grid(5, 5, seed=307) + 0.1 * _randn(5, 5, seed=308, dtype=torch.float64)
+    for name, grid in (("a random", _randn(5, 5, seed=300, dtype=torch.float64)), ("an almost relative", noisy)):
+        _expect_spread(student.diagonal_spread(grid), grid, _spread(grid), "statistic",
+                       f"diagonal_spread of {name} 5 x 5 grid")
 
 
 @pytest.mark.exercise("diagonal_spread", points=2)
@@ -594,10 +685,10 @@ def test_diagonal_spread_finds_one_bad_diagonal(student):
     """A grid that depends on m - n only, except one entry above the main diagonal: the spread is that bump."""
     grid = _relative_grid(6, 6, seed=301)
     grid[1, 4] += 2.5                          # the diagonal m - n = -3
-    got = student.diagonal_spread(grid)
-    expect_close(got, 2.5, atol=1e-12, rtol=0, what="diagonal_spread", mistakes=_spread_mistakes(grid))
-    expect_close(student.diagonal_spread(_relative_grid(6, 6, seed=301)), 0.0, atol=1e-12, rtol=0,
-                 what="diagonal_spread of a grid that depends on m - n only")
+    _expect_spread(student.diagonal_spread(grid), grid, 2.5, "negative offsets", "diagonal_spread")
+    clean = _relative_grid(6, 6, seed=301)
+    _expect_spread(student.diagonal_spread(clean), clean, 0.0, "negative offsets",
+                   "diagonal_spread of a grid that depends on m - n only")
 
 
 @pytest.mark.exercise("diagonal_spread", points=2)
@@ -610,19 +701,17 @@ def test_diagonal_spread_non_square(student):
     tall[6, 1] -= 1.0       # m - n = 5: a diagonal that a 3 x 3 grid does not have; spread 1.0
     for grid in (wide, tall):
         rows, cols = grid.shape
-        got = student.diagonal_spread(grid)
-        expect_close(got, _spread(grid), atol=1e-12, rtol=0, what=f"diagonal_spread of a {rows} x {cols} grid",
-                     mistakes=_spread_mistakes(grid))
+        _expect_spread(student.diagonal_spread(grid), grid, _spread(grid), "square offsets",
+                       f"diagonal_spread of a {rows} x {cols} grid")
 
 
 @pytest.mark.exercise("diagonal_spread", points=1)
-def test_diagonal_spread_float32_and_type(student):
-    """A float32 grid gives a Python float."""
-    grid = _randn(4, 4, seed=304)
-    got = student.diagonal_spread(grid)
-    expect_true(isinstance(got, float), f"diagonal_spread should return a Python float, not {type(got).__name__}")
-    # float32 entries are exact; their differences in float32 or float64 agree to ~1e-7.
-    expect_close(got, _spread(grid), atol=1e-6, rtol=0, what="diagonal_spread", mistakes=_spread_mistakes(grid))
+def test_diagonal_spread_returns_a_float(student):
+    """The spread is a Python float (not a 0-d tensor), for float32 and float64 grids."""
+    for dtype in (torch.float32, torch.float64):
+        got = student.diagonal_spread(_randn(4, 4, seed=304, dtype=dtype))
+        expect_true(isinstance(got, float),
+                    f"diagonal_spread of a {dtype} grid should return a Python float, not {type(got).__name__}")
 
 
 # -- rope_cost ----------------------------------------------------------------------------------
@@ -660,54 +749,75 @@ def _cost_mistakes(b, h, t, d, method, nbytes, key):
     return out
 
 
-def _expect_cost(student, b, h, t, d, method, nbytes, got=None):
-    if got is None:
-        got = student.rope_cost(b, h, t, d, method, nbytes)
+def _cost_dict(student, *args):
+    got = student.rope_cost(*args)
     expect_true(isinstance(got, dict) and {"flops", "bytes", "intensity"} <= set(got),
-                f"rope_cost should return a dict with keys 'flops', 'bytes', 'intensity', got {got!r:.200}")
-    want = _cost(b, h, t, d, method, nbytes)
-    where = f"rope_cost({b}, {h}, {t}, {d}, {method!r}, {nbytes})"
-    for key in ("flops", "bytes"):
-        # Counts are integers: exact.
-        expect_close(got[key], want[key], atol=0, rtol=0, what=f"{where}[{key!r}]",
-                     mistakes=_cost_mistakes(b, h, t, d, method, nbytes, key))
-    expect_close(got["intensity"], want["intensity"], atol=0, rtol=1e-12, what=f"{where}['intensity']",
-                 mistakes=_cost_mistakes(b, h, t, d, method, nbytes, "intensity"))
+                f"rope_cost{args} should return a dict with keys 'flops', 'bytes', 'intensity', got {got!r:.200}")
+    return got
 
 
-@pytest.mark.exercise("rope_cost", points=1, public=True)
-def test_rope_cost_small(student):
-    """(B, H, T, d) = (2, 3, 5, 8) in float32, both methods: the flops and bytes of one pass."""
-    for method in ("matrix", "elementwise"):
-        _expect_cost(student, 2, 3, 5, 8, method, 4)
+COST_SIZES = dict(batch=st.integers(1, 64), heads=st.integers(1, 64), seq_len=st.integers(1, 5000),
+                  head_dim=EVEN_DIMS, method=st.sampled_from(["matrix", "elementwise"]),
+                  nbytes=st.sampled_from([1, 2, 4, 8]))
+"""Any sizes (head_dim 2 included), both methods, any bytes_per_element."""
+
+
+@pytest.mark.exercise("rope_cost", points=2, public=True)
+@grading()
+@given(**COST_SIZES)
+@example(batch=2, heads=3, seq_len=5, head_dim=8, method="matrix", nbytes=4)
+@example(batch=2, heads=3, seq_len=5, head_dim=8, method="elementwise", nbytes=4)
+@example(batch=1, heads=32, seq_len=8192, head_dim=128, method="matrix", nbytes=2)
+@example(batch=1, heads=32, seq_len=8192, head_dim=128, method="elementwise", nbytes=2)
+def test_rope_cost_flops(student, batch, heads, seq_len, head_dim, method, nbytes):
+    """The flops of one pass, both methods: (2, 3, 5, 8), a Llama layer (1, 32, 8192, 128), any sizes."""
+    args = (batch, heads, seq_len, head_dim, method, nbytes)
+    got = _cost_dict(student, *args)
+    # Counts are integers: exact.
+    expect_close(got["flops"], _cost(*args)["flops"], atol=0, rtol=0, what=f"rope_cost{args}['flops']",
+                 mistakes=_cost_mistakes(*args, "flops"))
+
+
+@pytest.mark.exercise("rope_cost", points=2)
+@grading()
+@given(**COST_SIZES)
+@example(batch=3, heads=5, seq_len=7, head_dim=2, method="elementwise", nbytes=2)
+@example(batch=1, heads=32, seq_len=8192, head_dim=128, method="matrix", nbytes=2)
+def test_rope_cost_bytes(student, batch, heads, seq_len, head_dim, method, nbytes):
+    """The bytes moved by one pass, both methods, any sizes and bytes_per_element (4 when it is not given)."""
+    args = (batch, heads, seq_len, head_dim, method, nbytes)
+    got = _cost_dict(student, *args)
+    expect_close(got["bytes"], _cost(*args)["bytes"], atol=0, rtol=0, what=f"rope_cost{args}['bytes']",
+                 mistakes=_cost_mistakes(*args, "bytes"))
+    default = _cost_dict(student, batch, heads, seq_len, head_dim, method)
+    expect_close(default["bytes"], _cost(*args[:5], 4)["bytes"], atol=0, rtol=0,
+                 what=f"rope_cost{args[:5]}['bytes'] (bytes_per_element not given: float32)",
+                 mistakes=_cost_mistakes(*args[:5], 4, "bytes"))
 
 
 @pytest.mark.exercise("rope_cost", points=1)
-def test_rope_cost_bf16_llama_layer(student):
-    """(1, 32, 8192, 128) in bf16 (2 bytes per number), both methods."""
-    for method in ("matrix", "elementwise"):
-        _expect_cost(student, 1, 32, 8192, 128, method, 2)
-
-
-@pytest.mark.exercise("rope_cost", points=1)
-def test_rope_cost_default_is_float32(student):
-    """Without bytes_per_element, a number takes 4 bytes."""
-    got = student.rope_cost(3, 2, 7, 6, "elementwise")
-    want = _cost(3, 2, 7, 6, "elementwise", 4)
-    expect_close(got["bytes"], want["bytes"], atol=0, rtol=0, what="rope_cost(3, 2, 7, 6, 'elementwise')['bytes']",
-                 mistakes=_cost_mistakes(3, 2, 7, 6, "elementwise", 4, "bytes"))
+def test_rope_cost_intensity(student):
+    """intensity is flops / bytes (flops per byte, unrounded), of the counts the function returns itself."""
+    for args in ((2, 3, 5, 8, "matrix", 4), (1, 32, 8192, 128, "elementwise", 2), (3, 1, 7, 6, "elementwise", 4)):
+        got = _cost_dict(student, *args)
+        # A property of the learner's own counts: wrong flops or bytes pass here (their tests own them).
+        if not (isinstance(got["flops"], (int, float)) and isinstance(got["bytes"], (int, float)) and got["bytes"]):
+            fail(f"rope_cost{args}: flops and bytes should be numbers, got {got['flops']!r} and {got['bytes']!r}")
+        ratio = got["flops"] / got["bytes"]
+        expect_close(got["intensity"], ratio, atol=0, rtol=1e-12, what=f"rope_cost{args}['intensity']",
+                     mistakes={"bytes per flop instead of flops per byte": 1 / ratio,
+                               "intensity rounded": round(ratio, 3)})
 
 
 @pytest.mark.exercise("rope_cost", points=1)
 def test_rope_cost_returns_integers(student):
-    """flops and bytes are Python ints (exact counts), intensity a float."""
-    got = student.rope_cost(1, 8, 1024, 128, "matrix")
-    expect_true(isinstance(got["flops"], int) and isinstance(got["bytes"], int)
-                and not isinstance(got["flops"], bool),
-                f"flops and bytes should be Python ints, got {type(got['flops']).__name__} and "
-                f"{type(got['bytes']).__name__}")
-    expect_true(isinstance(got["intensity"], float), "intensity should be a Python float")
-
+    """flops and bytes are Python ints (exact counts), intensity a float, for both methods."""
+    for args in ((1, 8, 1024, 128, "matrix", 4), (2, 3, 5, 6, "elementwise", 2)):
+        got = _cost_dict(student, *args)
+        expect_true(all(isinstance(got[k], int) and not isinstance(got[k], bool) for k in ("flops", "bytes")),
+                    f"rope_cost{args}: flops and bytes should be Python ints (exact counts), got "
+                    f"{type(got['flops']).__name__} and {type(got['bytes']).__name__}")
+        expect_true(isinstance(got["intensity"], float), f"rope_cost{args}: intensity should be a Python float")
 
 
 # -- rope_base_for_context ----------------------------------------------------------------------
@@ -725,9 +835,23 @@ def _worst_score(base, context_length, head_dim):
     return torch.cos(offsets[:, None] * theta).mean(dim=1).min().item()
 
 
+def _holds(base, context_length, head_dim, chunk=256):
+    """Whether S(Delta) > 0 for Delta = 0..L (as _worst_score(...) > 0), stopping at the first chunk of
+    offsets where it fails: a base far too small fails early, so the grid scan below stays fast."""
+    theta = float(base) ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    start = 0
+    while start <= context_length:
+        offsets = torch.arange(start, min(start + chunk, context_length + 1), dtype=torch.float64)
+        if torch.cos(offsets[:, None] * theta).mean(dim=1).min().item() <= 0:
+            return False
+        start, chunk = start + chunk, 2 * chunk
+    return True
+
+
+@functools.lru_cache(maxsize=None)
 def _smallest_grid_base(context_length, head_dim):
     k = 40
-    while _worst_score(10 ** (k / 40), context_length, head_dim) <= 0:
+    while not _holds(10 ** (k / 40), context_length, head_dim):
         k += 1
     return 10 ** (k / 40)
 
@@ -803,9 +927,10 @@ def test_base_is_not_wasteful_for_other_contexts(student, context_length, head_d
 
 @pytest.mark.exercise("rope_base_for_context", points=1)
 def test_base_for_context_rejects_invalid_inputs(student):
-    """context_length 0 or an odd head_dim: ValueError (context_length 1 still gets a base)."""
-    _design_base(student, 1, 8)
+    """context_length 0 or True (a bool), or an odd head_dim: ValueError (context_length 1 still gets a base)."""
+    student.rope_base_for_context(1, 8)  # must not raise (what it returns is the other tests')
     expect_raises(ValueError, student.rope_base_for_context, 0, 64, what="rope_base_for_context(0, 64)")
+    expect_raises(ValueError, student.rope_base_for_context, True, 64, what="rope_base_for_context(True, 64)")
     expect_raises(ValueError, student.rope_base_for_context, 1024, 63, what="rope_base_for_context(1024, 63)")
 
 
@@ -857,76 +982,70 @@ def _expect_verdict(student, implementation, config_name):
                              f"'{config_name}', was called faithful")
 
 
-@pytest.mark.exercise("rope_is_faithful", points=2, public=True)
+_PLAIN = [name for name, config in _FAITHFUL_CONFIGS.items() if not config["rope_scaling"]]
+_LINEAR = [name for name in _SCALED if "linear" in name]
+
+
+def _expect_verdicts(student, cases):
+    """_expect_verdict on each (implementation, config name) of ``cases``; the feedback names the first wrong one."""
+    for implementation, config_name in cases:
+        _expect_verdict(student, implementation, config_name)
+
+
+def _faithful_on(configs):
+    return [(implementation, name) for implementation in _FAITHFUL for name in configs]
+
+
+def _bug_on(bug, configs=None):
+    return [(bug, name) for name in (configs or _BUGS[bug][1])]
+
+
+# One test per thing a detector must get right: each bug on every config where it shows, and the
+# scaled configs together with their faithful implementations (a wrong reference for a scaling both
+# calls the faithful one broken and misses the bug: one mistake, one test).
+@pytest.mark.exercise("rope_is_faithful", points=4, public=True)
 def test_rope_is_faithful_accepts_plain_rope(student):
-    """A faithful float32 RoPE for a plain half-split config (head_dim 32, base 1e4) is faithful."""
-    _expect_verdict(student, "faithful", "plain, half-split, head_dim 32")
+    """Faithful RoPE (float32 rotate_half, float64 complex pairs) on the plain configs, both layouts, is faithful."""
+    _expect_verdicts(student, _faithful_on(_PLAIN))
 
 
-@pytest.mark.exercise("rope_is_faithful", points=2, public=True)
+@pytest.mark.exercise("rope_is_faithful", points=5, public=True)
 def test_rope_is_faithful_flags_a_layout_mix_up(student):
-    """Half-split code run on an interleaved checkpoint is broken."""
-    _expect_verdict(student, "swapped_layout", "plain, interleaved, head_dim 16, base 5e5")
+    """Code of the other layout run on a checkpoint (interleaved <-> half-split) is broken, on every config."""
+    _expect_verdicts(student, _bug_on("swapped_layout"))
 
 
-@pytest.mark.exercise("rope_is_faithful", points=2)
-def test_rope_is_faithful_accepts_linear_scaling(student):
-    """A faithful RoPE with linear scaling (positions divided by 4) is faithful."""
-    _expect_verdict(student, "faithful", "linear x4, half-split")
+@pytest.mark.exercise("rope_is_faithful", points=5)
+def test_rope_is_faithful_linear_scaling(student):
+    """On the linear configs (positions divided by the factor): faithful RoPE is faithful, scaling ignored broken."""
+    _expect_verdicts(student, _faithful_on(_LINEAR) + _bug_on("scaling_ignored", _LINEAR))
 
 
-@pytest.mark.exercise("rope_is_faithful", points=2)
-def test_rope_is_faithful_accepts_dynamic_ntk(student):
-    """A faithful dynamic NTK RoPE (plain within 64 tokens, a larger base beyond) is faithful."""
-    _expect_verdict(student, "faithful", "dynamic x4, half-split, original 64")
+@pytest.mark.exercise("rope_is_faithful", points=8)
+def test_rope_is_faithful_dynamic_ntk(student):
+    """On the dynamic NTK configs: faithful RoPE is faithful; the three dynamic NTK bugs are broken.
+
+    Faithful: plain within the original context, a larger base beyond. Broken: rope_scaling ignored, a
+    base never recomputed, or max_position_embeddings read as the original context.
+    """
+    _expect_verdicts(student, _faithful_on(_DYNAMIC) + _bug_on("scaling_ignored", _DYNAMIC)
+                     + _bug_on("dynamic_never_recomputed") + _bug_on("original_max_misread"))
 
 
-@pytest.mark.exercise("rope_is_faithful", points=2)
-def test_rope_is_faithful_accepts_float64_complex_rope(student):
-    """A faithful RoPE written with complex numbers and float64 angles (more exact than float32) is faithful."""
-    _expect_verdict(student, "faithful_complex", "dynamic x2, interleaved, original 48")
+@pytest.mark.exercise("rope_is_faithful", points=4)
+@grading(max_examples=len(_FAITHFUL_CONFIGS))
+@given(config_name=st.sampled_from(sorted(_FAITHFUL_CONFIGS)))
+def test_rope_is_faithful_flags_decode_off_by_one(student, config_name):
+    """Decode steps rotated one position too far (prefill right) are broken, on any config."""
+    _expect_verdict(student, "decode_off_by_one", config_name)
 
 
-@pytest.mark.exercise("rope_is_faithful", points=2)
-def test_rope_is_faithful_flags_ignored_scaling(student):
-    """A linear-scaling config whose rope_scaling is ignored (plain RoPE) is broken."""
-    _expect_verdict(student, "scaling_ignored", "linear x2, interleaved")
-
-
-@pytest.mark.exercise("rope_is_faithful", points=2)
-def test_rope_is_faithful_flags_dynamic_ntk_never_recomputed(student):
-    """Dynamic NTK with the base of the longest context used at every length is broken."""
-    _expect_verdict(student, "dynamic_never_recomputed", "dynamic x4, half-split, original 64")
-
-
-@pytest.mark.exercise("rope_is_faithful", points=2)
-def test_rope_is_faithful_flags_decode_off_by_one(student):
-    """Decode steps one position too far (prefill right) are broken."""
-    _expect_verdict(student, "decode_off_by_one", "plain, half-split, head_dim 32")
-
-
-@pytest.mark.exercise("rope_is_faithful", points=2)
-def test_rope_is_faithful_flags_bfloat16_angles(student):
-    """Angles multiplied in bfloat16 are broken, on a plain config of 96 positions."""
-    _expect_verdict(student, "bfloat16_angles", "plain, half-split, head_dim 32")
-
-
-@pytest.mark.exercise("rope_is_faithful", points=2)
-def test_rope_is_faithful_flags_misread_original_length(student):
-    """Dynamic NTK that waits for max_position_embeddings (96) instead of the original 48 tokens is broken."""
-    _expect_verdict(student, "original_max_misread", "dynamic x2, interleaved, original 48")
-
-
-_CASES = sorted([(impl, name) for impl in _FAITHFUL for name in _FAITHFUL_CONFIGS]
-                + [(bug, name) for bug, (_, names) in _BUGS.items() for name in names])
-
-
-@pytest.mark.exercise("rope_is_faithful", points=10)
-@grading(max_examples=12)
-@given(case=st.sampled_from(_CASES))
-def test_rope_is_faithful_over_configs_and_bugs(student, case):
-    """Every faithful implementation and every bug, on every config where the bug shows."""
-    _expect_verdict(student, *case)
+@pytest.mark.exercise("rope_is_faithful", points=4)
+@grading(max_examples=len(_FAITHFUL_CONFIGS))
+@given(config_name=st.sampled_from(sorted(_FAITHFUL_CONFIGS)))
+def test_rope_is_faithful_flags_bfloat16_angles(student, config_name):
+    """Angles multiplied in bfloat16 are broken, on any config."""
+    _expect_verdict(student, "bfloat16_angles", config_name)
 
 
 # ==============================================================================================
@@ -941,11 +1060,6 @@ def _expect_close_lazy(got, want, mistakes, **kwargs):
         raise
 
 
-BASES = st.one_of(st.sampled_from([10000.0, 500000.0, 2.5, 1234.5, 12345.678, 31415.9265]),
-                  st.floats(min_value=1.5, max_value=5e5))
-"""RoPE bases: the usual ones, and others that are not whole numbers (a truncated base shows)."""
-EVEN_DIMS = st.one_of(st.sampled_from([2, 4, 6, 64, 128]), st.integers(1, 100).map(lambda n: 2 * n))
-"""Even head widths from 2 (one pair) up to 200, not only powers of two."""
 
 
 # -- rope_inv_freq ------------------------------------------------------------------------------
@@ -953,18 +1067,17 @@ EVEN_DIMS = st.one_of(st.sampled_from([2, 4, 6, 64, 128]), st.integers(1, 100).m
 @grading()
 @given(head_dim=EVEN_DIMS, base=BASES)
 def test_inv_freq_over_sizes_and_bases(student, head_dim, base):
-    """For any even head_dim (2 included) and any base, whole or not: float32 base^(-2j/d), shape (d/2,)."""
+    """For any even head_dim (2 included) and any base, whole or not: base^(-2j/d) with the base as given."""
     got = student.rope_inv_freq(head_dim, base)
     what = f"rope_inv_freq({head_dim}, base={base!r})"
-    expect_dtype(got, torch.float32, what=what)
-    expect_shape(got, (head_dim // 2,), what=what)
-
-    def mistakes():
-        named = _inv_freq_mistakes(head_dim, base)
-        named["base truncated to an integer"] = _theta(head_dim, float(int(base)))
-        return named
-
-    _expect_close_lazy(got, _theta(head_dim, base), mistakes, rtol=INV_FREQ_RTOL, atol=0, what=what)
+    # The formula, the shape and the dtype have their own tests (on whole bases): here a whole-base
+    # mistake passes, so that what this test charges is the base used as given and any even size.
+    formula = _inv_freq_mistakes(head_dim, base)
+    formula["frequencies span to 1/base (linspace to -1)"] = base ** torch.linspace(0.0, -1.0, head_dim // 2,
+                                                                                  dtype=torch.float64)
+    expect_close(got, _theta(head_dim, base), rtol=INV_FREQ_RTOL, atol=0, what=what,
+                 mistakes={"base truncated to an integer": _theta(head_dim, float(int(base)))},
+                 accepted=formula.values())
 
 
 # -- rope_rotation_matrix -----------------------------------------------------------------------
@@ -982,17 +1095,19 @@ MATRIX_PROPERTY_ATOL = 1e-6
 @example(whole=2047, fraction=1 / 3, head_dim=34, base=12345.678, interleaved=True)
 @example(whole=-3001, fraction=0.5, head_dim=6, base=2.5, interleaved=False)
 def test_rotation_matrix_over_positions_and_bases(student, whole, fraction, head_dim, base, interleaved):
-    """Any position (fractional, negative, up to 5000), head_dim, base and layout: float32 R_m from float64 angles."""
+    """Any position (fractional, negative, up to 5000), head_dim, base and layout: R_m from float64 angles."""
     position = whole + fraction
     got = student.rope_rotation_matrix(position, head_dim, base, interleaved)
     what = f"rope_rotation_matrix({position!r}, {head_dim}, base={base!r}, interleaved={interleaved})"
-    expect_dtype(got, torch.float32, what=what)
-    expect_shape(got, (head_dim, head_dim), what=what)
+    # The formula (sign, layout, exponent, position offset, base ignored), the shape and the dtype have
+    # their own tests: their mistakes pass here, and this test charges the position and the base used as
+    # given (not rounded) and the angles computed in float64.
+    formula = _matrix_mistakes(position, head_dim, base, interleaved)
+    formula["base ignored (10000)"] = _rotation_matrix(position, head_dim, 10000.0, interleaved)
 
     def mistakes():
-        named = _matrix_mistakes(position, head_dim, base, interleaved)
-        named["position rounded to an integer"] = _rotation_matrix(int(position), head_dim, base, interleaved)
-        named["base truncated to an integer"] = _rotation_matrix(position, head_dim, float(int(base)), interleaved)
+        named = {"position rounded to an integer": _rotation_matrix(int(position), head_dim, base, interleaved),
+                 "base truncated to an integer": _rotation_matrix(position, head_dim, float(int(base)), interleaved)}
         theta32 = _theta(head_dim, base).float()
         named["theta rounded to float32, e.g. taken from rope_inv_freq (the docstring asks for float64)"] = \
             _rotation_matrix(1.0, head_dim, interleaved=interleaved, angles=position * theta32.double())
@@ -1002,7 +1117,7 @@ def test_rotation_matrix_over_positions_and_bases(student, whole, fraction, head
         return named
 
     _expect_close_lazy(got, _rotation_matrix(position, head_dim, base, interleaved), mistakes,
-                       atol=MATRIX_PROPERTY_ATOL, rtol=0, what=what)
+                       atol=MATRIX_PROPERTY_ATOL, rtol=0, what=what, accepted=list(formula.values()))
 
 
 # -- rope_cos_sin -------------------------------------------------------------------------------
@@ -1031,7 +1146,7 @@ def _cos_sin_atol(positions, inv_freq, factor):
          factor=1.2, layout="transposed", freq_layout="contiguous", seed=2)
 def test_cos_sin_over_positions(student, leading, t, position_dtype, scale, head_dim, base, freq_dtype, factor,
                                 layout, freq_layout, seed):
-    """Positions of any rank and dtype (fractional m/s included), any inv_freq, attention_factor and layout."""
+    """Positions of any rank and dtype (fractional m/s kept as given), any inv_freq, attention_factor and layout."""
     generator = torch.Generator().manual_seed(seed)
     offsets = torch.randint(0, 1000, (*leading, 1), generator=generator)
     positions = offsets + torch.arange(t)                                   # (*leading, T) integers
@@ -1045,33 +1160,32 @@ def test_cos_sin_over_positions(student, leading, t, position_dtype, scale, head
             f"attention_factor={factor})")
     expect_true(isinstance(got, (tuple, list)) and len(got) == 2,
                 f"{what} should return a pair (cos, sin), got {type(got).__name__}")
-    for name, table in zip(("cos", "sin"), got):
-        expect_dtype(table, torch.float32, what=f"{name} from {what}")
-        expect_shape(table, (*leading, t, head_dim // 2), what=f"{name} from {what}")
     tables = _tables(positions, inv_freq, factor)
+    # The formula, the attention factor, the table width and the dtype have their own tests: their
+    # mistakes pass here; this test charges positions used as given (any rank and dtype, fractional).
+    owned = _cos_sin_mistakes(positions, inv_freq, factor)
 
-    def mistakes(i, name):
-        named = _cos_sin_mistakes(positions, inv_freq, factor)[name]
-        named["positions rounded to integers (fractional positions m / s must be kept)"] = \
-            _tables(positions.double().trunc(), inv_freq, factor)[i]
-        return named
+    def mistakes(i):
+        return {"positions rounded to integers (fractional positions m / s must be kept)":
+                _tables(positions.double().trunc(), inv_freq, factor)[i],
+                "positions converted to float16": _tables(positions.half(), inv_freq, factor)[i]}
 
     atol = _cos_sin_atol(positions, inv_freq, factor)
     for i, name in enumerate(("cos", "sin")):
-        _expect_close_lazy(got[i], tables[i], lambda: mistakes(i, name), atol=atol, rtol=0,
-                           what=f"{name} from {what}")
+        _expect_close_lazy(got[i], tables[i], lambda: mistakes(i), atol=atol, rtol=0, what=f"{name} from {what}",
+                           accepted=list(owned[name].values()))
 
 
 # -- apply_rope ---------------------------------------------------------------------------------
 # (x shape, table shape) with B, G, H stand-ins; "T" is the token axis, "D" the head width.
 APPLY_SHAPES = {
     "x (T, d), tables (T, d/2)": (("T",), ("T",)),
-    "x (H, T, d), tables (T, d/2)": (("H", "T"), ("T",)),
     "x (B, H, T, d), tables (T, d/2)": (("B", "H", "T"), ("T",)),
-    "x (B, H, T, d), tables (B, T, d/2)": (("B", "H", "T"), ("B", "T")),
     "x (B, H, T, d), tables (B, 1, T, d/2)": (("B", "H", "T"), ("B", 1, "T")),
-    "x (B, G, H, T, d), tables (B, G, T, d/2)": (("B", "G", "H", "T"), ("B", "G", "T")),
+    "x (B, G, H, T, d), tables (B, 1, 1, T, d/2)": (("B", "G", "H", "T"), ("B", 1, 1, "T")),
 }
+"""Tables with as many dimensions as x, or two fewer: the head axis rule (one fewer) is
+test_apply_rope_broadcasts_tables_over_heads's."""
 HALF = {torch.float16: 2 ** -11, torch.bfloat16: 2 ** -8}
 """Unit roundoff of the half-precision dtypes: rounding once moves a value by at most this, relative."""
 
@@ -1088,11 +1202,6 @@ def _rope_case(shape_case, t, head_dim, seed, x_dtype, table_dtype):
     return x, cos.to(table_dtype), sin.to(table_dtype)
 
 
-def _broadcast_tables(x, table):
-    """The tables as the docstring broadcasts them: a head axis in front of T when one dim short."""
-    return table.unsqueeze(-3) if table.dim() == x.dim() - 1 else table
-
-
 @pytest.mark.exercise("apply_rope", points=2)
 @grading(max_examples=14)
 @given(shape_case=st.sampled_from(sorted(APPLY_SHAPES)), t=st.integers(1, 9),
@@ -1101,25 +1210,23 @@ def _broadcast_tables(x, table):
        x_layout=layouts(), table_layout=layouts(), seed=seeds())
 @example(shape_case="x (B, H, T, d), tables (T, d/2)", t=8, head_dim=64, x_dtype="float16", table_dtype="float32",
          interleaved=False, x_layout="heads", table_layout="strided", seed=7)
-@example(shape_case="x (B, H, T, d), tables (B, T, d/2)", t=6, head_dim=16, x_dtype="bfloat16",
+@example(shape_case="x (B, H, T, d), tables (B, 1, T, d/2)", t=6, head_dim=16, x_dtype="bfloat16",
          table_dtype="float32", interleaved=True, x_layout="transposed", table_layout="contiguous", seed=8)
-@example(shape_case="x (H, T, d), tables (T, d/2)", t=5, head_dim=6, x_dtype="float64", table_dtype="float32",
+@example(shape_case="x (T, d), tables (T, d/2)", t=5, head_dim=6, x_dtype="float64", table_dtype="float32",
          interleaved=True, x_layout="strided", table_layout="transposed", seed=9)
-@example(shape_case="x (B, G, H, T, d), tables (B, G, T, d/2)", t=4, head_dim=2, x_dtype="float32",
+@example(shape_case="x (B, G, H, T, d), tables (B, 1, 1, T, d/2)", t=4, head_dim=2, x_dtype="float32",
          table_dtype="float64", interleaved=False, x_layout="heads", table_layout="heads", seed=10)
 def test_apply_rope_over_dtypes_layouts_and_shapes(student, shape_case, t, head_dim, x_dtype, table_dtype,
                                                    interleaved, x_layout, table_layout, seed):
-    """Any float dtype of x (kept on output), both layouts, views of x and the tables, broadcasting, head_dim 2."""
+    """Any float dtype of x, both layouts, views of x and of the tables, broadcasting, head_dim 2."""
     x_dt = FLOAT_DTYPES[x_dtype]
     table_dt = x_dt if table_dtype == "same as x" else FLOAT_DTYPES[table_dtype]
     x, cos, sin = _rope_case(shape_case, t, head_dim, seed, x_dt, table_dt)
-    got = student.apply_rope(laid_out(x, x_layout), laid_out(cos, table_layout), laid_out(sin, table_layout),
-                             interleaved=interleaved)
+    got = _apply(student, laid_out(x, x_layout), laid_out(cos, table_layout), laid_out(sin, table_layout),
+                 interleaved=interleaved)
     what = (f"apply_rope({x_dtype} x {tuple(x.shape)} ({x_layout}), {table_dt} tables {tuple(cos.shape)} "
             f"({table_layout}), interleaved={interleaved})")
-    expect_dtype(got, x_dt, what=what)
-    expect_shape(got, x.shape, what=what)
-    c, s = _broadcast_tables(x, cos), _broadcast_tables(x, sin)
+    c, s = cos, sin
     # The reference works on the very values passed (x and tables already rounded to their dtypes).
     reference = _rotate(x, c, s, interleaved)
     scale = float(x.double().abs().max()) if x.numel() else 1.0
@@ -1131,67 +1238,30 @@ def test_apply_rope_over_dtypes_layouts_and_shapes(student, shape_case, t, head_
         # terms (4 * 2^-24 * max|x|) plus half an ulp of the output dtype (relative).
         rtol, atol = HALF.get(x_dt, 2 ** -24) * 1.001, 4 * 2 ** -24 * scale
 
-    def mistakes():
-        named = _apply_mistakes(x, c, s, interleaved)
-        if x_dt == torch.float64:
-            named["arithmetic in float32 for a float64 x (the docstring asks for float64)"] = \
-                _rotate_in(x, c, s, interleaved, torch.float32)
-        if x_dt in HALF:
-            named[f"arithmetic done in {x_dtype} instead of float32"] = _rotate_in(x, c, s, interleaved, x_dt)
-        return named
-
-    _expect_close_lazy(got, reference, mistakes, rtol=rtol, atol=atol, what=what)
+    # The formula, the dtype and the arithmetic precision have their own tests: their mistakes pass
+    # here; this test charges views of x and of the tables, broadcasting and head_dim 2.
+    owned = list(_apply_mistakes(x, c, s, interleaved).values())
+    if x_dt == torch.float64:
+        owned.append(_rotate_in(x, c, s, interleaved, torch.float32))
+    if x_dt in HALF:
+        owned.append(_rotate_in(x, c, s, interleaved, x_dt))
+    expect_close(torch.as_tensor(got).double(), reference, rtol=rtol, atol=atol, what=what, accepted=owned)
 
 
 # -- layout_permutation -------------------------------------------------------------------------
 @pytest.mark.exercise("layout_permutation", points=2)
 @grading()
-@given(head_dim=st.one_of(st.sampled_from([2, 6, 130, 256]), st.integers(1, 150).map(lambda n: 2 * n)),
-       seed=seeds())
-def test_layout_permutation_over_sizes(student, head_dim, seed):
-    """For any even head_dim (2, not a multiple of 4, beyond 128): int64 [0, 2, ..., 1, 3, ...] that converts layouts."""
+@given(head_dim=st.one_of(st.sampled_from([2, 6, 130, 256]), st.integers(1, 150).map(lambda n: 2 * n)))
+def test_layout_permutation_over_sizes(student, head_dim):
+    """For any even head_dim (2, not a multiple of 4, beyond 128): [0, 2, ..., 1, 3, ...]."""
     got = student.layout_permutation(head_dim)
     what = f"layout_permutation({head_dim})"
-    expect_dtype(got, torch.int64, what=what)
-    expect_equal(got, _perm(head_dim), what=what, mistakes=_perm_mistakes(head_dim))
-    x, cos, sin = _inputs((2, 3, head_dim), torch.arange(3), seed=seed)
-    x = x.double()
-    expect_close(_rotate(x[..., got], cos, sin, False), _rotate(x, cos, sin, True)[..., got], atol=1e-12, rtol=0,
-                 what=f"half-split(x[..., perm]) vs interleaved(x)[..., perm], head_dim={head_dim}")
-
-
-# -- alibi_slopes -------------------------------------------------------------------------------
-@pytest.mark.exercise("alibi_slopes", points=2)
-@grading()
-@given(num_heads=st.integers(1, 100))
-@example(num_heads=3)
-@example(num_heads=24)
-@example(num_heads=97)
-def test_alibi_slopes_over_head_counts(student, num_heads):
-    """Any head count, power of two or not: float32 slopes of the reference get_slopes."""
-    got = student.alibi_slopes(num_heads)
-    what = f"alibi_slopes({num_heads})"
-    expect_dtype(got, torch.float32, what=what)
-    expect_shape(got, (num_heads,), what=what)
-    _expect_close_lazy(got, _reference_slopes(num_heads), lambda: _slope_mistakes(num_heads),
-                       rtol=SLOPE_RTOL, atol=0, what=what)
-
-
-# -- alibi_bias ---------------------------------------------------------------------------------
-@pytest.mark.exercise("alibi_bias", points=2)
-@grading()
-@given(num_heads=st.integers(1, 24), seq_len=st.integers(1, 40))
-@example(num_heads=5, seq_len=1)
-@example(num_heads=20, seq_len=33)
-def test_alibi_bias_over_sizes(student, num_heads, seq_len):
-    """Any number of heads and tokens (1 token included): float32 -m_h (i - j) below the diagonal, -inf above."""
-    got = student.alibi_bias(num_heads, seq_len)
-    what = f"alibi_bias({num_heads}, {seq_len})"
-    expect_dtype(got, torch.float32, what=what)
-    expect_shape(got, (num_heads, seq_len, seq_len), what=what)
-    slopes = _reference_slopes(num_heads)
-    _expect_close_lazy(got, _reference_bias(slopes, seq_len), lambda: _bias_mistakes(slopes, seq_len),
-                       rtol=BIAS_RTOL, atol=0, what=what)
+    # Which permutation converts the layouts is test_layout_permutation_converts_layouts's, the dtype
+    # test_layout_permutation_int64's: their mistakes pass here, and this test charges other sizes.
+    if any(torch.as_tensor(got).shape == w.shape and torch.equal(torch.as_tensor(got).long(), w)
+           for w in _perm_mistakes(head_dim).values()):
+        return
+    expect_equal(torch.as_tensor(got).long(), _perm(head_dim), what=what)
 
 
 # -- diagonal_spread ----------------------------------------------------------------------------
@@ -1214,7 +1284,6 @@ def test_diagonal_spread_over_grids(student, rows, cols, dtype, layout, relative
     grid = grid.to(FLOAT_DTYPES[dtype])
     got = student.diagonal_spread(laid_out(grid, layout))
     what = f"diagonal_spread of a {rows} x {cols} {dtype} grid ({layout})"
-    expect_true(isinstance(got, float), f"{what} should be a Python float, not {type(got).__name__}")
     # The entries are exact in float64, so the float64 spread is one rounding away (~1e-16 relative);
     # differences taken in float32 or half precision are off by far more.
 
@@ -1225,28 +1294,10 @@ def test_diagonal_spread_over_grids(student, rows, cols, dtype, layout, relative
                 max((d.max() - d.min()).double() for d in (grid.diagonal(o) for o in range(-(rows - 1), cols))))
         return named
 
-    _expect_close_lazy(got, _spread(grid), mistakes, rtol=1e-12, atol=1e-12, what=what)
-
-
-# -- rope_cost ----------------------------------------------------------------------------------
-@pytest.mark.exercise("rope_cost", points=2)
-@grading()
-@given(batch=st.integers(1, 64), heads=st.integers(1, 64), seq_len=st.integers(1, 5000),
-       head_dim=EVEN_DIMS, method=st.sampled_from(["matrix", "elementwise"]),
-       nbytes=st.sampled_from([1, 2, 4, 8]))
-@example(batch=3, heads=5, seq_len=7, head_dim=2, method="elementwise", nbytes=2)
-@example(batch=1, heads=1, seq_len=1, head_dim=6, method="matrix", nbytes=1)
-def test_rope_cost_over_sizes(student, batch, heads, seq_len, head_dim, method, nbytes):
-    """Any sizes (head_dim 2 included), both methods, any bytes_per_element: exact int counts, float intensity."""
-    got = student.rope_cost(batch, heads, seq_len, head_dim, method, nbytes)
-    where = f"rope_cost({batch}, {heads}, {seq_len}, {head_dim}, {method!r}, {nbytes})"
-    expect_true(isinstance(got, dict) and {"flops", "bytes", "intensity"} <= set(got),
-                f"{where} should return a dict with keys 'flops', 'bytes', 'intensity', got {got!r:.200}")
-    expect_true(all(isinstance(got[k], int) and not isinstance(got[k], bool) for k in ("flops", "bytes")),
-                f"{where}: flops and bytes should be Python ints (exact counts), got "
-                f"{type(got['flops']).__name__} and {type(got['bytes']).__name__}")
-    expect_true(isinstance(got["intensity"], float), f"{where}: intensity should be a Python float")
-    _expect_cost(student, batch, heads, seq_len, head_dim, method, nbytes, got=got)
+    # The statistic, the offsets and the return type have their own tests: their mistakes pass here,
+    # and this test charges sizes, dtypes and views.
+    _expect_close_lazy(got, _spread(grid), mistakes, rtol=1e-12, atol=1e-12, what=what,
+                       accepted=_spread_owned(grid, None))
 
 
 # ==============================================================================================
@@ -1269,15 +1320,14 @@ def _inv_freq_rejects_odd_head_dim(student):
 
 def _inv_freq_rejects_zero_and_negative_head_dim(student):
     """head_dim 0 or -4 is not a positive even integer: ValueError (head_dim 2 still works)."""
-    expect_close(student.rope_inv_freq(2), [1.0], rtol=0, atol=0, what="rope_inv_freq(2)")
+    student.rope_inv_freq(2)  # must not raise (its values are test_inv_freq_over_sizes_and_bases's)
     for head_dim in (0, -4):
         expect_raises(ValueError, student.rope_inv_freq, head_dim, what=f"rope_inv_freq({head_dim})")
 
 
 def _inv_freq_rejects_non_positive_base(student):
     """base 0 or -10000 is not positive: ValueError (a small positive base such as 1.5 still works)."""
-    expect_close(student.rope_inv_freq(4, 1.5), _theta(4, 1.5), rtol=INV_FREQ_RTOL, atol=0,
-                 what="rope_inv_freq(4, base=1.5)")
+    student.rope_inv_freq(4, 1.5)  # must not raise
     for base in (0.0, -10000.0):
         expect_raises(ValueError, student.rope_inv_freq, 8, base, what=f"rope_inv_freq(8, base={base})")
 
@@ -1297,8 +1347,7 @@ def _rotation_matrix_rejects_odd_head_dim(student):
 
 def _rotation_matrix_rejects_zero_and_negative_head_dim(student):
     """head_dim 0 or -4 is rejected with a ValueError (head_dim 2, a single 2x2 rotation, still works)."""
-    expect_close(student.rope_rotation_matrix(1.5, 2), _rotation_matrix(1.5, 2), atol=MATRIX_ATOL, rtol=0,
-                 what="rope_rotation_matrix(1.5, 2)")
+    student.rope_rotation_matrix(1.5, 2)  # must not raise
     for head_dim in (0, -4):
         expect_raises(ValueError, student.rope_rotation_matrix, 3, head_dim,
                       what=f"rope_rotation_matrix(3, {head_dim})")
@@ -1328,8 +1377,7 @@ def _cos_sin_rejects_scalar_positions(student):
 def _cos_sin_rejects_bool_and_complex_positions(student):
     """bool or complex position_ids are not real positions: ValueError (one position, shape (1,), still works)."""
     inv_freq = _theta(8).float()
-    got = student.rope_cos_sin(torch.tensor([3]), inv_freq)
-    _expect_tables(got, torch.tensor([3]), inv_freq, atol=1e-6, what="rope_cos_sin(torch.tensor([3]), inv_freq)")
+    student.rope_cos_sin(torch.tensor([3]), inv_freq)  # must not raise
     expect_raises(ValueError, student.rope_cos_sin, torch.tensor([True, False, True]), inv_freq,
                   what="rope_cos_sin of bool position_ids")
     expect_raises(ValueError, student.rope_cos_sin, torch.arange(4) + 1j * torch.zeros(4), inv_freq,
@@ -1339,8 +1387,7 @@ def _cos_sin_rejects_bool_and_complex_positions(student):
 def _cos_sin_rejects_inv_freq_that_is_not_1d(student):
     """An inv_freq of shape (1, d/2) or a 0-d one is rejected with a ValueError (shape (1,), head_dim 2, works)."""
     positions = torch.arange(5)
-    got = student.rope_cos_sin(positions, torch.ones(1))
-    _expect_tables(got, positions, torch.ones(1), atol=1e-6, what="rope_cos_sin(arange(5), inv_freq of shape (1,))")
+    student.rope_cos_sin(positions, torch.ones(1))  # must not raise
     expect_raises(ValueError, student.rope_cos_sin, positions, _theta(8).float()[None],
                   what="rope_cos_sin with inv_freq of shape (1, 4)")
     expect_raises(ValueError, student.rope_cos_sin, positions, torch.tensor(1.0),
@@ -1350,6 +1397,7 @@ def _cos_sin_rejects_inv_freq_that_is_not_1d(student):
 @pytest.mark.exercise("apply_rope", points=1)
 def test_apply_rope_rejects_invalid_inputs(student):
     """The promised ValueErrors of apply_rope, with the valid edge cases beside them."""
+    student.may_modify_arguments = True   # test_apply_rope_leaves_x_unchanged owns that
     _apply_rope_rejects_full_width_tables(student)
     _apply_rope_rejects_odd_head_dim(student)
     _apply_rope_rejects_integer_x(student)
@@ -1374,8 +1422,7 @@ def _apply_rope_rejects_odd_head_dim(student):
 
 def _apply_rope_rejects_integer_x(student):
     """An integer x is not a vector of features: ValueError (an empty x, T = 0, still works)."""
-    empty = student.apply_rope(torch.zeros(2, 0, 8), torch.zeros(0, 4), torch.zeros(0, 4))
-    expect_shape(empty, (2, 0, 8), what="apply_rope of x with T = 0")
+    student.apply_rope(torch.zeros(0, 8), torch.zeros(0, 4), torch.zeros(0, 4))  # must not raise
     cos, sin = (v.float() for v in _tables(torch.arange(3), _theta(8)))
     expect_raises(ValueError, student.apply_rope, torch.arange(24).reshape(3, 8), cos, sin,
                   what="apply_rope(int64 x)")
@@ -1393,8 +1440,7 @@ def _apply_rope_rejects_tables_for_another_length(student):
     """Tables for 6 positions with x of 5 tokens: ValueError (tables for 1 position broadcast and work)."""
     x = _randn(2, 5, 8, seed=61)
     cos, sin = (v.float() for v in _tables(torch.tensor([7]), _theta(8)))
-    got = student.apply_rope(x, cos, sin)
-    expect_close(got, _rotate(x, cos, sin, False), atol=ROPE_ATOL, rtol=0, what="apply_rope with (1, d/2) tables")
+    student.apply_rope(x, cos, sin)  # must not raise
     cos, sin = (v.float() for v in _tables(torch.arange(6), _theta(8)))
     expect_raises(ValueError, student.apply_rope, x, cos, sin, what="apply_rope(x with T=5, tables with T=6)")
 
@@ -1423,7 +1469,7 @@ def _layout_permutation_rejects_odd(student):
 
 def _layout_permutation_rejects_zero_and_negative(student):
     """head_dim 0 or -4 is not a positive even integer: ValueError (head_dim 2 gives [0, 1])."""
-    expect_equal(student.layout_permutation(2), torch.tensor([0, 1]), what="layout_permutation(2)")
+    student.layout_permutation(2)  # must not raise
     for head_dim in (0, -4):
         expect_raises(ValueError, student.layout_permutation, head_dim, what=f"layout_permutation({head_dim})")
 
@@ -1441,9 +1487,9 @@ def _alibi_slopes_rejects_zero_heads(student):
 
 
 def _alibi_slopes_rejects_negative_and_fractional_counts(student):
-    """num_heads -3 or 2.5 is not a positive integer: ValueError (1 head still gets the slope 2^-8)."""
-    expect_close(student.alibi_slopes(1), [2.0 ** -8], rtol=SLOPE_RTOL, atol=0, what="alibi_slopes(1)")
-    for num_heads in (-3, 2.5):
+    """num_heads -3, 2.5 or True (a bool) is not a positive integer: ValueError (1 head still works)."""
+    student.alibi_slopes(1)  # must not raise
+    for num_heads in (-3, 2.5, True):
         expect_raises(ValueError, student.alibi_slopes, num_heads, what=f"alibi_slopes({num_heads})")
 
 
@@ -1461,15 +1507,15 @@ def _alibi_bias_rejects_empty_sequence(student):
 
 
 def _alibi_bias_rejects_bad_seq_len(student):
-    """seq_len -2 or 2.5 is not a positive integer: ValueError (seq_len 1 gives a zero bias)."""
-    expect_close(student.alibi_bias(3, 1), torch.zeros(3, 1, 1), atol=0, rtol=0, what="alibi_bias(3, 1)")
-    for seq_len in (-2, 2.5):
+    """seq_len -2, 2.5 or True (a bool) is not a positive integer: ValueError (seq_len 1 still works)."""
+    student.alibi_bias(3, 1)  # must not raise
+    for seq_len in (-2, 2.5, True):
         expect_raises(ValueError, student.alibi_bias, 4, seq_len, what=f"alibi_bias(4, {seq_len})")
 
 
 def _alibi_bias_rejects_bad_num_heads(student):
-    """num_heads 0 or -1 is not a positive integer: ValueError."""
-    for num_heads in (0, -1):
+    """num_heads 0, -1 or True (a bool) is not a positive integer: ValueError."""
+    for num_heads in (0, -1, True):
         expect_raises(ValueError, student.alibi_bias, num_heads, 4, what=f"alibi_bias({num_heads}, 4)")
 
 
@@ -1524,13 +1570,14 @@ def _rope_cost_rejects_bad_arguments(student):
 
 def _rope_cost_rejects_each_non_positive_size(student):
     """heads 0, seq_len -1, head_dim 0 or bytes_per_element 0: ValueError (all sizes 1 with head_dim 2 work)."""
-    _expect_cost(student, 1, 1, 1, 2, "elementwise", 1)
+    student.rope_cost(1, 1, 1, 2, "elementwise", 1)  # must not raise
     for args in ((1, 0, 4, 8, "matrix", 4), (1, 1, -1, 8, "matrix", 4), (1, 1, 4, 0, "elementwise", 4),
                  (1, 1, 4, 8, "elementwise", 0)):
         expect_raises(ValueError, student.rope_cost, *args, what=f"rope_cost{args}")
 
 
 def _rope_cost_rejects_sizes_that_are_not_whole(student):
-    """seq_len 2.5 or bytes_per_element 1.5 is not a positive integer: ValueError."""
-    for args in ((1, 1, 2.5, 8, "matrix", 4), (1, 1, 4, 8, "elementwise", 1.5)):
+    """seq_len 2.5 or 4.0 (a float, even whole), bytes_per_element 1.5, or batch True (a bool): ValueError."""
+    for args in ((1, 1, 2.5, 8, "matrix", 4), (1, 1, 4.0, 8, "matrix", 4), (1, 1, 4, 8, "elementwise", 1.5),
+                 (True, 1, 4, 8, "elementwise", 4)):
         expect_raises(ValueError, student.rope_cost, *args, what=f"rope_cost{args}")

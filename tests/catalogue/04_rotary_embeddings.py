@@ -1,16 +1,25 @@
 """Plausible wrong answers for notebook 04 (RoPE and ALiBi); each must lose points under the hidden tests."""
 from tests.catalogue import WrongAnswer
 
-_INV_HEAD = '''
+COSTS_ONCE = True
+"""Every entry fails at most `costs` hidden tests of its exercise (one unless its comment says why)."""
+
+_INV_CHECK = '''
 def rope_inv_freq(head_dim, base=10000.0):
     if head_dim <= 0 or head_dim % 2:
         raise ValueError("head_dim must be even")
 '''
+_BASE_CHECK = '''    if base <= 0:
+        raise ValueError("base must be positive")
+'''
+_INV_HEAD = _INV_CHECK + _BASE_CHECK
 
 _MATRIX_HEAD = '''
 def rope_rotation_matrix(position, head_dim, base=10000.0, interleaved=True):
     if head_dim <= 0 or head_dim % 2:
         raise ValueError("head_dim must be even")
+    if base <= 0:
+        raise ValueError("base must be positive")
     half = head_dim // 2
     j = torch.arange(half, dtype=torch.float64)
 '''
@@ -27,23 +36,38 @@ _MATRIX_TAIL = '''
     return r.float()
 '''
 
-_COS_SIN_HEAD = '''
+_COS_SIN_0D_CHECK = '''
 def rope_cos_sin(position_ids, inv_freq, attention_factor=1.0):
     position_ids = torch.as_tensor(position_ids)
     if position_ids.dim() == 0:
         raise ValueError("position_ids needs a token axis")
 '''
+_COS_SIN_HEAD = _COS_SIN_0D_CHECK + '''    if position_ids.dtype == torch.bool or position_ids.is_complex():
+        raise ValueError("positions must be real")
+    if torch.as_tensor(inv_freq).dim() != 1:
+        raise ValueError("inv_freq must be 1-D")
+'''
 
 _APPLY_HEAD = '''
 def apply_rope(x, cos, sin, interleaved=False):
+    if not x.is_floating_point():
+        raise ValueError("x must be floating point")
     d = x.shape[-1]
     if d % 2:
         raise ValueError("head_dim must be even")
+    if cos.shape != sin.shape:
+        raise ValueError("cos and sin differ in shape")
     half = d // 2
-    if cos.shape[-1] != half:
+    if cos.dim() < 2 or cos.shape[-1] != half:
         raise ValueError("cos/sin must be half-width")
+    if cos.shape[-2] not in (1, x.shape[-2]):
+        raise ValueError("cos/sin have another T")
     if cos.dim() == x.dim() - 1:
         cos, sin = cos.unsqueeze(-3), sin.unsqueeze(-3)
+    x_lead, table_lead = x.shape[:-2], cos.shape[:-2]
+    if len(table_lead) > len(x_lead) or any(t not in (1, n) for t, n in zip(reversed(table_lead), reversed(x_lead))):
+        raise ValueError("cos/sin do not broadcast to x")
+    dt = torch.promote_types(torch.promote_types(x.dtype, cos.dtype), torch.float32)
 '''
 
 _PERM_HEAD = '''
@@ -52,16 +76,21 @@ def layout_permutation(head_dim):
         raise ValueError("head_dim must be even")
 '''
 
-_SLOPES_HEAD = '''
+_SLOPES_POSITIVE_ONLY = '''
 def alibi_slopes(num_heads):
     if num_heads < 1:
         raise ValueError("num_heads must be positive")
 '''
+_SLOPES_HEAD = '''
+def alibi_slopes(num_heads):
+    if isinstance(num_heads, bool) or int(num_heads) != num_heads or num_heads < 1:
+        raise ValueError("num_heads must be a positive integer")
+'''
 
 _BIAS_HEAD = '''
 def alibi_bias(num_heads, seq_len):
-    if seq_len < 1:
-        raise ValueError("seq_len must be positive")
+    if isinstance(seq_len, bool) or int(seq_len) != seq_len or seq_len < 1:
+        raise ValueError("seq_len must be a positive integer")
     slopes = alibi_slopes(num_heads)
     i = torch.arange(seq_len)[:, None]
     j = torch.arange(seq_len)[None, :]
@@ -80,7 +109,7 @@ def rope_cost(batch, heads, seq_len, head_dim, method, bytes_per_element=4):
     if method not in ("matrix", "elementwise"):
         raise ValueError("unknown method")
     for v in (batch, heads, seq_len, head_dim, bytes_per_element):
-        if not isinstance(v, int) or v < 1:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError("sizes must be positive integers")
     if head_dim % 2:
         raise ValueError("head_dim must be even")
@@ -128,9 +157,6 @@ def rope_inv_freq(head_dim, base=10000.0):
     WrongAnswer("rope_rotation_matrix", "position off by one", _MATRIX_HEAD + '''
     angles = float(position + 1) * base ** (-2 * j / head_dim)
 ''' + _MATRIX_TAIL, feedback="position off by one"),
-    WrongAnswer("rope_rotation_matrix", "pairs counted from 1", _MATRIX_HEAD + '''
-    angles = float(position) * base ** (-2 * (j + 1) / head_dim)
-''' + _MATRIX_TAIL, feedback="counts pairs from 1"),
     WrongAnswer("rope_rotation_matrix", "base ignored", _MATRIX_HEAD + '''
     angles = float(position) * 10000.0 ** (-2 * j / head_dim)
 ''' + _MATRIX_TAIL),
@@ -166,7 +192,7 @@ def rope_inv_freq(head_dim, base=10000.0):
 ''', feedback="dtype"),
     # -- apply_rope ------------------------------------------------------------------------------
     WrongAnswer("apply_rope", "sign of sin flipped", _APPLY_HEAD + '''
-    xf, c, s = x.float(), cos.float(), -sin.float()
+    xf, c, s = x.to(dt), cos.to(dt), -sin.to(dt)
     if interleaved:
         a, b = xf[..., 0::2], xf[..., 1::2]
         out = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
@@ -176,7 +202,7 @@ def rope_inv_freq(head_dim, base=10000.0):
     return out.to(x.dtype)
 ''', feedback="sign of sin flipped"),
     WrongAnswer("apply_rope", "layout swapped", _APPLY_HEAD + '''
-    xf, c, s = x.float(), cos.float(), sin.float()
+    xf, c, s = x.to(dt), cos.to(dt), sin.to(dt)
     if not interleaved:
         a, b = xf[..., 0::2], xf[..., 1::2]
         out = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
@@ -186,8 +212,8 @@ def rope_inv_freq(head_dim, base=10000.0):
     return out.to(x.dtype)
 ''', feedback="layout swapped"),
     WrongAnswer("apply_rope", "rotate_half without the minus sign", _APPLY_HEAD + '''
-    xf = x.float()
-    c, s = torch.cat((cos, cos), -1).float(), torch.cat((sin, sin), -1).float()
+    xf = x.to(dt)
+    c, s = torch.cat((cos, cos), -1).to(dt), torch.cat((sin, sin), -1).to(dt)
     if interleaved:
         a, b = xf[..., 0::2], xf[..., 1::2]
         return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2).to(x.dtype)
@@ -195,11 +221,11 @@ def rope_inv_freq(head_dim, base=10000.0):
     return (xf * c + rotated * s).to(x.dtype)
 ''', feedback="without the minus sign"),
     WrongAnswer("apply_rope", "tables repeated in the interleaved pattern for rotate_half", _APPLY_HEAD + '''
-    xf = x.float()
+    xf = x.to(dt)
     if interleaved:
         a, b = xf[..., 0::2], xf[..., 1::2]
         return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2).to(x.dtype)
-    c, s = cos.repeat_interleave(2, -1).float(), sin.repeat_interleave(2, -1).float()
+    c, s = cos.repeat_interleave(2, -1).to(dt), sin.repeat_interleave(2, -1).to(dt)
     rotated = torch.cat((-xf[..., half:], xf[..., :half]), dim=-1)
     return (xf * c + rotated * s).to(x.dtype)
 ''', feedback="repeated as (c0, c0, c1, c1, ...)"),
@@ -211,16 +237,8 @@ def rope_inv_freq(head_dim, base=10000.0):
     a, b = x[..., :half], x[..., half:]
     return torch.cat((a * c - b * s, a * s + b * c), dim=-1)
 ''', feedback="arithmetic done in bfloat16"),
-    WrongAnswer("apply_rope", "returns float32 for every input", _APPLY_HEAD + '''
-    xf, c, s = x.float(), cos.float(), sin.float()
-    if interleaved:
-        a, b = xf[..., 0::2], xf[..., 1::2]
-        return torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
-    a, b = xf[..., :half], xf[..., half:]
-    return torch.cat((a * c - b * s, a * s + b * c), dim=-1)
-''', feedback="dtype"),
     WrongAnswer("apply_rope", "cos and sin swapped", _APPLY_HEAD + '''
-    xf, c, s = x.float(), sin.float(), cos.float()
+    xf, c, s = x.to(dt), sin.to(dt), cos.to(dt)
     if interleaved:
         a, b = xf[..., 0::2], xf[..., 1::2]
         out = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
@@ -229,15 +247,11 @@ def rope_inv_freq(head_dim, base=10000.0):
         out = torch.cat((a * c - b * s, a * s + b * c), dim=-1)
     return out.to(x.dtype)
 ''', feedback="cos and sin swapped"),
-    WrongAnswer("apply_rope", "tables not broadcast over heads", '''
-def apply_rope(x, cos, sin, interleaved=False):
-    d = x.shape[-1]
-    if d % 2:
-        raise ValueError("head_dim must be even")
-    half = d // 2
-    if cos.shape[-1] != half:
-        raise ValueError("cos/sin must be half-width")
-    xf, c, s = x.float(), cos.float(), sin.float()
+    WrongAnswer("apply_rope", "tables not broadcast over heads",
+                _APPLY_HEAD.replace('''    if cos.dim() == x.dim() - 1:
+        cos, sin = cos.unsqueeze(-3), sin.unsqueeze(-3)
+''', "") + '''
+    xf, c, s = x.to(dt), cos.to(dt), sin.to(dt)
     if interleaved:
         a, b = xf[..., 0::2], xf[..., 1::2]
         out = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
@@ -305,8 +319,10 @@ def layout_permutation(head_dim):
 ''', feedback="no causal mask"),
     WrongAnswer("alibi_bias", "naive slopes inlined", '''
 def alibi_bias(num_heads, seq_len):
-    if seq_len < 1:
-        raise ValueError("seq_len must be positive")
+    if isinstance(seq_len, bool) or int(seq_len) != seq_len or seq_len < 1:
+        raise ValueError("seq_len must be a positive integer")
+    if isinstance(num_heads, bool) or int(num_heads) != num_heads or num_heads < 1:
+        raise ValueError("num_heads must be a positive integer")
     h = torch.arange(1, num_heads + 1, dtype=torch.float64)
     slopes = (2.0 ** (-8.0 * h / num_heads)).float()
     i = torch.arange(seq_len)[:, None]
@@ -462,7 +478,7 @@ def rope_inv_freq(head_dim, base=10000.0):
     j = torch.arange(head_dim // 2, dtype=torch.float64)
     return (base ** (-2 * j / head_dim)).float()
 ''', feedback="should raise ValueError"),
-    WrongAnswer("rope_inv_freq", "base not validated (base 0 gives inf)", _INV_HEAD + '''
+    WrongAnswer("rope_inv_freq", "base not validated (base 0 gives inf)", _INV_CHECK + '''
     j = torch.arange(head_dim // 2, dtype=torch.float64)
     return (float(base) ** (-2 * j / head_dim)).float()
 ''', feedback="should raise ValueError"),
@@ -494,7 +510,7 @@ def rope_inv_freq(head_dim, base=10000.0):
     WrongAnswer("rope_rotation_matrix", "theta taken from the float32 rope_inv_freq", _MATRIX_HEAD + '''
     angles = float(position) * rope_inv_freq(head_dim, base).double()
 ''' + _MATRIX_TAIL, feedback="theta rounded to float32"),
-    WrongAnswer("rope_rotation_matrix", "base not validated", _MATRIX_HEAD + '''
+    WrongAnswer("rope_rotation_matrix", "base not validated", _MATRIX_HEAD.replace(_BASE_CHECK, "") + '''
     angles = float(position) * float(base) ** (-2 * j / head_dim)
 ''' + _MATRIX_TAIL, feedback="should raise ValueError"),
     WrongAnswer("rope_rotation_matrix", "returns float64", _MATRIX_HEAD + '''
@@ -522,7 +538,7 @@ def rope_inv_freq(head_dim, base=10000.0):
         angles = torch.einsum("bt,d->btd", position_ids.float(), torch.as_tensor(inv_freq).float())
     return angles.cos() * attention_factor, angles.sin() * attention_factor
 '''),
-    WrongAnswer("rope_cos_sin", "only the 0-d check: bool positions and 2-D inv_freq accepted", _COS_SIN_HEAD + '''
+    WrongAnswer("rope_cos_sin", "only the 0-d check: bool positions and 2-D inv_freq accepted", _COS_SIN_0D_CHECK + '''
     angles = position_ids.float()[..., None] * torch.as_tensor(inv_freq).float()
     return angles.cos() * attention_factor, angles.sin() * attention_factor
 ''', feedback="should raise ValueError"),
@@ -535,16 +551,8 @@ def rope_inv_freq(head_dim, base=10000.0):
     return angles.cos() * attention_factor, angles.sin() * attention_factor
 '''),
     # -- apply_rope ------------------------------------------------------------------------------
-    WrongAnswer("apply_rope", "rotates x in place", _APPLY_FULL_HEAD + _APPLY_UNSQUEEZE + _APPLY_BROADCAST_CHECK + '''
-    c, s = cos.to(x.dtype), sin.to(x.dtype)
-    if interleaved:
-        a, b = x[..., 0::2].clone(), x[..., 1::2].clone()
-        x[..., 0::2], x[..., 1::2] = a * c - b * s, a * s + b * c
-    else:
-        a, b = x[..., :half].clone(), x[..., half:].clone()
-        x[..., :half], x[..., half:] = a * c - b * s, a * s + b * c
-    return x
-''', feedback="in place"),
+    WrongAnswer("apply_rope", "rotates x in place", _APPLY_FULL_HEAD + _APPLY_UNSQUEEZE + _APPLY_FULL_TAIL.replace(
+        "    return out.to(x.dtype)", "    x.copy_(out.to(x.dtype))\n    return x"), feedback="in place"),
     WrongAnswer("apply_rope", "Meta's view_as_complex on a non-contiguous x", _APPLY_FULL_HEAD + _APPLY_UNSQUEEZE + _APPLY_BROADCAST_CHECK + '''
     dtype = torch.promote_types(torch.promote_types(x.dtype, cos.dtype), torch.float32)
     rot = torch.complex(cos.to(dtype), sin.to(dtype))
@@ -567,18 +575,6 @@ def rope_inv_freq(head_dim, base=10000.0):
         out = torch.cat((a * c - b * s, a * s + b * c), dim=-1)
     return out.to(x.dtype)
 ''', feedback="float32 for a float64 x"),
-    WrongAnswer("apply_rope", "arithmetic in float16 for float16 x", _APPLY_FULL_HEAD + _APPLY_UNSQUEEZE + _APPLY_BROADCAST_CHECK + '''
-    dtype = x.dtype if x.dtype == torch.float16 else torch.promote_types(
-        torch.promote_types(x.dtype, cos.dtype), torch.float32)
-    xf, c, s = x.to(dtype), cos.to(dtype), sin.to(dtype)
-    if interleaved:
-        a, b = xf[..., 0::2], xf[..., 1::2]
-        out = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
-    else:
-        a, b = xf[..., :half], xf[..., half:]
-        out = torch.cat((a * c - b * s, a * s + b * c), dim=-1)
-    return out.to(x.dtype)
-''', feedback="arithmetic done in float16"),
     WrongAnswer("apply_rope", "head axis inserted at dim 1 instead of in front of T", _APPLY_FULL_HEAD + '''
     if cos.dim() == x.dim() - 1:
         cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
@@ -637,7 +633,7 @@ def alibi_slopes(num_heads):
     pow2 = lambda k: [2.0 ** (-8.0 * (h + 1) / k) for h in range(k)]
     return torch.tensor(pow2(p) + pow2(2 * p)[0::2][: n - p], dtype=torch.float32)
 ''', feedback="should raise ValueError"),
-    WrongAnswer("alibi_slopes", "fractional head counts truncated", _SLOPES_HEAD + '''
+    WrongAnswer("alibi_slopes", "fractional head counts truncated", _SLOPES_POSITIVE_ONLY + '''
     n = int(num_heads)
     p = 1 << (n.bit_length() - 1)
     pow2 = lambda k: [2.0 ** (-8.0 * (h + 1) / k) for h in range(k)]
@@ -941,28 +937,28 @@ def rope_base_for_context(context_length, head_dim=128):
 WRONG_ANSWERS += [
     WrongAnswer("rope_base_for_context", "the RoFormer default 10000 for every context", '''
 def rope_base_for_context(context_length, head_dim=128):
-    if context_length < 1 or head_dim % 2:
+    if isinstance(context_length, bool) or context_length < 1 or head_dim % 2:
         raise ValueError("bad arguments")
     return 10000.0
-'''),
+''', costs=4),  # a challenge graded by thresholds: too small a base fails each context's criterion test
     WrongAnswer("rope_base_for_context", "Llama 3's 500000 for every context", '''
 def rope_base_for_context(context_length, head_dim=128):
-    if context_length < 1 or head_dim % 2:
+    if isinstance(context_length, bool) or context_length < 1 or head_dim % 2:
         raise ValueError("bad arguments")
     return 500000.0
-'''),
+''', costs=3),  # a challenge graded by thresholds: too large a base fails each context's not-wasteful test
     WrongAnswer("rope_base_for_context", "the criterion tested only at the last offset, Delta = L",
                 _BASE_SEARCH.replace("OFFSETS(context_length)", "torch.tensor([float(context_length)], dtype=torch.float64)")
-                .replace("RESULT", "high")),
+                .replace("RESULT", "high"), costs=4),  # thresholds: a base too small fails each context's criterion
     WrongAnswer("rope_base_for_context", "the failing end of the bisection returned",
                 _BASE_SEARCH.replace("OFFSETS(context_length)", "torch.arange(context_length + 1, dtype=torch.float64)")
-                .replace("RESULT", "low")),
+                .replace("RESULT", "low"), costs=4),  # thresholds: a base too small fails each context's criterion
     WrongAnswer("rope_base_for_context", "the slowest wavelength set equal to the context (2 pi base^((d-2)/d) = L)", '''
 def rope_base_for_context(context_length, head_dim=128):
-    if context_length < 1 or head_dim % 2:
+    if isinstance(context_length, bool) or context_length < 1 or head_dim % 2:
         raise ValueError("bad arguments")
     return float((context_length / (2 * math.pi)) ** (head_dim / (head_dim - 2)))
-'''),
+''', costs=4),  # a challenge graded by thresholds: too small a base fails each context's criterion test
 ]
 
 CORRECT_VARIANTS += [
@@ -1044,14 +1040,13 @@ WRONG_ANSWERS += [
     WrongAnswer("rope_is_faithful", "a detector that accepts everything", '''
 def rope_is_faithful(rope, config):
     return True
-'''),
+''', costs=5),  # degenerate: it fails the test of each hidden bug (layout, decode, bfloat16, both scalings)
     WrongAnswer("rope_is_faithful", "a detector that rejects everything", '''
 def rope_is_faithful(rope, config):
     return False
-'''),
+''', costs=3),  # degenerate: it fails each test with a faithful implementation (plain, linear, dynamic)
     WrongAnswer("rope_is_faithful", "prefill compared with the reference, decode never tried", _faithful(decode=False)),
     WrongAnswer("rope_is_faithful", "dynamic scaling never tried beyond the original context", _faithful(beyond=False)),
-    WrongAnswer("rope_is_faithful", "float64 tolerance (1e-9) on a float32 implementation", _faithful(atol="1e-9")),
     WrongAnswer("rope_is_faithful", "linear scaling left out of the reference", _faithful(scale="False")),
     WrongAnswer("rope_is_faithful", "rotation properties only (norms, offsets, decode), no reference", '''
 def rope_is_faithful(rope, config):
@@ -1069,7 +1064,7 @@ def rope_is_faithful(rope, config):
         if (diagonal.max() - diagonal.min()).item() > 1e-3:
             return False
     return bool(torch.allclose(torch.as_tensor(rope(x[-1:], 31)).double(), out[-1:], atol=1e-3))
-'''),
+''', costs=3),  # no reference at all: blind to every bug that still rotates (the layout, and each scaling's test)
     WrongAnswer("rope_is_faithful", "max_position_embeddings taken as the original context of dynamic scaling",
                 _faithful().replace('int(scaling.get("original_max_position_embeddings", config["max_position_embeddings"]))',
                                     'int(config["max_position_embeddings"])')),
