@@ -9,16 +9,14 @@ from grader.judge import describe, describe_arguments, run_suite
 from grader.results import ERROR, PASSED
 from tests.conftest import load_solution
 
-PROBE_IN_FLOAT64_ONLY = '''
-def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
-    x, t, tt = train_features, train_positions.double(), test_positions.double()
-    a = torch.cat([x, torch.ones(len(x), 1, dtype=x.dtype)], 1).double()
-    penalty = ridge * torch.eye(a.shape[1], dtype=torch.float64)
-    penalty[-1, -1] = 0
-    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
-    xt = torch.cat([test_features, torch.ones(len(test_features), 1, dtype=test_features.dtype)], 1)
-    pred = torch.mv(xt, coef)  # float64 coefficients: raises for features in any other dtype
-    return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
+ATTENTION_IN_FLOAT32_ONLY = '''
+def self_attention(x, w_q, w_k, w_v, causal=False):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = (q @ k.transpose(-2, -1)).float() / k.shape[-1] ** 0.5
+    if causal:
+        t = x.shape[-2]
+        scores = scores.masked_fill(~torch.ones(t, t, dtype=torch.bool).tril(), float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v  # float32 weights: raises for values in any other dtype
 '''
 
 
@@ -36,16 +34,15 @@ def test_values_are_described_by_dtype_shape_and_layout():
 
 def test_a_raise_on_a_drawn_example_names_the_inputs_before_the_error():
     namespace = vars(load_solution("01_permutation_invariance")).copy()
-    exec(PROBE_IN_FLOAT64_ONLY, namespace)
-    results = run_suite("01_permutation_invariance", _in_process(namespace),
-                        exercises={"position_probe_r2"})
-    assert any(r.status == PASSED for r in results)  # float64 inputs work
+    exec(ATTENTION_IN_FLOAT32_ONLY, namespace)
+    results = run_suite("01_permutation_invariance", _in_process(namespace), exercises={"self_attention"})
+    assert any(r.status == PASSED for r in results)  # float32 inputs work
     raised = [r for r in results if r.status == ERROR]
     assert raised
     for result in raised:
         inputs, error = result.output.split(" (its docstring says which shapes, dtypes and memory "
                                             "layouts it must accept). ")
         assert inputs.startswith("these inputs made it raise: argument 1: float")
-        assert "float64" not in inputs.split(";")[0]  # the features that made it raise
-        assert error.startswith("position_probe_r2 raised RuntimeError: ")
-    assert any("[failing example: test_probe_r2_over_its_inputs(" in r.output for r in raised)
+        assert "float32" not in inputs.split(";")[0]  # the x that made it raise
+        assert error.startswith("self_attention raised RuntimeError: ")
+    assert any("[failing example: test_self_attention_over_its_inputs(" in r.output for r in raised)

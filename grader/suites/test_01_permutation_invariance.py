@@ -97,7 +97,7 @@ def _expect_attention(got, expected, q, k, v, mask=None, *, owner=None, mistakes
 @pytest.mark.exercise("scaled_dot_product_attention", points=2, public=True)
 def test_sdpa_matches_reference_without_mask(student):
     """Without a mask, the output matches softmax(q k^T / sqrt(d_k)) v."""
-    student.may_modify_arguments = True  # test_sdpa_over_its_inputs owns leaving the inputs unchanged
+    student.may_modify_arguments = True  # a hidden test owns leaving the inputs unchanged
     q, k, v = _randn(2, 3, 5, 8, seed=1), _randn(2, 3, 7, 8, seed=2), _randn(2, 3, 7, 4, seed=3)
     got = student.scaled_dot_product_attention(q, k, v)
     _expect_attention(got, _attention(q, k, v), q, k, v, owner="softmax axis",
@@ -107,7 +107,7 @@ def test_sdpa_matches_reference_without_mask(student):
 @pytest.mark.exercise("scaled_dot_product_attention", points=2, public=True)
 def test_sdpa_causal_mask_matches_torch(student):
     """With a boolean causal mask, the output matches torch's scaled_dot_product_attention."""
-    student.may_modify_arguments = True  # test_sdpa_over_its_inputs owns leaving the inputs unchanged
+    student.may_modify_arguments = True  # a hidden test owns leaving the inputs unchanged
     q, k, v = _randn(2, 6, 8, seed=4), _randn(2, 6, 8, seed=5), _randn(2, 6, 8, seed=6)
     mask = torch.ones(6, 6, dtype=torch.bool).tril()
     expected = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
@@ -119,7 +119,7 @@ def test_sdpa_causal_mask_matches_torch(student):
 @pytest.mark.exercise("scaled_dot_product_attention", points=1)
 def test_sdpa_random_mask_broadcast_over_batch(student):
     """A random mask of shape (1, T_q, T_k) broadcasts over batch and heads."""
-    student.may_modify_arguments = True  # test_sdpa_over_its_inputs owns leaving the inputs unchanged
+    student.may_modify_arguments = True  # a hidden test owns leaving the inputs unchanged
     q, k, v = _randn(3, 2, 4, 6, seed=7), _randn(3, 2, 5, 6, seed=8), _randn(3, 2, 5, 3, seed=9)
     mask = torch.rand(1, 4, 5, generator=torch.Generator().manual_seed(10)) > 0.4
     mask[..., 0] = True  # every query may attend somewhere
@@ -130,7 +130,7 @@ def test_sdpa_random_mask_broadcast_over_batch(student):
 @pytest.mark.exercise("scaled_dot_product_attention", points=2)
 def test_sdpa_scales_by_d_k_not_d_v(student):
     """The scores are scaled by 1/sqrt(d_k) even when d_v differs from d_k."""
-    student.may_modify_arguments = True  # test_sdpa_over_its_inputs owns leaving the inputs unchanged
+    student.may_modify_arguments = True  # a hidden test owns leaving the inputs unchanged
     q, k, v = _randn(4, 4, seed=11) * 3, _randn(6, 4, seed=12) * 3, _randn(6, 16, seed=13)
     got = student.scaled_dot_product_attention(q, k, v)
     mistakes = {"scaling by 1/sqrt(d_v) instead of 1/sqrt(d_k)": _attention(q, k, v, scale=1 / 4.0)}
@@ -141,7 +141,7 @@ def test_sdpa_scales_by_d_k_not_d_v(student):
 @pytest.mark.exercise("scaled_dot_product_attention", points=1)
 def test_sdpa_is_stable_for_large_scores(student):
     """Scores around 1e3 give finite outputs (the softmax must not overflow)."""
-    student.may_modify_arguments = True  # test_sdpa_over_its_inputs owns leaving the inputs unchanged
+    student.may_modify_arguments = True  # a hidden test owns leaving the inputs unchanged
     q, k, v = _randn(5, 8, seed=14) * 40, _randn(5, 8, seed=15) * 40, _randn(5, 8, seed=16)
     got = student.scaled_dot_product_attention(q, k, v)
     # Large scores make the softmax nearly one-hot; the reference is still exact in float64.
@@ -465,7 +465,7 @@ def _error_accepted(fn, x, perm, owner=None):
 @pytest.mark.exercise("max_equivariance_error", points=1, public=True)
 def test_gap_is_zero_for_an_equivariant_function(student):
     """A token-wise function (softmax over features) has error 0, returned as a Python float."""
-    student.may_modify_arguments = True  # test_gap_over_its_inputs owns leaving x unchanged
+    student.may_modify_arguments = True  # a hidden test owns leaving x unchanged
     x, perm = _randn(6, 4, seed=60), torch.tensor([5, 3, 1, 0, 2, 4])
     got = student.max_equivariance_error(student.fixture("permutation_invariance.row_softmax"), x, perm)
     expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")
@@ -630,7 +630,7 @@ def _expect_r2(got, train, test, ridge, *, owner=None, atol=ATOL_R2, rtol=0.0):
 @pytest.mark.exercise("position_probe_r2", points=2, public=True)
 def test_probe_r2_matches_ridge_regression(student):
     """A ridge probe (ridge=1e-3) fitted on 200 rows and scored on 100 others gives the held-out R^2."""
-    student.may_modify_arguments = True  # test_probe_r2_over_its_inputs owns leaving the inputs unchanged
+    student.may_modify_arguments = True  # a hidden test owns leaving the inputs unchanged
     train, test = _probe_data(70, 200), _probe_data(71, 100)
     got = student.position_probe_r2(*train, *test, ridge=1e-3)
     expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")

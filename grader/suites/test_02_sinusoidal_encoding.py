@@ -348,7 +348,7 @@ ATOL_SHIFT = 1e-8
 @pytest.mark.exercise("linear_shift_residual", points=3, public=True)
 def test_shift_residual_of_a_random_table(student):
     """A random (30, 4) table with k = 2, and a sine-only code of 6 frequencies with k = 3: the relative residual."""
-    student.may_modify_arguments = True  # test_shift_residual_over_its_inputs owns leaving the table unchanged
+    student.may_modify_arguments = True  # a hidden test owns leaving the table unchanged
     # The sine-only code is well conditioned too (condition number 1.3): pinv, lstsq and the normal
     # equations agree on it far below the 1e-6 allowed.
     for name, table, k, atol in (("a random (30, 4) table", _random_table(80, 30, 4), 2, ATOL_SHIFT),

@@ -223,7 +223,7 @@ def test_rotation_matrix_values(student):
     """
     # Entries are cos/sin rounded once to float32 (error <= 6e-8): 1e-6 leaves room for any correct order
     # of operations. At position 1000 float32 angles would be off by up to ~3e-5; the contract asks for
-    # float64 angles (test_rotation_matrix_over_positions_and_bases charges that), so 2e-4 here.
+    # float64 angles (a hidden test charges that), so 2e-4 here.
     for position, head_dim, base, interleaved, atol in ((3, 8, 10000.0, True, MATRIX_ATOL),
                                                         (5, 16, 10000.0, False, MATRIX_ATOL),
                                                         (1000, 64, 500000.0, True, 2e-4)):
@@ -314,7 +314,7 @@ def test_cos_sin_values(student):
              (torch.arange(0, 4096, 7), _theta(32), 3e-4))
     for positions, inv_freq, atol in cases:
         got = student.rope_cos_sin(positions, inv_freq)
-        # The table width is test_cos_sin_shape_and_dtype's, positions kept as given the property test's.
+        # The table width is a hidden test's, positions kept as given the property test's.
         _expect_tables(got, positions, inv_freq, atol=atol,
                        what=f"rope_cos_sin(position_ids {tuple(positions.shape)}, inv_freq {inv_freq.dtype})",
                        accept=(_FULL_WIDTH, "float16 positions"))
@@ -357,7 +357,7 @@ def _inputs(shape, positions, seed):
 
 
 def _apply(student, *args, **kwargs):
-    """Call apply_rope letting it change its arguments: test_apply_rope_leaves_x_unchanged owns that."""
+    """Call apply_rope letting it change its arguments: a hidden test owns that."""
     student.may_modify_arguments = True
     try:
         return student.apply_rope(*args, **kwargs)
@@ -547,7 +547,7 @@ BIAS_RTOL = 1e-6
 
 
 def _mask_mistakes(slopes, seq_len):
-    """What the catalogued mistakes of the causal mask return: test_alibi_bias_causal_mask owns them."""
+    """What the catalogued mistakes of the causal mask return: a hidden test owns them."""
     named = _bias_mistakes(slopes, seq_len)
     return [named["the masked upper triangle holds 0 instead of -inf"],
             named["transposed: the mask hides the past instead of the future"],
@@ -563,7 +563,7 @@ def test_alibi_bias_values(student):
         expect_dtype(got, torch.float32, what=what)
         expect_shape(got, (num_heads, seq_len, seq_len), what=what)
         slopes = _reference_slopes(num_heads)
-        # The mask above the diagonal is test_alibi_bias_causal_mask's: its mistakes pass here.
+        # The mask above the diagonal is a hidden test's: its mistakes pass here.
         expect_close(got, _reference_bias(slopes, seq_len), rtol=BIAS_RTOL, atol=0, what=what,
                      mistakes=_bias_mistakes(slopes, seq_len), accepted=_mask_mistakes(slopes, seq_len))
 
@@ -1397,7 +1397,7 @@ def _cos_sin_rejects_inv_freq_that_is_not_1d(student):
 @pytest.mark.exercise("apply_rope", points=1)
 def test_apply_rope_rejects_invalid_inputs(student):
     """The promised ValueErrors of apply_rope, with the valid edge cases beside them."""
-    student.may_modify_arguments = True   # test_apply_rope_leaves_x_unchanged owns that
+    student.may_modify_arguments = True   # a hidden test owns that
     _apply_rope_rejects_full_width_tables(student)
     _apply_rope_rejects_odd_head_dim(student)
     _apply_rope_rejects_integer_x(student)
