@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Repeat notebook 05's passkey fine-tunes with three seeds and store their passkey scores as a table.
 
-    python scripts/passkey_seeds_context_extension.py     # seeds 2 and 3 of four arms (~15 min, one core)
+    python scripts/passkey_seeds_context_extension.py     # seeds 2 and 3 of four arms (~10 min, one core)
 
 Seed 1 of every arm is the shipped checkpoint (`ctx05_passkey_<arm>_ft.pt`, trained by
 scripts/train_context_extension.py: 200 steps from `ctx05_passkey` on passkey prompts of 128 to 506 characters

@@ -4,7 +4,7 @@
     python scripts/seeds_context_extension.py                 # fine-tunes at 512   -> assets/ctx05_seeds.json
     python scripts/seeds_context_extension.py --length 1024   # fine-tunes at 1,024 -> assets/ctx05_seeds1024.json
 
-Each takes about 15 minutes on one core. Seed 1 of every arm is the shipped checkpoint (`ctx05_<arm>_ft.pt`
+They take about 15 and 19 minutes on one core. Seed 1 of every arm is the shipped checkpoint (`ctx05_<arm>_ft.pt`
 or `ctx05_<arm>_ft1024.pt`, trained by scripts/train_context_extension.py); seeds 2 and 3 repeat the same
 recipe (150 steps from `ctx05_base` on windows of 512 characters, batch 8, or of 1,024 characters, batch 4; the
 scaling the only difference between arms) with another data order (the fine-tunes have no other randomness).

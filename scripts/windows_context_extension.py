@@ -3,11 +3,11 @@
 
     python scripts/windows_context_extension.py        # about 2 minutes on one core
 
-The notebook evaluates on the first 16 held-out windows of 1,024 characters, within its time budget. This
+The notebook evaluates its first 16 held-out windows of 1,024 characters live, within its time budget. This
 script evaluates the same models and methods on all of them (the held-out 5% of the corpus holds 78 whole
 windows, from several documents) and writes `assets/ctx05_windows.json`: per-window mean loss (nats/char) at
-128 and 1,024 characters for each arm. Section 11 reads it to check that the verdicts drawn on 16 windows
-hold on all 78. Deterministic on one CPU thread.
+128 and 1,024 characters for each arm. Section 9 reads its verdicts from it and prints the largest difference
+between the stored first 16 windows and its live run, so a stale table shows. Deterministic on one CPU thread.
 """
 from __future__ import annotations
 
