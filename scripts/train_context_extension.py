@@ -135,10 +135,12 @@ def recipes() -> list[Recipe]:
     for method, tag in (("NTK-aware", "ntk"), ("dynamic NTK", "dynamic")):  # the same language-model fine-tune
         out.append(Recipe(f"ctx05_{tag}_ft", "ctx05_base", method,
                           lambda ch: lm_batches(ch["train_ids"], FT_LEN, 8, seed=1), steps=150, lr=5e-4, seed=1))
-    for method in ("none", "PI", "YaRN"):  # fine-tuned at the target length 1,024, as Chen et al. do: batch 4, so
-        tag = method.lower()               # every step sees as many characters as the fine-tunes at 512
-        out.append(Recipe(f"ctx05_{tag}_ft1024", "ctx05_base", method,
+    for method, tag in (("none", "none"), ("PI", "pi"), ("YaRN", "yarn"), ("NTK-aware", "ntk"),
+                        ("dynamic NTK", "dynamic")):  # fine-tuned at the target length 1,024, as Chen et al. do:
+        out.append(Recipe(f"ctx05_{tag}_ft1024", "ctx05_base", method,   # batch 4, as many characters per step
                           lambda ch: lm_batches(ch["train_ids"], 2 * FT_LEN, 4, seed=1), steps=150, lr=5e-4, seed=1))
+    out.append(Recipe("ctx05_passkey_ntk_ft", "ctx05_passkey", "NTK-aware",  # the passkey fine-tune, NTK-aware
+                      lambda ch: passkey_batches(ch, 8, seed=3, min_len=128, max_len=FT_LEN), steps=200, lr=5e-4, seed=3))
     return out
 
 
@@ -163,7 +165,7 @@ def main() -> None:
     all_recipes = recipes()
     if args.list:
         for r in all_recipes:
-            print(f"{r.name:26s} from {r.parent or 'scratch':14s} {r.method:5s} {r.steps} steps")
+            print(f"{r.name:26s} from {r.parent or 'scratch':14s} {r.method:11s} {r.steps} steps")
         return
     known = {r.name for r in all_recipes}
     unknown = set(args.only or ()) - known
