@@ -276,23 +276,45 @@ def _with_stride_hint(layout, check, *args, **kwargs):
 
 
 # One mistake costs once. A value test names the property it owns (``owner``); the outputs of the
-# catalogued mistakes that another test owns pass it. "formula": the rotation on a case that needs
-# no mask (the angle's sign, cos and sin swapped, the other pair layout); "dtype": the result's dtype
-# for half-precision inputs (checked only there); "masks": any sizes, where blocks and pairs are
-# masked. owner=None (the steps not yet split this way) checks everything and lets nothing pass.
-def _formula_mistakes(x, cos, sin, interleaved, sign, **at):
-    """Outputs of the formula mistakes: the wrong angle sign, cos and sin swapped, the other layout."""
-    return [_rope64(x, cos, sin, interleaved, -sign, **at), _rope64(x, sin, cos, interleaved, sign, **at),
-            _rope64(x, cos, sin, not interleaved, sign, **at)]
+# catalogued mistakes that another test of the exercise owns pass it (STEP_OWNERS: which owner charges
+# which wrong output), and only the "dtype" owner checks the result's dtype. owner=None (the steps not
+# yet split this way) checks everything and lets nothing pass.
+STEP_OWNERS = {
+    # the rotation on a case that needs no mask: the angle's sign, cos and sin swapped, the other layout
+    "rope_rows_triton": {"formula": ("sign", "swap", "layout")},
+    # -θ (not +θ, not the gradient unrotated); the layout flag; position_ids (an int offset too)
+    "rope_backward_triton": {"formula": ("sign", "unrotated"), "layout": ("layout",), "options": ("positions",)},
+    "TritonRoPE": {},  # its catalogued mistakes are in backward: see _autograd_mistakes
+}
 
 
-def _expect_rotated(got, x, cos, sin, interleaved, sign, what, tol=FP32, owner=None, **at):
+def _wrong_outputs(x, cos, sin, interleaved, sign, **at):
+    """What the catalogued value mistakes return for x, by name (sign=+1 forward, -1 backward)."""
+    wrong = {"sign": _rope64(x, cos, sin, interleaved, -sign, **at),
+             "swap": _rope64(x, sin, cos, interleaved, sign, **at),
+             "layout": _rope64(x, cos, sin, not interleaved, sign, **at),
+             "unrotated": x.double()}
+    if at.get("position_ids") is not None:
+        wrong["positions"] = _rope64(x, cos, sin, interleaved, sign, rotary_dim=at.get("rotary_dim"))
+    return wrong
+
+
+def _accepted_outputs(exercise, owner, x, cos, sin, interleaved, sign, **at):
+    """The wrong outputs a test of ``exercise`` owning ``owner`` lets pass: those other tests charge."""
+    if owner is None:
+        return []
+    wrong = _wrong_outputs(x, cos, sin, interleaved, sign, **at)
+    return [wrong[key] for other, keys in STEP_OWNERS[exercise].items() if other != owner
+            for key in keys if key in wrong]
+
+
+def _expect_rotated(got, x, cos, sin, interleaved, sign, what, tol=FP32, owner=None, exercise=None, **at):
     """got is x rotated (sign +1) or rotated back (-1) at positions/rotary_dim ``at``; passed exactly."""
     expect_shape(got, tuple(x.shape), what=what)
     if owner in (None, "dtype"):
         expect_dtype(got, x.dtype, what=what)
     mistakes = _mistakes(x, cos, sin, interleaved, sign, **at)
-    accepted = [] if owner in (None, "formula") else _formula_mistakes(x, cos, sin, interleaved, sign, **at)
+    accepted = _accepted_outputs(exercise, owner, x, cos, sin, interleaved, sign, **at)
     rotary_dim = at.get("rotary_dim")
     if rotary_dim is not None and rotary_dim < x.shape[-1]:
         # The pass-through channels are copied, not computed: they must be bit-identical.
@@ -395,7 +417,8 @@ def _rows_result(student, x, cos, sin):
 def _check_rows(student, x, cos, sin, tol=FP32, owner=None):
     """Step 1 on x (T, D): the result is x rotated (half-split); returns x after the call."""
     result, after = _rows_result(student, x, cos, sin)
-    _expect_rotated(result, x, cos, sin, False, 1.0, "rope_rows_triton(x, cos, sin)", tol, owner)
+    _expect_rotated(result, x, cos, sin, False, 1.0, "rope_rows_triton(x, cos, sin)", tol, owner,
+                    "rope_rows_triton")
     return after
 
 
@@ -968,15 +991,35 @@ def test_backward_property(student, batch, heads, seq_len, head_dim, rotary, pos
 
 
 # -- TritonRoPE ---------------------------------------------------------------------------------
-def _check_autograd(student, q, k, cos, sin, interleaved=False, layout="contiguous", tol=FP32, seed=0, **at):
+# Owners (TritonRoPE): test_autograd_forward_and_gradients the backward rotation (by -θ: not +θ, not the
+# gradient passed through); test_autograd_interleaved_grouped_odd_length the layout kept for backward;
+# test_autograd_positions_and_partial_rotary position_ids (an int offset too) and rotary_dim kept for
+# backward; test_autograd_float16 the outputs' dtype. The other tests let those mistakes' gradients pass,
+# and give no int offset and no partial rotary_dim, with which the owners' mistakes raise.
+def _autograd_mistakes(g, cos, sin, interleaved, **at):
+    """Gradients that the catalogued mistakes of TritonRoPE give, by the property (owner) they break."""
+    owned = {"formula": [_rope64(g, cos, sin, interleaved, 1.0, **at), g.double()]}
+    if interleaved:
+        owned["layout"] = [_rope64(g, cos, sin, False, -1.0, **at)]
+    if at.get("position_ids") is not None:
+        owned["options"] = [_rope64(g, cos, sin, interleaved, -1.0, rotary_dim=at.get("rotary_dim"))]
+    return owned
+
+
+def _check_autograd(student, q, k, cos, sin, interleaved=False, layout="contiguous", tol=FP32, seed=0, *,
+                    owner, **at):
+    """Forward and backward through TritonRoPE.apply: outputs by θ, gradients by -θ; ``owner`` as above."""
     gen = torch.Generator().manual_seed(seed + 1000)
     g_q = torch.randn(q.shape, generator=gen, dtype=torch.float64).to(q.dtype)
     g_k = torch.randn(k.shape, generator=gen, dtype=torch.float64).to(k.dtype)
     result = _harness(student.call_rope_autograd, student.ref("TritonRoPE"), q, k, cos, sin, g_q, g_k,
                       interleaved=interleaved, layout=layout, **at)
     q_rot, k_rot, d_q, d_k = result
-    _expect_rotated(q_rot, q, cos, sin, interleaved, 1.0, "TritonRoPE.apply output for q", tol, **at)
-    _expect_rotated(k_rot, k, cos, sin, interleaved, 1.0, "TritonRoPE.apply output for k", tol, **at)
+    outputs = owner if owner in ("formula", "dtype") else "other"
+    _expect_rotated(q_rot, q, cos, sin, interleaved, 1.0, "TritonRoPE.apply output for q", tol, outputs,
+                    "TritonRoPE", **at)
+    _expect_rotated(k_rot, k, cos, sin, interleaved, 1.0, "TritonRoPE.apply output for k", tol, outputs,
+                    "TritonRoPE", **at)
     for got, g, what in ((d_q, g_q, "q.grad"), (d_k, g_k, "k.grad")):
         expect_true(got is not None, f"{what} is None after backward: did backward return a gradient for it?")
         expect_shape(got, tuple(g.shape), what=what)
@@ -985,57 +1028,68 @@ def _check_autograd(student, q, k, cos, sin, interleaved=False, layout="contiguo
         if interleaved:  # named before the generic layout mistake, which returns the same values
             mistakes = {"backward used the default layout: the interleaved flag was not kept on ctx":
                         _rope64(g, cos, sin, False, -1.0, **at), **mistakes}
-        if "position_ids" in at:
+        if at.get("position_ids") is not None:
             mistakes = {"backward rotated at positions 0..T-1: position_ids were not kept on ctx":
                         _rope64(g, cos, sin, interleaved, -1.0, rotary_dim=at.get("rotary_dim")), **mistakes}
-        expect_close(got, _rope64(g, cos, sin, interleaved, -1.0, **at), what=what, mistakes=mistakes, **tol)
+        accepted = [out for name, outs in _autograd_mistakes(g, cos, sin, interleaved, **at).items()
+                    if name != owner for out in outs]
+        expect_close(got, _rope64(g, cos, sin, interleaved, -1.0, **at), what=what, mistakes=mistakes,
+                     accepted=accepted, **tol)
 
 
 @pytest.mark.exercise("TritonRoPE", points=2, public=True)
 def test_autograd_forward_and_gradients(student):
     """TritonRoPE.apply(q, k, cos, sin, False): outputs rotate by θ, gradients rotate by -θ (float32)."""
-    _check_autograd(student, *_inputs(1, 2, 1, 16, 16, seed=40), seed=40)
+    _check_autograd(student, *_inputs(1, 2, 1, 16, 16, seed=40), seed=40, owner="formula")
 
 
 @pytest.mark.exercise("TritonRoPE", points=2)
 def test_autograd_interleaved_grouped_odd_length(student):
     """Interleaved, 6 query and 2 key heads, T = 97, head_dim 80: the layout reaches backward too."""
-    _check_autograd(student, *_inputs(1, 6, 2, 97, 80, seed=41), interleaved=True, seed=41)
+    _check_autograd(student, *_inputs(1, 6, 2, 97, 80, seed=41), interleaved=True, seed=41, owner="layout")
 
 
 @pytest.mark.exercise("TritonRoPE", points=1)
 def test_autograd_non_contiguous_leaves(student):
     """q and k are transposed views of (B, T, H, D) leaves; gradients arrive as transposed views."""
-    _check_autograd(student, *_inputs(1, 4, 2, 30, 64, seed=42), interleaved=True, layout="transposed", seed=42)
+    _check_autograd(student, *_inputs(1, 4, 2, 30, 64, seed=42), interleaved=True, layout="transposed", seed=42,
+                    owner="leaves")
 
 
 @pytest.mark.exercise("TritonRoPE", points=1)
 def test_autograd_float16(student):
     """float16 q and k: float16 outputs and gradients within one float16 rounding."""
-    _check_autograd(student, *_inputs(1, 4, 2, 33, 32, seed=43, dtype=torch.float16), tol=FP16, seed=43)
+    _check_autograd(student, *_inputs(1, 4, 2, 33, 32, seed=43, dtype=torch.float16), tol=FP16, seed=43,
+                    owner="dtype")
 
 
 @pytest.mark.exercise("TritonRoPE", points=1)
 def test_autograd_positions_and_partial_rotary(student):
-    """apply(q, k, cos, sin, False, position_ids, 16): positions and rotary_dim reach the backward pass too."""
+    """apply(q, k, cos, sin, False, position_ids, 16): positions ((B, T) ids, an int offset) and rotary_dim
+    reach the backward pass too."""
     q, k, _, _ = _inputs(2, 2, 1, 6, 32, seed=44)
     position_ids = torch.tensor([[*range(6)], [*range(30, 36)]])
-    _check_autograd(student, q, k, *_tables(40, 16), seed=44, position_ids=position_ids, rotary_dim=16)
+    _check_autograd(student, q, k, *_tables(40, 16), seed=44, owner="options", position_ids=position_ids,
+                    rotary_dim=16)
+    _check_autograd(student, q, k, *_tables(40, 16), True, seed=45, owner="options", position_ids=30,
+                    rotary_dim=16)
 
 
 @pytest.mark.exercise("TritonRoPE", points=2)
 @grading(max_examples=3)
-@given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, rotary=ROTARY, positions=POSITION_FORMS,
-       start=st.integers(0, 40), int32=st.booleans(), interleaved=st.booleans(), dtype=DTYPE_NAMES,
-       layout=st.sampled_from(["contiguous", "transposed", "strided"]), seed=seeds())
+@given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, rotary=st.sampled_from(["default", "full"]),
+       positions=st.sampled_from(["default", "offsets", "ids"]), start=st.integers(0, 40), int32=st.booleans(),
+       interleaved=st.booleans(), dtype=DTYPE_NAMES, layout=st.sampled_from(["contiguous", "transposed", "strided"]),
+       seed=seeds())
 def test_autograd_property(student, batch, heads, seq_len, head_dim, rotary, positions, start, int32, interleaved,
                            dtype, layout, seed):
-    """Outputs by θ, gradients by -θ over any sizes, rotary_dim, position_ids form, layout, dtype."""
+    """Outputs by θ, gradients by -θ over any sizes, position_ids tensors, layout, dtype (int offsets and partial
+    rotary are test_autograd_positions_and_partial_rotary's)."""
     dtype = _kernel_dtype(student, dtype)
     q, k, _, _ = _inputs(batch, *heads, seq_len, head_dim, seed=seed, dtype=dtype)
     options, rows, width = _draw_options(batch, seq_len, head_dim, rotary, positions, start, int32, seed)
     _check_autograd(student, q, k, *_tables(rows, width), interleaved, layout, TOLERANCE[dtype], seed=seed % 1000,
-                    **options)
+                    owner="any", **options)
 
 
 # ==============================================================================================
@@ -1363,13 +1417,15 @@ def test_TritonRoPE_rejects_invalid_inputs(student):
 
 
 def _autograd_rejects_bad_inputs_like_forward(student):
-    """Through apply: positions past the tables, an odd rotary_dim, float64 q and k raise ValueError."""
+    """Through apply: positions past the tables, an odd rotary_dim raise ValueError (dtypes are
+    rope_forward_triton's to check: a forward that casts to float32 is test_autograd_float16's)."""
     q, k, cos, sin = _decode_inputs(46, n_positions=10, seq_len=4)
     grads = (torch.ones_like(q), torch.ones_like(k))
     bad = {"position_ids=7 (positions 7..10, 10 rows)": ((q, k, cos, sin, *grads), {"position_ids": 7}),
-           "rotary_dim 3 and (10, 1) tables": ((q, k, *_tables(10, 2), *grads), {"rotary_dim": 3}),
-           "float64 q and k": ((q.double(), k.double(), cos, sin, *(g.double() for g in grads)), {})}
+           "rotary_dim 3 and (10, 1) tables": ((q, k, *_tables(10, 2), *grads), {"rotary_dim": 3})}
     for label, (args, kwargs) in bad.items():
         expect_raises(ValueError, student.call_rope_autograd, student.ref("TritonRoPE"), *args,
                       what=f"TritonRoPE.apply with {label}", **kwargs)
-    _check_autograd(student, q, k, cos, sin, seed=46, position_ids=6)  # positions 6..9: the last row fits
+    # positions 6..9 (the last row fits): it runs; the values are the other tests' to check
+    _harness(student.call_rope_autograd, student.ref("TritonRoPE"), q, k, cos, sin, *grads,
+             position_ids=torch.tensor([6, 6]))

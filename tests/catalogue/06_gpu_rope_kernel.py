@@ -160,8 +160,10 @@ WRONG_ANSWERS = [
     WrongAnswer(_FN, "backward passes the gradients through", _mutant(_FN, (
         "return grad_q, grad_k, None, None, None, None, None",
         "return grad_q_rot, grad_k_rot, None, None, None, None, None")), feedback="unrotated"),
+    # costs 7: autograd rejects two gradients for seven inputs, so every call's backward raises and
+    # no test of the exercise can run; there is no output to let pass.
     WrongAnswer(_FN, "backward returns two gradients for seven inputs", _mutant(_FN, (
-        "return grad_q, grad_k, None, None, None, None, None", "return grad_q, grad_k"))),
+        "return grad_q, grad_k, None, None, None, None, None", "return grad_q, grad_k")), costs=7),
     WrongAnswer(_FN, "position_ids not kept for backward", _mutant(_FN, (
         "position_ids=ctx.position_ids, rotary_dim=ctx.rotary_dim)", "rotary_dim=ctx.rotary_dim)")),
         feedback="position_ids were not kept on ctx"),
