@@ -134,8 +134,10 @@ WRONG_ANSWERS = [
     WrongAnswer(_BWD, "wrong sin sign: the forward rotation", _mutant(_BWD, (
         _BWD_CALL, _BWD_CALL.replace("backward=True", "backward=False"))),
         feedback="rotation by +θ"),
+    # costs 2: two mistakes at once, no rotation (the public test) and no input checks at all (the
+    # validation test), since the whole launch is replaced.
     WrongAnswer(_BWD, "gradients returned unrotated", _mutant(_BWD, (
-        _BWD_CALL, "return grad_q.clone(), grad_k.clone()")), feedback="unrotated"),
+        _BWD_CALL, "return grad_q.clone(), grad_k.clone()")), feedback="unrotated", costs=2),
     WrongAnswer(_BWD, "layout flag ignored", _mutant(_BWD, (
         _BWD_CALL, _BWD_CALL.replace("sin, interleaved,", "sin, False,"))), feedback="the wrong layout"),
     WrongAnswer(_BWD, "gradients rotated in place", _mutant(_BWD, (
