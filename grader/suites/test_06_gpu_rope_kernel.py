@@ -36,8 +36,9 @@ test is about batches or blocks.
 
 One mistake costs once: a value test names the property it owns, and lets pass the outputs of the
 catalogued mistakes that another test of its exercise owns (STEP_OWNERS, _autograd_mistakes, and the
-owners of sector_traffic's tests); error tests check raising and running, never values. Tests that
-a memory-unsafe mistake (a missing mask) fails run last in their exercise.
+owners of sector_traffic's tests); error tests check raising and running, never values. The property
+tests of steps 1 and 2, which a memory-unsafe mistake (a missing mask) fails, run last in their
+exercise. rope_interleaved_triton and rope_forward_triton are not split this way yet (owner=None).
 
 Tolerances. float32: the kernel rounds a handful of float32 operations, about 2 units of 2^-24
 times the pair's norm (measured in the notebook), so 1e-5 (absolute and relative) on O(1) values
