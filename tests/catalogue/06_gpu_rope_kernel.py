@@ -37,6 +37,8 @@ def _mutant(exercise: str, *replacements: tuple[str, str]) -> str:
     return source
 
 
+COSTS_ONCE = True  # each entry fails one hidden test of its exercise, or its declared costs
+
 _ROWS, _HEADS, _LAYOUTS = "rope_rows_triton", "rope_heads_triton", "rope_interleaved_triton"
 _FWD, _BWD, _FN = "rope_forward_triton", "rope_backward_triton", "TritonRoPE"
 _BWD_CALL = ('return _rope_launch(grad_q, grad_k, cos, sin, interleaved, backward=True, position_ids=position_ids,\n'
