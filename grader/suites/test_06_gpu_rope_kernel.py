@@ -863,7 +863,7 @@ def test_forward_left_padding(student):
 
 
 @pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_partial_rotary_interleaved_transposed(student):
+def test_forward_partial_rotary_interleaved_at_an_offset(student):
     """GPT-J style: rotary_dim=16 of head_dim 48, interleaved, positions from the int offset 30."""
     q, k, _, _ = _inputs(2, 3, 1, 20, 48, seed=206)
     _check_forward(student, q, k, *_tables(64, 16), True, rotary_dim=16, position_ids=30, owner="offset")
@@ -905,7 +905,7 @@ def test_forward_float16_with_positions(student):
 
 
 @pytest.mark.exercise("rope_forward_triton", points=2)
-def test_forward_earlier_steps_still_hold(student):
+def test_forward_any_strides(student):
     """Strides, both layouts: transposed q and k (T = 45, head_dim 80, 3 q heads and 1 k head, default positions),
     and channel stride 2 with NaN between ((B, T) positions; interleaved: rotary_dim 8 of 12)."""
     q, k, _, _ = _inputs(1, 3, 1, 45, 80, seed=211)
