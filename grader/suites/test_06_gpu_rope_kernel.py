@@ -30,7 +30,15 @@ with tables that fit exactly, rotary_dim (none, D, a partial one) and inplace; t
 each call are compared with the inputs before.
 
 Every reference is computed here, in float64, from the same float32 cos/sin tables the learner
-receives. Shapes stay small because Triton's interpreter costs about a millisecond per program.
+receives. Shapes stay small because Triton's interpreter costs about 40 ms per program (one program
+per 64 tokens of each batch element in the solution): a batch of 2 or a T past 64 only where the
+test is about batches or blocks.
+
+One mistake costs once: a value test names the property it owns, and lets pass the outputs of the
+catalogued mistakes that another test of its exercise owns (STEP_OWNERS, _autograd_mistakes, and the
+owners of sector_traffic's tests); error tests check raising and running, never values. The property
+tests of steps 1 and 2, which a memory-unsafe mistake (a missing mask) fails, run last in their
+exercise.
 
 Tolerances. float32: the kernel rounds a handful of float32 operations, about 2 units of 2^-24
 times the pair's norm (measured in the notebook), so 1e-5 (absolute and relative) on O(1) values
@@ -43,7 +51,7 @@ Pass-through channels (rotary_dim and beyond) are copied, not computed: they are
 """
 import pytest
 import torch
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from grader.judge import (expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
@@ -275,39 +283,148 @@ def _with_stride_hint(layout, check, *args, **kwargs):
         raise AssertionError(f"{exc}{STRIDE_HINT.format(layout=layout)}") from None
 
 
-def _expect_rotated(got, x, cos, sin, interleaved, sign, what, tol=FP32, **at):
+# One mistake costs once. A value test names the property it owns (``owner``); the outputs of the
+# catalogued mistakes that another test of the exercise owns pass it (STEP_OWNERS: which owner charges
+# which wrong output), and only the "dtype" owner checks the result's dtype. owner=None (the steps not
+# yet split this way) checks everything and lets nothing pass.
+STEP_OWNERS = {
+    # the rotation on a case that needs no mask: the angle's sign, cos and sin swapped, the other layout
+    "rope_rows_triton": {"formula": ("sign", "swap", "layout")},
+    # -θ (not +θ, not the gradient unrotated); the layout flag; position_ids (an int offset too)
+    "rope_backward_triton": {"formula": ("sign", "unrotated"), "layout": ("layout",),
+                             "options": ("positions", "offset")},
+    "rope_heads_triton": {},  # no formula mistake catalogued for step 2: its owners only split the checks
+    # the interleaved pairs: the flag ignored, even and odd channels swapped on the way in or out, the block
+    # split in halves; "channels" (every channel written) is test_layouts_head_dims_64_80_128's
+    "rope_interleaved_triton": {"formula": ("layout", "split", "join", "halves")},
+    # the angle's sign; an int offset; (B, T) position_ids; each sequence's own row; pass-through copied
+    "rope_forward_triton": {"formula": ("sign",), "offset": ("offset",), "positions": ("positions",),
+                            "per-sequence": ("first row",), "partial": ("zeroed",)},
+    "TritonRoPE": {},  # its catalogued mistakes are in backward: see _autograd_mistakes
+}
+
+
+def _wrong_outputs(x, cos, sin, interleaved, sign, **at):
+    """What the catalogued value mistakes return for x, by name (sign=+1 forward, -1 backward)."""
+    wrong = {"sign": _rope64(x, cos, sin, interleaved, -sign, **at),
+             "swap": _rope64(x, sin, cos, interleaved, sign, **at),
+             "layout": _rope64(x, cos, sin, not interleaved, sign, **at),
+             "unrotated": x.double()}
+    position_ids, rotary_dim = at.get("position_ids"), at.get("rotary_dim")
+    if position_ids is not None:
+        at_zero = _rope64(x, cos, sin, interleaved, sign, rotary_dim=rotary_dim)
+        wrong["offset" if isinstance(position_ids, int) else "positions"] = at_zero
+        if torch.is_tensor(position_ids):  # every sequence at the first sequence's positions
+            first = _positions(x, position_ids).expand(x.shape[0], -1)[:1].expand(x.shape[0], -1)
+            wrong["first row"] = _rope64(x, cos, sin, interleaved, sign, position_ids=first, rotary_dim=rotary_dim)
+    if rotary_dim is not None and rotary_dim < x.shape[-1]:
+        rotated = _rope64(x, cos, sin, interleaved, sign, **at)
+        wrong["zeroed"] = torch.cat([rotated[..., :rotary_dim], torch.zeros_like(rotated[..., rotary_dim:])], -1)
+    if interleaved and not at:
+        wrong["split"] = _rope64(_swap_pairs(x), cos, sin, True, sign)
+        wrong["join"] = _swap_pairs(_rope64(x, cos, sin, True, sign))
+        wrong["halves"] = _halves(x, cos, sin, sign)
+    return wrong
+
+
+def _swap_pairs(x):
+    """x with the channels of each interleaved pair (2j, 2j + 1) swapped."""
+    return x.double().unflatten(-1, (-1, 2)).flip(-1).flatten(-2)
+
+
+def _halves(x, cos, sin, sign):
+    """An interleaved block read as two halves of BLOCK_D2 = next_pow2(D / 2) channels (zeros past D),
+    rotated as half-split pairs (j, BLOCK_D2 + j) and written back interleaved: tl.reshape to (2, BLOCK_D2)."""
+    half = x.shape[-1] // 2
+    block = 1 << (half - 1).bit_length()
+    padded = torch.zeros(*x.shape[:-1], 2 * block, dtype=torch.float64)
+    padded[..., : 2 * half] = x.double()
+    x1, x2 = padded[..., :half], padded[..., block:block + half]
+    cos, sin = cos.double()[: x.shape[-2]], sign * sin.double()[: x.shape[-2]]  # positions 0..T-1
+    return torch.stack([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1).flatten(-2)
+
+
+def _first_channels_right(got, x, cos, sin, interleaved, sign, tol):
+    """Whether only channels from D / 2 on are wrong: what a store masked by D / 2 instead of D gives
+    (the channels past it never written), a mistake test_layouts_head_dims_64_80_128 charges."""
+    written = 2 * (x.shape[-1] // 4)  # whole pairs below D / 2
+    ref = _rope64(x, cos, sin, interleaved, sign)
+    return bool(torch.allclose(got.double()[..., :written], ref[..., :written], equal_nan=True, **tol))
+
+
+def _accepted_outputs(exercise, owner, x, cos, sin, interleaved, sign, **at):
+    """The wrong outputs a test of ``exercise`` owning ``owner`` lets pass: those other tests charge."""
+    if owner is None:
+        return []
+    wrong = _wrong_outputs(x, cos, sin, interleaved, sign, **at)
+    return [wrong[key] for other, keys in STEP_OWNERS[exercise].items() if other != owner
+            for key in keys if key in wrong]
+
+
+def _expect_rotated(got, x, cos, sin, interleaved, sign, what, tol=FP32, owner=None, exercise=None, **at):
     """got is x rotated (sign +1) or rotated back (-1) at positions/rotary_dim ``at``; passed exactly."""
     expect_shape(got, tuple(x.shape), what=what)
-    expect_dtype(got, x.dtype, what=what)
+    if owner in (None, "dtype"):
+        expect_dtype(got, x.dtype, what=what)
     mistakes = _mistakes(x, cos, sin, interleaved, sign, **at)
+    accepted = _accepted_outputs(exercise, owner, x, cos, sin, interleaved, sign, **at)
+    if (exercise == "rope_interleaved_triton" and owner not in (None, "channels") and interleaved
+            and _first_channels_right(got, x, cos, sin, interleaved, sign, tol)):
+        return
     rotary_dim = at.get("rotary_dim")
-    if rotary_dim is not None and rotary_dim < x.shape[-1]:
+    zeroed_elsewhere = (exercise == "rope_forward_triton" and owner not in (None, "partial") and rotary_dim
+                        and bool((got[..., rotary_dim:] == 0).all()))  # charged by the public partial test
+    if rotary_dim is not None and rotary_dim < x.shape[-1] and not zeroed_elsewhere:
         # The pass-through channels are copied, not computed: they must be bit-identical.
         expect_equal(got[..., rotary_dim:], x[..., rotary_dim:],
                      what=f"{what}, pass-through channels {rotary_dim}..{x.shape[-1] - 1} (must be copied unchanged)",
                      mistakes={"pass-through channels zeroed instead of copied":
                                torch.zeros_like(x[..., rotary_dim:])})
-    expect_close(got, _rope64(x, cos, sin, interleaved, sign, **at), what=what, mistakes=mistakes, **tol)
+    expect_close(got, _rope64(x, cos, sin, interleaved, sign, **at), what=what, mistakes=mistakes,
+                 accepted=accepted, **tol)
+
+
+def _unswapped(a, b, q, k, cos, sin, interleaved, sign, tol, **at):
+    """(a, b), or (b, a) where they are q's and k's results in the wrong order (a test of its own charges that)."""
+    if tuple(a.shape) != tuple(k.shape) or tuple(b.shape) != tuple(q.shape):
+        return a, b
+    if q.shape != k.shape:
+        return b, a
+
+    def close(got, x):
+        return torch.allclose(got.double(), _rope64(x, cos, sin, interleaved, sign, **at), equal_nan=True, **tol)
+    return (b, a) if close(a, k) and close(b, q) and not close(a, q) else (a, b)
 
 
 def _check_step(student, name, q, k, cos, sin, interleaved=False, layout="contiguous", tol=FP32, sign=1.0,
-                **options):
-    """Call step ``name`` on (q, k) (gradients when sign=-1) and check both results; returns inputs_after."""
+                owner=None, **options):
+    """Call step ``name`` on (q, k) (gradients when sign=-1) and check both results; returns inputs_after.
+
+    ``owner``: the property this test owns (STEP_OWNERS); None checks everything. Backward results in the
+    wrong order pass a test that owns something else (the public test charges the order).
+    """
     at = {key: options[key] for key in ("position_ids", "rotary_dim") if key in options}
     (q_rot, k_rot), after = _call(student, name, q, k, cos, sin, interleaved, layout, **options)
+    if owner is not None and sign < 0:
+        q_rot, k_rot = _unswapped(q_rot, k_rot, q, k, cos, sin, bool(interleaved), sign, tol, **at)
     what = ("q_rot", "k_rot") if sign > 0 else ("gradient for q", "gradient for k")
-    _with_stride_hint(layout, _expect_rotated, q_rot, q, cos, sin, bool(interleaved), sign, what[0], tol, **at)
-    _with_stride_hint(layout, _expect_rotated, k_rot, k, cos, sin, bool(interleaved), sign, what[1], tol, **at)
+    _with_stride_hint(layout, _expect_rotated, q_rot, q, cos, sin, bool(interleaved), sign, what[0], tol, owner,
+                      name, **at)
+    _with_stride_hint(layout, _expect_rotated, k_rot, k, cos, sin, bool(interleaved), sign, what[1], tol, owner,
+                      name, **at)
     return after
 
 
-def _check_forward(student, q, k, cos, sin, interleaved=False, layout="contiguous", tol=FP32, **options):
-    return _check_step(student, "rope_forward_triton", q, k, cos, sin, interleaved, layout, tol, **options)
+def _check_forward(student, q, k, cos, sin, interleaved=False, layout="contiguous", tol=FP32, owner=None,
+                   **options):
+    return _check_step(student, "rope_forward_triton", q, k, cos, sin, interleaved, layout, tol, owner=owner,
+                       **options)
 
 
-def _check_backward(student, g_q, g_k, cos, sin, interleaved=False, layout="contiguous", tol=FP32, **options):
+def _check_backward(student, g_q, g_k, cos, sin, interleaved=False, layout="contiguous", tol=FP32, *, owner,
+                    **options):
     return _check_step(student, "rope_backward_triton", g_q, g_k, cos, sin, interleaved, layout, tol,
-                       sign=-1.0, **options)
+                       sign=-1.0, owner=owner, **options)
 
 
 def _expect_inputs_unchanged(student, name, inputs, layout, interleaved=False, **options):
@@ -327,19 +444,23 @@ def _rejects_wrong_ranks(student, name, **flag):
     expect_raises(ValueError, getattr(student, name), q[0], k, cos, sin, what=f"{name} with a 3-D q (2, 6, 8)", **flag)
     expect_raises(ValueError, getattr(student, name), q, k[None], cos, sin, what=f"{name} with a 5-D k (1, 1, 1, 6, 8)",
                   **flag)
-    _check_step(student, name, *_inputs(1, 1, 1, 1, 2, seed=132), flag.get("interleaved"))
+    _call(student, name, *_inputs(1, 1, 1, 1, 2, seed=132), flag.get("interleaved"))
 
 
 def _rejects_other_batch_or_length(student, name, **flag):
-    """k with another B or T than q raises ValueError; another head count (3 k heads for 1 q head) works."""
+    """k with another B or T than q raises ValueError; another head count (2 k heads for 1 q head) works.
+
+    k is larger than q (B = 3, T = 7), so a kernel that wrongly accepts it stays inside k's memory and
+    cannot corrupt the process for the tests after this one.
+    """
     q, _, cos, sin = _inputs(2, 2, 1, 6, 8, seed=133)
-    _, k_batch, _, _ = _inputs(1, 2, 1, 6, 8, seed=134)
-    _, k_length, _, _ = _inputs(2, 2, 1, 5, 8, seed=135)
+    _, k_batch, _, _ = _inputs(3, 2, 1, 6, 8, seed=134)
+    _, k_length, _, _ = _inputs(2, 2, 1, 7, 8, seed=135)
     expect_raises(ValueError, getattr(student, name), q, k_batch, cos, sin,
-                  what=f"{name} with q (2, 2, 6, 8) and k (1, 1, 6, 8)", **flag)
+                  what=f"{name} with q (2, 2, 6, 8) and k (3, 1, 6, 8)", **flag)
     expect_raises(ValueError, getattr(student, name), q, k_length, cos, sin,
-                  what=f"{name} with q (2, 2, 6, 8) and k (2, 1, 5, 8)", **flag)
-    _check_step(student, name, *_inputs(2, 1, 3, 6, 8, seed=136), flag.get("interleaved"))
+                  what=f"{name} with q (2, 2, 6, 8) and k (2, 1, 7, 8)", **flag)
+    _call(student, name, *_inputs(2, 1, 2, 6, 8, seed=136), flag.get("interleaved"))
 
 
 def _rejects_odd_head_dim_and_other_tables(student, name, **flag):
@@ -347,32 +468,41 @@ def _rejects_odd_head_dim_and_other_tables(student, name, **flag):
     q, k, _, _ = _inputs(1, 2, 1, 6, 7, seed=137)
     expect_raises(ValueError, getattr(student, name), q, k, *_tables(6, 6),
                   what=f"{name} with head_dim 7 and (6, 3) tables", **flag)
-    q, k, cos, sin = _inputs(1, 2, 1, 6, 8, seed=138)
+    q, k, cos, sin = _inputs(1, 2, 2, 6, 8, seed=138)
     expect_raises(ValueError, getattr(student, name), q, k, *_tables(7, 8),
                   what=f"{name} with (7, 4) tables for T = 6", **flag)
     expect_raises(ValueError, getattr(student, name), q, k, cos, sin[:, :3],
                   what=f"{name} with cos (6, 4) and sin (6, 3)", **flag)
-    _check_step(student, name, q, k, cos, sin, flag.get("interleaved"))
+    _call(student, name, q, k, cos, sin, flag.get("interleaved"))
 
 
 def _rejects_unsupported_dtypes(student, name, **flag):
     """float64 q and k raise ValueError, bfloat16 too under the interpreter (on a GPU it works); float16 works."""
     inputs = _inputs(1, 2, 1, 6, 8, seed=139, dtype=torch.float64)
     expect_raises(ValueError, getattr(student, name), *inputs, what=f"{name} with float64 q and k", **flag)
-    bf16 = _inputs(1, 2, 1, 6, 8, seed=140, dtype=torch.bfloat16)
-    _bfloat16_rule(student, lambda: _check_step(student, name, *bf16, flag.get("interleaved"), tol=BF16),
+    bf16 = _inputs(1, 2, 2, 6, 8, seed=140, dtype=torch.bfloat16)
+    _bfloat16_rule(student, lambda: _call(student, name, *bf16, flag.get("interleaved")),
                    getattr(student, name), *bf16, what=f"{name} with bfloat16 q and k", **flag)
-    _check_step(student, name, *_inputs(1, 2, 1, 6, 8, seed=141, dtype=torch.float16), flag.get("interleaved"),
-                tol=FP16)
+    _call(student, name, *_inputs(1, 2, 2, 6, 8, seed=141, dtype=torch.float16), flag.get("interleaved"))
     _rejects_other_devices(student, getattr(student, name), *_inputs(1, 2, 1, 6, 8, seed=141), what=name, **flag)
 
 
 # -- step 1: rope_rows_triton (one contiguous head) ----------------------------------------------
-def _check_rows(student, x, cos, sin, tol=FP32):
-    """Step 1 on x (T, D): the result is x rotated (half-split); returns x after the call."""
+# Owners: test_rows_float32 the formula, test_rows_property the masks (any T and D), test_rows_float16
+# the dtype, test_rows_leaves_input_unchanged the input (not rotated in place). The other tests use
+# sizes that need no mask (T and D / 2 powers of two, T <= 64) and do not check what they do not own.
+def _rows_result(student, x, cos, sin):
+    """Step 1 on x (T, D) through the harness: (result, x after the call)."""
     result, after = _harness(student.call_rope_rows, student.ref("rope_rows_triton"), x, cos, sin)
     expect_true(not isinstance(result, tuple), "rope_rows_triton should return one tensor, got a tuple")
-    _expect_rotated(result, x, cos, sin, False, 1.0, "rope_rows_triton(x, cos, sin)", tol)
+    return result, after
+
+
+def _check_rows(student, x, cos, sin, tol=FP32, owner=None):
+    """Step 1 on x (T, D): the result is x rotated (half-split); returns x after the call."""
+    result, after = _rows_result(student, x, cos, sin)
+    _expect_rotated(result, x, cos, sin, False, 1.0, "rope_rows_triton(x, cos, sin)", tol, owner,
+                    "rope_rows_triton")
     return after
 
 
@@ -381,84 +511,57 @@ def _row_inputs(seq_len, head_dim, *, seed, dtype=torch.float32):
     x = torch.randn(seq_len, head_dim, generator=gen, dtype=torch.float64).to(dtype)
     return (x, *_tables(seq_len, head_dim))
 
+
 @pytest.mark.exercise("rope_rows_triton", points=1, public=True)
 def test_rows_float32(student):
     """One head x (8, 16), float32, half-split pairs (j, j + 8): matches the float64 reference."""
-    _check_rows(student, *_row_inputs(8, 16, seed=101))
-
-
-@pytest.mark.exercise("rope_rows_triton", points=1)
-def test_rows_masks(student):
-    """T = 37 (not a multiple of the block) and head_dim 80 (D/2 = 40 is no power of two): masks needed."""
-    _check_rows(student, *_row_inputs(37, 80, seed=102))
+    _check_rows(student, *_row_inputs(8, 16, seed=101), owner="formula")
 
 
 @pytest.mark.exercise("rope_rows_triton", points=1)
 def test_rows_float16(student):
-    """float16 x with float32 tables: a float16 result within one float16 rounding."""
-    _check_rows(student, *_row_inputs(65, 64, seed=103, dtype=torch.float16), tol=FP16)
+    """float16 x (64, 64) with float32 tables: a float16 result within one float16 rounding."""
+    _check_rows(student, *_row_inputs(64, 64, seed=103, dtype=torch.float16), tol=FP16, owner="dtype")
 
 
 @pytest.mark.exercise("rope_rows_triton", points=1)
 def test_rows_leaves_input_unchanged(student):
     """x is unchanged after the call: the result is a new tensor."""
-    x, cos, sin = _row_inputs(20, 32, seed=104)
-    after = _check_rows(student, x, cos, sin)
-    _expect_unchanged(after, x, _rope64(x, cos, sin), "x after the call")
-
-
-@pytest.mark.exercise("rope_rows_triton", points=2)
-@grading(max_examples=6)
-@given(seq_len=SEQ_LENS, head_dim=HEAD_DIMS, dtype=DTYPE_NAMES, tables=st.sampled_from(["float32", "float64"]),
-       seed=seeds())
-def test_rows_property(student, seq_len, head_dim, dtype, tables, seed):
-    """Any T (1, past a block), any even D (2, 6, 80), float32/float16 x (bfloat16 on a GPU), float32/float64 tables."""
-    dtype = _kernel_dtype(student, dtype)
-    x = tensor(seed, seq_len, head_dim, dtype=dtype)
-    cos, sin = (t.to(getattr(torch, tables)) for t in _tables(seq_len, head_dim))  # "any float dtype"
-    after = _check_rows(student, x, cos, sin, TOLERANCE[dtype])
+    x, cos, sin = _row_inputs(16, 32, seed=104)
+    _, after = _rows_result(student, x, cos, sin)
     _expect_unchanged(after, x, _rope64(x, cos, sin), "x after the call")
 
 
 # -- step 2: rope_heads_triton (heads, q and k in one launch, strides) -----------------------------
-def _check_heads(student, q, k, cos, sin, layout="contiguous", tol=FP32):
-    return _check_step(student, "rope_heads_triton", q, k, cos, sin, None, layout, tol)
+# Owners: the public test the formula; test_heads_any_strides the strides (transposed, fused QKV and
+# channel-strided views, strided tables); test_heads_property the head counts, their masks and each
+# tensor's batch stride (the only test with H_q != H_k or a head count that is no power of two, run
+# last: a kernel missing a head mask writes out of bounds); test_heads_float16 the dtype;
+# test_heads_leave_inputs_unchanged the inputs.
+def _check_heads(student, q, k, cos, sin, layout="contiguous", tol=FP32, owner=None):
+    return _check_step(student, "rope_heads_triton", q, k, cos, sin, None, layout, tol, owner=owner)
 
 
 @pytest.mark.exercise("rope_heads_triton", points=1, public=True)
 def test_heads_contiguous_float32(student):
-    """q (1, 2, 8, 16) and k (1, 1, 8, 16), contiguous float32: both match the float64 reference."""
-    _check_heads(student, *_inputs(1, 2, 1, 8, 16, seed=111))
+    """q (1, 2, 8, 16) and k (1, 2, 8, 16), contiguous float32: both match the float64 reference."""
+    _check_heads(student, *_inputs(1, 2, 2, 8, 16, seed=111), owner="formula")
 
 
-@pytest.mark.exercise("rope_heads_triton", points=1)
-def test_heads_grouped_odd_length(student):
-    """T = 45, head_dim 80, 3 query heads and 1 key head, B = 2: every mask is needed."""
-    _check_heads(student, *_inputs(2, 3, 1, 45, 80, seed=112))
-
-
-@pytest.mark.exercise("rope_heads_triton", points=1)
-def test_heads_counts_are_independent(student):
-    """More key heads than query heads (2 and 3): k must be rotated with its own head count."""
-    _check_heads(student, *_inputs(1, 2, 3, 19, 48, seed=113))
-
-
-@pytest.mark.exercise("rope_heads_triton", points=2)
-def test_heads_transposed_views(student):
-    """Non-contiguous q and k (transposed views of (B, T, H, D) storage) and strided cos/sin tables."""
-    _check_heads(student, *_inputs(2, 4, 2, 21, 80, seed=114), layout="transposed")
-
-
-@pytest.mark.exercise("rope_heads_triton", points=1)
-def test_heads_fused_qkv_slices(student):
-    """q and k as head slices of one fused (B, T, H_q + 2 H_k, D) QKV buffer (batch stride != H*T*D)."""
-    _check_heads(student, *_inputs(3, 4, 2, 21, 64, seed=115), layout="fused_qkv")
+@pytest.mark.exercise("rope_heads_triton", points=4)
+def test_heads_any_strides(student):
+    """Non-contiguous q and k: transposed views of (B, T, H, D) storage, head slices of a fused (B, T, 3 H, D)
+    QKV buffer (batch stride != H*T*D), stride 2 along the channels with NaN between; strided cos/sin tables."""
+    for layout, inputs in (("transposed", _inputs(2, 2, 2, 21, 80, seed=114)),
+                           ("fused_qkv", _inputs(2, 4, 4, 21, 64, seed=115)),
+                           ("strided", _inputs(2, 2, 2, 7, 12, seed=129))):
+        _check_heads(student, *inputs, layout=layout, owner="strides")
 
 
 @pytest.mark.exercise("rope_heads_triton", points=1)
 def test_heads_float16(student):
     """float16 q and k with float32 tables: float16 results within one float16 rounding."""
-    _check_heads(student, *_inputs(2, 4, 2, 33, 64, seed=116, dtype=torch.float16), tol=FP16)
+    _check_heads(student, *_inputs(1, 2, 2, 32, 64, seed=116, dtype=torch.float16), tol=FP16, owner="dtype")
 
 
 @pytest.mark.exercise("rope_heads_triton", points=1)
@@ -468,60 +571,46 @@ def test_heads_leave_inputs_unchanged(student):
         _expect_inputs_unchanged(student, "rope_heads_triton", _inputs(1, 2, 2, 24, 32, seed=117), layout, None)
 
 
-@pytest.mark.exercise("rope_heads_triton", points=3)
-@grading(max_examples=6)
-@given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, dtype=DTYPE_NAMES, layout=HARNESS_LAYOUTS,
-       seed=seeds())
-def test_heads_property(student, batch, heads, seq_len, head_dim, dtype, layout, seed):
-    """Any B, H_q and H_k (GQA, more k heads), T, even D, dtype and layout (channel stride 2 too); inputs untouched."""
-    dtype = _kernel_dtype(student, dtype)
-    inputs = _inputs(batch, *heads, seq_len, head_dim, seed=seed, dtype=dtype)
-    after = _check_heads(student, *inputs, layout=layout, tol=TOLERANCE[dtype])
-    _expect_left_alone(after, inputs, layout)
-
-
-@pytest.mark.exercise("rope_heads_triton", points=1)
-def test_heads_channel_strided(student):
-    """q, k, cos and sin with stride 2 along the channels (NaN between): addresses use x.stride(3) and cos.stride(1)."""
-    _check_heads(student, *_inputs(2, 3, 1, 7, 12, seed=129), layout="strided")
-
-
 # -- step 3: rope_interleaved_triton (both layouts, coalesced interleaved loads) --------------------
-def _check_layouts(student, q, k, cos, sin, interleaved, layout="contiguous", tol=FP32):
-    return _check_step(student, "rope_interleaved_triton", q, k, cos, sin, interleaved, layout, tol)
+# Owners: the public test the interleaved pairs (STEP_OWNERS); test_layouts_head_dims_64_80_128 every
+# channel written; the others what their names say (no catalogued mistake), letting those pass.
+def _check_layouts(student, q, k, cos, sin, interleaved, layout="contiguous", tol=FP32, *, owner):
+    return _check_step(student, "rope_interleaved_triton", q, k, cos, sin, interleaved, layout, tol, owner=owner)
 
 
 @pytest.mark.exercise("rope_interleaved_triton", points=1, public=True)
 def test_layouts_interleaved_float32(student):
     """Interleaved layout (pairs 2j, 2j+1), float32, q and k (2, 2, 8, 16): matches the reference."""
-    _check_layouts(student, *_inputs(2, 2, 2, 8, 16, seed=121), interleaved=True)
+    _check_layouts(student, *_inputs(2, 2, 2, 8, 16, seed=121), interleaved=True, owner="formula")
 
 
 @pytest.mark.exercise("rope_interleaved_triton", points=2)
 def test_layouts_head_dims_64_80_128(student):
-    """Head dims 64, 80 and 128, both layouts (the flag picks the pairs), T = 37, two batch elements."""
+    """Head dims 64, 80 and 128, both layouts (the flag picks the pairs), T = 37."""
     for index, head_dim in enumerate((64, 80, 128)):
         for interleaved in (False, True):
-            _check_layouts(student, *_inputs(2, 2, 1, 37, head_dim, seed=122 + index, offset=5), interleaved)
+            _check_layouts(student, *_inputs(1, 2, 1, 37, head_dim, seed=122 + index, offset=5), interleaved,
+                           owner="channels")
 
 
 @pytest.mark.exercise("rope_interleaved_triton", points=1)
 def test_layouts_interleaved_transposed_grouped(student):
     """Interleaved, 6 query and 2 key heads, transposed (B, T, H, D) views with strided tables."""
-    _check_layouts(student, *_inputs(2, 6, 2, 33, 32, seed=125), True, layout="transposed")
+    _check_layouts(student, *_inputs(2, 6, 2, 33, 32, seed=125), True, layout="transposed", owner="transposed")
 
 
 @pytest.mark.exercise("rope_interleaved_triton", points=1)
 def test_layouts_interleaved_fused_qkv(student):
     """Interleaved, q and k as head slices of a fused QKV buffer."""
-    _check_layouts(student, *_inputs(3, 4, 2, 21, 48, seed=126), True, layout="fused_qkv")
+    _check_layouts(student, *_inputs(2, 4, 2, 21, 48, seed=126), True, layout="fused_qkv", owner="fused")
 
 
 @pytest.mark.exercise("rope_interleaved_triton", points=1)
 def test_layouts_float16(student):
     """float16, both layouts: float16 results within one float16 rounding."""
     for interleaved in (False, True):
-        _check_layouts(student, *_inputs(2, 4, 2, 65, 64, seed=127, dtype=torch.float16), interleaved, tol=FP16)
+        _check_layouts(student, *_inputs(1, 4, 2, 33, 64, seed=127, dtype=torch.float16), interleaved, tol=FP16,
+                       owner="dtype")
 
 
 @pytest.mark.exercise("rope_interleaved_triton", points=1)
@@ -532,14 +621,14 @@ def test_layouts_leave_inputs_unchanged(student):
 
 
 @pytest.mark.exercise("rope_interleaved_triton", points=3)
-@grading(max_examples=6)
+@grading(max_examples=4)
 @given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, interleaved=st.booleans(),
        dtype=DTYPE_NAMES, layout=HARNESS_LAYOUTS, seed=seeds())
 def test_layouts_property(student, batch, heads, seq_len, head_dim, interleaved, dtype, layout, seed):
     """Both pair layouts over any B, H_q, H_k, T, even D (2, 6, 80), dtype and memory layout; inputs untouched."""
     dtype = _kernel_dtype(student, dtype)
     inputs = _inputs(batch, *heads, seq_len, head_dim, seed=seed, dtype=dtype)
-    after = _check_layouts(student, *inputs, interleaved, layout=layout, tol=TOLERANCE[dtype])
+    after = _check_layouts(student, *inputs, interleaved, layout=layout, tol=TOLERANCE[dtype], owner="any")
     _expect_left_alone(after, inputs, layout, interleaved)
 
 
@@ -547,13 +636,13 @@ def test_layouts_property(student, batch, heads, seq_len, head_dim, interleaved,
 def test_layouts_channel_strided(student):
     """Both layouts with stride 2 along the channels (NaN between): the interleaved load uses x.stride(3) too."""
     for interleaved in (True, False):
-        _check_layouts(student, *_inputs(2, 2, 3, 7, 12, seed=130), interleaved, layout="strided")
+        _check_layouts(student, *_inputs(1, 2, 3, 7, 12, seed=130), interleaved, layout="strided", owner="strided")
 
 
 # -- sector_traffic (measure the memory instructions of a launch) --------------------------------
 # The launches are trusted kernels in grader/fixtures/memory_traffic.py, always interpreted. The
 # grader counts from its own description of their accesses (below, written from the kernels):
-# (kind, byte offsets of the active lanes from a 64-byte-aligned buffer start, element bytes).
+# (kind, byte offsets of the active lanes from a 128-byte-aligned buffer start, element bytes, buffer).
 # Different buffers never share a sector, so offsets of different buffers are counted apart.
 def _size(dtype):
     return {"float32": 4, "float16": 2}[dtype]
@@ -565,8 +654,8 @@ def _accesses(name, **kw):
     if name == "copy":
         rows, width, offset = kw["rows"], kw["width"], kw.get("offset", 0)
         for r in range(rows):
-            out.append(("load", [(offset + r * (width + offset) + d) * size for d in range(width)], size))
-            out.append(("store", [(r * width + d) * size for d in range(width)], size))
+            out.append(("load", [(offset + r * (width + offset) + d) * size for d in range(width)], size, "x"))
+            out.append(("store", [(r * width + d) * size for d in range(width)], size, "out"))
     elif name in ("strided_pairs", "split_pairs"):
         rows, head_dim = kw["rows"], kw["head_dim"]
         for r in range(rows):
@@ -574,35 +663,63 @@ def _accesses(name, **kw):
             for kind in ("load", "store"):
                 if name == "strided_pairs":
                     for first in (0, 1):
-                        out.append((kind, [(base + 2 * j + first) * size for j in range(head_dim // 2)], size))
+                        out.append((kind, [(base + 2 * j + first) * size for j in range(head_dim // 2)], size,
+                                    kind))
                 else:
-                    out.append((kind, [(base + d) * size for d in range(head_dim)], size))
+                    out.append((kind, [(base + d) * size for d in range(head_dim)], size, kind))
     else:  # gather: int32 indices, the gathered load, the store
         indices = kw["indices"]
-        out = [("load", [4 * i for i in range(len(indices))], 4), ("load", [i * size for i in indices], size),
-               ("store", [i * size for i in range(len(indices))], size)]
+        out = [("load", [4 * i for i in range(len(indices))], 4, "indices"),
+               ("load", [i * size for i in indices], size, "x"),
+               ("store", [i * size for i in range(len(indices))], size, "out")]
     return out
 
 
 def _traffic(name, sector_bytes=32, **kw):
-    """The reference measurement, and the numbers some plausible mistakes would give."""
+    """The reference measurement, and the whole measurement each catalogued mistake would give.
+
+    Returns ``(reference, mistakes)``; ``mistakes`` maps the property a test owns
+    to ``(description, measurement)``.
+    """
     acc = _accesses(name, **kw)
-    sectors = sum(len({o // sector_bytes for o in offsets}) for _, offsets, _ in acc)
-    used = sum(len(offsets) * size for _, offsets, size in acc)
-    ref = {"loads": sum(k == "load" for k, _, _ in acc), "stores": sum(k == "store" for k, _, _ in acc),
-           "sectors": sectors, "bytes": used, "efficiency": used / (sectors * sector_bytes)}
+    loads, stores = sum(k == "load" for k, _, _, _ in acc), sum(k == "store" for k, _, _, _ in acc)
+    used = sum(len(offsets) * size for _, offsets, size, _ in acc)
+
+    def measured(sectors, sector=sector_bytes, counted_loads=loads, inverted=False):
+        efficiency = used / (sectors * sector)
+        return {"loads": counted_loads, "stores": stores, "sectors": sectors, "bytes": used,
+                "efficiency": 1 / efficiency if inverted else efficiency}
+
+    def per_instruction(sector):
+        return sum(len({o // sector for o in offsets}) for _, offsets, _, _ in acc)
+
+    sectors = per_instruction(sector_bytes)
     mistakes = {
-        "sectors counted once over the whole launch, not per instruction":
-            len({(o // sector_bytes, k == "store") for k, offsets, _ in acc for o in offsets}),
-        "lanes counted instead of distinct sectors (every element its own sector)":
-            sum(len(offsets) for _, offsets, _ in acc),
-        "sectors of each instruction counted as its bytes / sector_bytes, rounded up":
-            sum(-(-len(offsets) * size // sector_bytes) for _, offsets, size in acc),
+        "loads": ("every instruction counted as a load", measured(sectors, counted_loads=loads + stores)),
+        "distinct sectors": ("lanes counted instead of distinct sectors (every element its own sector)",
+                             measured(sum(len(offsets) for _, offsets, _, _ in acc))),
+        "alignment": ("sectors of each instruction counted as its bytes / sector_bytes, rounded up",
+                      measured(sum(-(-len(offsets) * size // sector_bytes) for _, offsets, size, _ in acc))),
+        "per instruction": ("sectors counted once over the whole launch, not per instruction",
+                            measured(len({(o // sector_bytes, k, buffer) for k, offsets, _, buffer in acc
+                                          for o in offsets}))),
+        "sector size": ("the sector size fixed at 32 bytes", measured(per_instruction(32), sector=32)),
+        "efficiency": ("efficiency inverted (requested bytes over used bytes)", measured(sectors, inverted=True)),
     }
-    return ref, mistakes
+    return measured(sectors), mistakes
 
 
-def _expect_traffic(student, name, sector_bytes=32, public=False, **kw):
+def _same_traffic(got, measurement):
+    return (all(got[key] == measurement[key] for key in ("loads", "stores", "sectors", "bytes"))
+            and abs(got["efficiency"] - measurement["efficiency"]) <= 1e-9 * abs(measurement["efficiency"]))
+
+
+def _expect_traffic(student, name, sector_bytes=32, public=False, *, owner, **kw):
+    """sector_traffic of a trusted launch matches the grader's count.
+
+    One mistake costs once: a measurement that is exactly what a catalogued mistake owned by
+    another test gives passes here (``owner`` names the property this test charges).
+    """
     launch = student.fixture(f"memory_traffic.launch_{name}", **kw)
     got = student.sector_traffic(launch, sector_bytes) if sector_bytes != 32 else student.sector_traffic(launch)
     ref, mistakes = _traffic(name, sector_bytes, **kw)
@@ -612,42 +729,60 @@ def _expect_traffic(student, name, sector_bytes=32, public=False, **kw):
     for key in ("loads", "stores", "sectors", "bytes"):
         expect_true(isinstance(got[key], int) and not isinstance(got[key], bool),
                     f"{what}[{key!r}] should be a Python int, not {type(got[key]).__name__}")
+    own = mistakes[owner][1]
+    if not _same_traffic(got, own) and any(prop != owner and _same_traffic(got, measurement)
+                                           for prop, (_, measurement) in mistakes.items()):
+        return
+    for key in ("loads", "stores", "sectors", "bytes"):
         if got[key] != ref[key]:
-            named = [m for m, v in mistakes.items() if key == "sectors" and v == got[key]]
+            named = [description for description, measurement in mistakes.values()
+                     if key in ("loads", "sectors") and measurement[key] == got[key] != ref[key]]
             hint = f" (looks like: {named[0]})" if named else ""
             expected = "" if public else f", the grader counts {ref[key]}"
             expect_true(False, f"{what}[{key!r}] is {got[key]}{expected}{hint}")
-    expect_close(got["efficiency"], ref["efficiency"], atol=1e-9, rtol=1e-9, what=f"{what}['efficiency']")
+    named = [description for description, measurement in mistakes.values()
+             if abs(got["efficiency"] - measurement["efficiency"]) <= 1e-9 * abs(measurement["efficiency"])
+             and measurement["efficiency"] != ref["efficiency"]]
+    expect_close(got["efficiency"], ref["efficiency"], atol=1e-9, rtol=1e-9, what=f"{what}['efficiency']",
+                 mistakes={named[0]: got["efficiency"]} if named else None)
+
+
+# Which test charges each catalogued mistake (one mistake costs once): "loads" the copy with a masked
+# tail, "distinct sectors" the stride-2 pairs, "alignment" the misaligned copy, "per instruction" the
+# test of that name, "sector size" the 128-byte lines, "efficiency" the property test over kernels and
+# sizes. Each owner's case gives its mistake a measurement no other catalogued mistake gives.
 
 
 @pytest.mark.exercise("sector_traffic", points=2, public=True)
 def test_sector_traffic_of_a_copy_with_a_masked_tail(student):
     """Copying 3 rows of 20 float32 (a 32-lane block, 12 lanes masked): loads, stores, sectors, bytes, efficiency."""
-    _expect_traffic(student, "copy", public=True, rows=3, width=20)
+    _expect_traffic(student, "copy", public=True, owner="loads", rows=3, width=20)
 
 
 @pytest.mark.exercise("sector_traffic", points=2, public=True)
 def test_sector_traffic_of_stride_2_pairs(student):
     """Two stride-2 loads and two stride-2 stores per row of 128 float32: every sector requested twice."""
-    _expect_traffic(student, "strided_pairs", public=True, rows=2, head_dim=128)
+    _expect_traffic(student, "strided_pairs", public=True, owner="distinct sectors", rows=2, head_dim=128)
 
 
 @pytest.mark.exercise("sector_traffic", points=2)
 def test_sector_traffic_of_a_misaligned_copy(student):
     """float16 rows that start 1 element past a sector boundary: a row of 16 touches 2 sectors, not 1."""
-    _expect_traffic(student, "copy", rows=4, width=16, offset=1, dtype="float16")
+    _expect_traffic(student, "copy", owner="alignment", rows=4, width=16, offset=1, dtype="float16")
 
 
 @pytest.mark.exercise("sector_traffic", points=2)
 def test_sector_traffic_counts_a_sector_once_per_instruction(student):
-    """A gather that reads the same and nearby elements several times: each instruction's sectors are distinct."""
-    _expect_traffic(student, "gather", indices=[0, 0, 1, 7, 8, 64, 65, 3, 200, 8])
+    """A gather reading the same and nearby elements several times, and two stride-2 loads of the same float16
+    rows (head_dim 80): a sector counts once in each instruction that touches it, not once per launch."""
+    _expect_traffic(student, "gather", owner="per instruction", indices=[0, 0, 1, 7, 8, 64, 65, 3, 200, 8])
+    _expect_traffic(student, "strided_pairs", owner="per instruction", rows=2, head_dim=80, dtype="float16")
 
 
 @pytest.mark.exercise("sector_traffic", points=2)
 def test_sector_traffic_with_128_byte_lines(student):
     """The same split-pairs kernel counted in 128-byte cache lines instead of 32-byte sectors."""
-    _expect_traffic(student, "split_pairs", 128, rows=3, head_dim=80, dtype="float16")
+    _expect_traffic(student, "split_pairs", 128, owner="sector size", rows=3, head_dim=80, dtype="float16")
 
 
 @pytest.mark.exercise("sector_traffic", points=4)
@@ -658,9 +793,10 @@ def test_sector_traffic_with_128_byte_lines(student):
 def test_sector_traffic_over_kernels_and_sizes(student, name, rows, width, offset, dtype, sector_bytes):
     """Copies (any width and misalignment) and both pair kernels, float32 or float16, 32- or 64-byte sectors."""
     if name == "copy":
-        _expect_traffic(student, name, sector_bytes, rows=rows, width=width, offset=offset, dtype=dtype)
+        _expect_traffic(student, name, sector_bytes, owner="efficiency", rows=rows, width=width, offset=offset,
+                        dtype=dtype)
     else:
-        _expect_traffic(student, name, sector_bytes, rows=rows, head_dim=width, dtype=dtype)
+        _expect_traffic(student, name, sector_bytes, owner="efficiency", rows=rows, head_dim=width, dtype=dtype)
 
 
 @pytest.mark.exercise("sector_traffic", points=1)
@@ -683,27 +819,29 @@ def _decode_inputs(seed, *, n_positions=1024, head_dim=32, rotary_dim=None, batc
 @pytest.mark.exercise("rope_forward_triton", points=2, public=True)
 def test_forward_decode_step_at_offset_1000(student):
     """Decoding: one token at position_ids=1000 (an int offset) equals row 1000 of a full-length rotation."""
-    _check_forward(student, *_decode_inputs(201), position_ids=1000)
+    _check_forward(student, *_decode_inputs(201), position_ids=1000, owner="formula")
 
 
 @pytest.mark.exercise("rope_forward_triton", points=1, public=True)
 def test_forward_partial_rotary_half_split(student):
     """rotary_dim=16 of head_dim 64 (Pythia's rotary_pct=0.25): channels 16..63 pass through unchanged."""
     q, k, _, _ = _inputs(1, 2, 1, 12, 64, seed=202)
-    _check_forward(student, q, k, *_tables(12, 16), rotary_dim=16)
+    _check_forward(student, q, k, *_tables(13, 16), rotary_dim=16, owner="partial")
 
 
 @pytest.mark.exercise("rope_forward_triton", points=2)
 def test_forward_per_sequence_offsets(student):
-    """position_ids as a (B,) tensor of offsets [0, 7, 300]: each sequence starts at its own position."""
-    _check_forward(student, *_decode_inputs(203, batch=3, seq_len=5), position_ids=torch.tensor([0, 7, 300]))
+    """position_ids as a (B,) tensor of offsets [2, 7, 300]: each sequence starts at its own position."""
+    _check_forward(student, *_decode_inputs(203, batch=3, seq_len=5), position_ids=torch.tensor([2, 7, 300]),
+                   owner="per-sequence")
 
 
 @pytest.mark.exercise("rope_forward_triton", points=2)
 def test_forward_packed_sequences(student):
     """Packed batch: position_ids (2, 16) restart at 0 where each packed sequence begins."""
     rows = [[*range(5), *range(7), *range(4)], [*range(9), *range(7)]]
-    _check_forward(student, *_decode_inputs(204, n_positions=16, seq_len=16), position_ids=torch.tensor(rows))
+    _check_forward(student, *_decode_inputs(204, n_positions=16, seq_len=16), position_ids=torch.tensor(rows),
+                   owner="positions")
 
 
 @pytest.mark.exercise("rope_forward_triton", points=2)
@@ -715,33 +853,37 @@ def test_forward_left_padding(student):
     q, k, cos, sin = _decode_inputs(205, n_positions=pad + real, seq_len=pad + real)
     (q_rot, k_rot), _ = _call(student, "rope_forward_triton", q, k, cos, sin, position_ids=position_ids)
     unpadded = _rope64(q[:1, :, pad:], cos, sin)  # the real tokens alone, at positions 0..real-1
+    ignored = _rope64(q, cos, sin)[:1, :, pad:]  # positions ignored: test_forward_packed_sequences charges it
     expect_close(q_rot[:1, :, pad:], unpadded, what="q_rot of the real tokens of the left-padded row",
-                 mistakes={"positions ignored: the padded row's tokens were rotated at positions 5..11":
-                           _rope64(q, cos, sin)[:1, :, pad:]}, **FP32)
-    _expect_rotated(q_rot, q, cos, sin, False, 1.0, "q_rot", position_ids=position_ids)
-    _expect_rotated(k_rot, k, cos, sin, False, 1.0, "k_rot", position_ids=position_ids)
+                 accepted=[ignored, _rope64(q[:1, :, pad:], cos, sin, sign=-1.0)], **FP32)
+    _expect_rotated(q_rot, q, cos, sin, False, 1.0, "q_rot", owner="padding", exercise="rope_forward_triton",
+                    position_ids=position_ids)
+    _expect_rotated(k_rot, k, cos, sin, False, 1.0, "k_rot", owner="padding", exercise="rope_forward_triton",
+                    position_ids=position_ids)
 
 
 @pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_partial_rotary_interleaved_transposed(student):
-    """GPT-J style: rotary_dim=16 of head_dim 48, interleaved, transposed inputs, positions from 30."""
+def test_forward_partial_rotary_interleaved_at_an_offset(student):
+    """GPT-J style: rotary_dim=16 of head_dim 48, interleaved, positions from the int offset 30."""
     q, k, _, _ = _inputs(2, 3, 1, 20, 48, seed=206)
-    _check_forward(student, q, k, *_tables(64, 16), True, layout="transposed", rotary_dim=16, position_ids=30)
+    _check_forward(student, q, k, *_tables(64, 16), True, rotary_dim=16, position_ids=30, owner="offset")
 
 
 @pytest.mark.exercise("rope_forward_triton", points=2)
 def test_forward_in_place(student):
-    """inplace=True: q and k (transposed views) hold the rotation afterwards; rotary_dim 24 of 32, both layouts."""
+    """inplace=True: q and k hold the rotation afterwards; half-split, and interleaved with rotary_dim 24 of 32."""
     for interleaved in (False, True):
         q, k, _, _ = _inputs(2, 3, 2, 10, 32, seed=207 + interleaved)
-        cos, sin = _tables(40, 24)  # 24 channels (as GPT-NeoX-20B's 24 of 96): no power of two, masks matter
-        at = dict(position_ids=torch.tensor([3, 17]), rotary_dim=24)
-        after = _check_forward(student, q, k, cos, sin, interleaved, layout="transposed", inplace=True, **at)
+        width = 24 if interleaved else 32  # 24 channels (as GPT-NeoX-20B's 24 of 96): no power of two
+        cos, sin = _tables(40, width)
+        at = dict(position_ids=torch.tensor([3, 17]), rotary_dim=width)
+        after = _check_forward(student, q, k, cos, sin, interleaved, inplace=True, owner="inplace", **at)
         for label, before, now in zip(("q", "k"), (q, k), after):
+            wrong = _wrong_outputs(before, cos, sin, interleaved, 1.0, **at)
             expect_close(now, _rope64(before, cos, sin, interleaved, **at),
                          what=f"{label} after an inplace=True call (it should hold the rotation)",
                          mistakes={"the call was not done in place (the input is unchanged)": before.double()},
-                         **FP32)
+                         accepted=[wrong[key] for key in ("sign", "positions", "first row") if key in wrong], **FP32)
 
 
 @pytest.mark.exercise("rope_forward_triton", points=1)
@@ -749,10 +891,9 @@ def test_forward_out_of_place_never_writes_inputs(student):
     """The default (inplace=False) leaves q, k, cos and sin untouched, with positions and partial rotary."""
     q, k, _, _ = _inputs(1, 2, 2, 12, 48, seed=209)
     cos, sin = _tables(32, 16)
-    for layout in ("contiguous", "transposed", "fused_qkv"):
-        for interleaved in (False, True):
-            _expect_inputs_unchanged(student, "rope_forward_triton", (q, k, cos, sin), layout, interleaved,
-                                     position_ids=torch.tensor([[*range(4, 16)]]), rotary_dim=16)
+    for layout, interleaved in (("contiguous", False), ("transposed", True), ("fused_qkv", False)):
+        _expect_inputs_unchanged(student, "rope_forward_triton", (q, k, cos, sin), layout, interleaved,
+                                 position_ids=torch.tensor([[*range(4, 16)]]), rotary_dim=16)
 
 
 @pytest.mark.exercise("rope_forward_triton", points=1)
@@ -760,61 +901,62 @@ def test_forward_float16_with_positions(student):
     """float16 q and k, packed positions, partial rotary: float16 results within one rounding."""
     q, k, _, _ = _inputs(2, 4, 2, 9, 64, seed=210, dtype=torch.float16)
     rows = torch.tensor([[*range(4), *range(5)], [*range(100, 109)]])
-    _check_forward(student, q, k, *_tables(128, 32), True, tol=FP16, position_ids=rows, rotary_dim=32)
+    _check_forward(student, q, k, *_tables(128, 32), True, tol=FP16, position_ids=rows, rotary_dim=32, owner="dtype")
 
 
-@pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_earlier_steps_still_hold(student):
-    """Default positions: T = 45, head_dim 80, 3 q heads and 1 k head, transposed, both layouts."""
+@pytest.mark.exercise("rope_forward_triton", points=2)
+def test_forward_any_strides(student):
+    """Strides, both layouts: transposed q and k (T = 45, head_dim 80, 3 q heads and 1 k head, default positions),
+    and channel stride 2 with NaN between ((B, T) positions; interleaved: rotary_dim 8 of 12)."""
+    q, k, _, _ = _inputs(1, 3, 1, 45, 80, seed=211)
     for interleaved in (False, True):
-        _check_forward(student, *_inputs(1, 3, 1, 45, 80, seed=211), interleaved, layout="transposed")
+        _check_forward(student, q, k, *_tables(46, 80), interleaved, layout="transposed", owner="strides")
+    q, k, _, _ = _inputs(2, 3, 1, 5, 12, seed=233)
+    position_ids = torch.tensor([[0, 1, 2, 3, 4], [7, 8, 9, 10, 11]])
+    for interleaved, width in ((False, 12), (True, 8)):
+        _check_forward(student, q, k, *_tables(12, width), interleaved, layout="strided", owner="strides",
+                       position_ids=position_ids, rotary_dim=width)
 
 
 @pytest.mark.exercise("rope_forward_triton", points=3)
-@grading(max_examples=7)
+@grading(max_examples=5)
 @given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, rotary=ROTARY, positions=POSITION_FORMS,
-       start=st.integers(0, 40), spare_rows=st.sampled_from([0, 3]), int32=st.booleans(), interleaved=st.booleans(),
-       inplace=st.booleans(), dtype=DTYPE_NAMES, layout=HARNESS_LAYOUTS, seed=seeds())
-def test_forward_property(student, batch, heads, seq_len, head_dim, rotary, positions, start, spare_rows, int32,
-                          interleaved, inplace, dtype, layout, seed):
-    """Any sizes, rotary_dim, position_ids form (int, (B,), (B, T); tables that fit exactly), layout, dtype, inplace."""
+       start=st.integers(0, 40), spare_rows=st.sampled_from([1, 3]), interleaved=st.booleans(),
+       inplace=st.booleans(), dtype=DTYPE_NAMES, seed=seeds())
+def test_forward_property(student, batch, heads, seq_len, head_dim, rotary, positions, start, spare_rows,
+                          interleaved, inplace, dtype, seed):
+    """Any sizes, rotary_dim (partial: interleaved), position_ids form (int, (B,), (B, T) int64), dtype, inplace;
+    contiguous (strides, int32 ids, tables that fit exactly and inputs left alone are other tests')."""
     dtype = _kernel_dtype(student, dtype)
     q, k, _, _ = _inputs(batch, *heads, seq_len, head_dim, seed=seed, dtype=dtype)
-    options, rows, width = _draw_options(batch, seq_len, head_dim, rotary, positions, start, int32, seed)
+    if rotary == "partial" and not interleaved:
+        rotary = "full"  # a half-split partial rotary is test_forward_partial_rotary_half_split's
+    layout = "contiguous"
+    options, rows, width = _draw_options(batch, seq_len, head_dim, rotary, positions, start, False, seed)
     cos, sin = _tables(rows + spare_rows, width)
-    # In place, the harness's contiguous q and k are (under the interpreter) the arguments themselves.
-    student.may_modify_arguments = inplace
-    try:
-        after = _check_forward(student, q, k, cos, sin, interleaved, layout, TOLERANCE[dtype], inplace=inplace,
-                               **options)
-    finally:
-        student.may_modify_arguments = False
-    at = {key: options[key] for key in ("position_ids", "rotary_dim") if key in options}
     if not inplace:
-        _expect_left_alone(after, (q, k, cos, sin), layout, interleaved, **at)
+        _check_forward(student, q, k, cos, sin, interleaved, layout, TOLERANCE[dtype], owner="any", **options)
         return
+    # In place: q and k after the call hold the rotation (what it returns is test_forward_in_place's).
+    _, after = _call(student, "rope_forward_triton", q, k, cos, sin, interleaved, inplace=True, **options)
+    at = {key: options[key] for key in ("position_ids", "rotary_dim") if key in options}
     for label, before, now in zip(("q", "k"), (q, k), after):
+        wrong = _wrong_outputs(before, cos, sin, interleaved, 1.0, **at)
         expect_close(now, _rope64(before, cos, sin, interleaved, **at),
                      what=f"{label} after an inplace=True call ({layout}; it should hold the rotation)",
-                     mistakes={"the call was not done in place (the input is unchanged)": before.double()},
+                     accepted=[before.double(), *(wrong[key] for key in ("sign", "offset", "positions", "first row",
+                                                                          "zeroed") if key in wrong)],
                      **TOLERANCE[dtype])
     for label, before, now in zip(("cos", "sin"), (cos, sin), after[2:]):
         expect_equal(now, before, what=f"{label} after an inplace=True call")
 
 
-@pytest.mark.exercise("rope_forward_triton", points=1)
-def test_forward_channel_strided(student):
-    """Channel stride 2 (NaN between), (B, T) positions, rotary_dim 8 of 12, both layouts: addresses use strides."""
-    q, k, _, _ = _inputs(2, 3, 1, 5, 12, seed=233)
-    at = dict(position_ids=torch.tensor([[0, 1, 2, 3, 4], [7, 8, 9, 10, 11]]), rotary_dim=8)
-    for interleaved in (False, True):
-        _check_forward(student, q, k, *_tables(12, 8), interleaved, layout="strided", **at)
-
 @pytest.mark.exercise("rope_forward_triton", points=0, informational=True)
 def test_forward_bandwidth_on_a_gpu(student, record_property):
     """Informational, 0 points: GB/s and the ratio to a device-to-device copy on a CUDA device; skipped without one."""
     # The kernel must work before it is worth timing (and a stub must not pass this test).
-    _check_forward(student, *_inputs(1, 2, 1, 8, 16, seed=299))
+    q, k, _, _ = _inputs(1, 2, 1, 8, 16, seed=299)
+    _call(student, "rope_forward_triton", q, k, *_tables(9, 16))  # runs (its values are the other tests')
     shape = (4, 32, 8, 4096, 128)  # bf16: q 134 MB, k 34 MB, well above an H100's 50 MB L2
     result = _harness(student.measure_rope_bandwidth, student.ref("rope_forward_triton"), shape)
     # The message goes to the test's user_properties (pytest's record_property); a pytest skip is
@@ -831,13 +973,19 @@ def test_forward_bandwidth_on_a_gpu(student, record_property):
 
 
 # -- rope_backward_triton -----------------------------------------------------------------------
+# Owners: the public test the rotation by -θ (not +θ, not unrotated) and the order of the results;
+# test_backward_interleaved_grouped_odd_length the layout flag; test_backward_positions_and_partial_rotary
+# position_ids ((B, T) ids and an int offset) and rotary_dim passed on; test_backward_float16 the dtype;
+# test_backward_leaves_gradients_unchanged the inputs. The others let those mistakes' results pass and
+# give no partial rotary_dim (a backward that drops it raises).
 @pytest.mark.exercise("rope_backward_triton", points=2, public=True)
 def test_backward_matches_autograd_half_split(student):
     """Half-split, float32: the result equals autograd's gradient through the float64 reference."""
     g_q, g_k, cos, sin = _inputs(1, 2, 1, 8, 16, seed=30)
     q = torch.randn(g_q.shape, dtype=torch.float64, requires_grad=True)
     k = torch.randn(g_k.shape, dtype=torch.float64, requires_grad=True)
-    torch.autograd.backward((_rope64(q, cos, sin), _rope64(k, cos, sin)), (g_q.double(), g_k.double()))
+    # The loss sum(g_q * q_rot) + sum(g_k * k_rot) sends g_q and g_k back through the reference.
+    ((_rope64(q, cos, sin) * g_q.double()).sum() + (_rope64(k, cos, sin) * g_k.double()).sum()).backward()
     (d_q, d_k), _ = _call(student, "rope_backward_triton", g_q, g_k, cos, sin)
     for got, want, x, what in ((d_q, q.grad, g_q, "gradient for q"), (d_k, k.grad, g_k, "gradient for k")):
         expect_shape(got, tuple(x.shape), what=what)
@@ -847,37 +995,39 @@ def test_backward_matches_autograd_half_split(student):
 @pytest.mark.exercise("rope_backward_triton", points=2)
 def test_backward_interleaved_grouped_odd_length(student):
     """Interleaved, 6 query heads and 2 key heads, T = 97, head_dim 80: rotation by -θ."""
-    _check_backward(student, *_inputs(1, 6, 2, 97, 80, seed=31), interleaved=True)
+    _check_backward(student, *_inputs(1, 6, 2, 97, 80, seed=31), interleaved=True, owner="layout")
 
 
 @pytest.mark.exercise("rope_backward_triton", points=2)
 def test_backward_inverts_the_forward_rotation(student):
-    """bwd(fwd(x)) = x: backward applied to the reference rotation of x gives x back (float32, float16)."""
+    """bwd(fwd(x)) = x: backward applied to the reference rotation of x gives x back (float32, float16 values)."""
     for dtype, interleaved in ((torch.float32, False), (torch.float16, True)):
-        q, k, cos, sin = _inputs(2, 4, 2, 50, 64, seed=32, dtype=dtype)
+        q, k, cos, sin = _inputs(1, 4, 2, 50, 64, seed=32, dtype=dtype)
         rotated = [_rope64(x, cos, sin, interleaved).to(dtype) for x in (q, k)]
         (back_q, back_k), _ = _call(student, "rope_backward_triton", *rotated, cos, sin, interleaved)
-        for got, x, what in ((back_q, q, "bwd(fwd(q))"), (back_k, k, "bwd(fwd(k))")):
-            expect_dtype(got, dtype, what=what)
+        if tuple(back_q.shape) == tuple(k.shape) and tuple(back_k.shape) == tuple(q.shape):
+            back_q, back_k = back_k, back_q  # the results in the wrong order: the public test charges that
+        for got, x, r, what in ((back_q, q, rotated[0], "bwd(fwd(q))"), (back_k, k, rotated[1], "bwd(fwd(k))")):
             # float16: two roundings, each carried at the scale of the pair's norm (module docstring).
             tol = FP32 if dtype == torch.float32 else dict(
                 rtol=1e-3, atol=4 * 2.0**-11 * _max_pair_norm(x, interleaved))
-            expect_close(got, x, what=what, mistakes={
-                "rotation by +θ (bwd(fwd(x)) rotates x by 2θ instead of giving x back)":
-                    _rope64(_rope64(x, cos, sin, interleaved), cos, sin, interleaved)}, **tol)
+            # +θ, the input unrotated, the layout flag ignored: other tests charge them (one mistake costs once)
+            accepted = [_rope64(r, cos, sin, interleaved), r.double(), _rope64(r, cos, sin, not interleaved, -1.0)]
+            expect_close(got, x, what=what, accepted=accepted, **tol)
 
 
 @pytest.mark.exercise("rope_backward_triton", points=1)
 def test_backward_float16(student):
     """float16 gradients, half-split, grouped heads: float16 results within one rounding."""
-    _check_backward(student, *_inputs(2, 4, 1, 40, 32, seed=33, dtype=torch.float16), tol=FP16)
+    _check_backward(student, *_inputs(1, 4, 1, 40, 32, seed=33, dtype=torch.float16), tol=FP16, owner="dtype")
 
 
 @pytest.mark.exercise("rope_backward_triton", points=1)
 def test_backward_non_contiguous_gradients(student):
     """Gradients arriving as transposed views, and as fused-buffer slices, with strided tables."""
-    _check_backward(student, *_inputs(2, 4, 2, 45, 80, seed=34), interleaved=True, layout="transposed")
-    _check_backward(student, *_inputs(2, 4, 2, 21, 64, seed=35), layout="fused_qkv")
+    _check_backward(student, *_inputs(1, 4, 2, 45, 80, seed=34), interleaved=True, layout="transposed",
+                    owner="strides")
+    _check_backward(student, *_inputs(2, 4, 2, 21, 64, seed=35), layout="fused_qkv", owner="strides")
 
 
 @pytest.mark.exercise("rope_backward_triton", points=1)
@@ -891,40 +1041,61 @@ def test_backward_leaves_gradients_unchanged(student):
 
 @pytest.mark.exercise("rope_backward_triton", points=2)
 def test_backward_positions_and_partial_rotary(student):
-    """Packed position_ids and rotary_dim=16 of 48: -θ at each token's position, pass-through gradients copied."""
+    """Packed position_ids (half-split) or an int offset of 30 (interleaved), rotary_dim=16 of 48: -θ at each
+    token's position, pass-through gradients copied."""
     g_q, g_k, _, _ = _inputs(2, 3, 1, 10, 48, seed=38)
     rows = torch.tensor([[*range(6), *range(4)], [*range(50, 60)]])
-    for interleaved in (False, True):
-        _check_backward(student, g_q, g_k, *_tables(64, 16), interleaved, position_ids=rows, rotary_dim=16)
+    for interleaved, position_ids in ((False, rows), (True, 30)):
+        _check_backward(student, g_q, g_k, *_tables(64, 16), interleaved, owner="options", position_ids=position_ids,
+                        rotary_dim=16)
 
 
 @pytest.mark.exercise("rope_backward_triton", points=2)
-@grading(max_examples=6)
-@given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, rotary=ROTARY, positions=POSITION_FORMS,
-       start=st.integers(0, 40), int32=st.booleans(), interleaved=st.booleans(), dtype=DTYPE_NAMES,
-       layout=HARNESS_LAYOUTS, seed=seeds())
+@grading(max_examples=3)
+@given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, rotary=st.sampled_from(["default", "full"]),
+       positions=POSITION_FORMS, start=st.integers(0, 40), int32=st.booleans(), interleaved=st.booleans(),
+       dtype=DTYPE_NAMES, layout=HARNESS_LAYOUTS, seed=seeds())
 def test_backward_property(student, batch, heads, seq_len, head_dim, rotary, positions, start, int32, interleaved,
                            dtype, layout, seed):
-    """Rotation by -θ over any sizes, rotary_dim, position_ids form, layout and dtype; the gradients untouched."""
+    """Rotation by -θ over any sizes, position_ids form, layout and dtype (partial rotary is
+    test_backward_positions_and_partial_rotary's)."""
     dtype = _kernel_dtype(student, dtype)
     g_q, g_k, _, _ = _inputs(batch, *heads, seq_len, head_dim, seed=seed, dtype=dtype)
     options, rows, width = _draw_options(batch, seq_len, head_dim, rotary, positions, start, int32, seed)
-    cos, sin = _tables(rows, width)
-    after = _check_backward(student, g_q, g_k, cos, sin, interleaved, layout, TOLERANCE[dtype], **options)
-    for label, before, now in zip(("grad_q", "grad_k", "cos", "sin"), (g_q, g_k, cos, sin), after):
-        expect_equal(now, before, what=f"{label} after the call ({layout} inputs)")
+    _check_backward(student, g_q, g_k, *_tables(rows, width), interleaved, layout, TOLERANCE[dtype], owner="any",
+                    **options)
 
 
 # -- TritonRoPE ---------------------------------------------------------------------------------
-def _check_autograd(student, q, k, cos, sin, interleaved=False, layout="contiguous", tol=FP32, seed=0, **at):
+# Owners (TritonRoPE): test_autograd_forward_and_gradients the backward rotation (by -θ: not +θ, not the
+# gradient passed through); test_autograd_interleaved_grouped_odd_length the layout kept for backward;
+# test_autograd_positions_and_partial_rotary position_ids (an int offset too) and rotary_dim kept for
+# backward; test_autograd_float16 the outputs' dtype. The other tests let those mistakes' gradients pass,
+# and give no int offset and no partial rotary_dim, with which the owners' mistakes raise.
+def _autograd_mistakes(g, cos, sin, interleaved, **at):
+    """Gradients that the catalogued mistakes of TritonRoPE give, by the property (owner) they break."""
+    owned = {"formula": [_rope64(g, cos, sin, interleaved, 1.0, **at), g.double()]}
+    if interleaved:
+        owned["layout"] = [_rope64(g, cos, sin, False, -1.0, **at)]
+    if at.get("position_ids") is not None:
+        owned["options"] = [_rope64(g, cos, sin, interleaved, -1.0, rotary_dim=at.get("rotary_dim"))]
+    return owned
+
+
+def _check_autograd(student, q, k, cos, sin, interleaved=False, layout="contiguous", tol=FP32, seed=0, *,
+                    owner, **at):
+    """Forward and backward through TritonRoPE.apply: outputs by θ, gradients by -θ; ``owner`` as above."""
     gen = torch.Generator().manual_seed(seed + 1000)
     g_q = torch.randn(q.shape, generator=gen, dtype=torch.float64).to(q.dtype)
     g_k = torch.randn(k.shape, generator=gen, dtype=torch.float64).to(k.dtype)
     result = _harness(student.call_rope_autograd, student.ref("TritonRoPE"), q, k, cos, sin, g_q, g_k,
                       interleaved=interleaved, layout=layout, **at)
     q_rot, k_rot, d_q, d_k = result
-    _expect_rotated(q_rot, q, cos, sin, interleaved, 1.0, "TritonRoPE.apply output for q", tol, **at)
-    _expect_rotated(k_rot, k, cos, sin, interleaved, 1.0, "TritonRoPE.apply output for k", tol, **at)
+    outputs = owner if owner in ("formula", "dtype") else "other"
+    _expect_rotated(q_rot, q, cos, sin, interleaved, 1.0, "TritonRoPE.apply output for q", tol, outputs,
+                    "TritonRoPE", **at)
+    _expect_rotated(k_rot, k, cos, sin, interleaved, 1.0, "TritonRoPE.apply output for k", tol, outputs,
+                    "TritonRoPE", **at)
     for got, g, what in ((d_q, g_q, "q.grad"), (d_k, g_k, "k.grad")):
         expect_true(got is not None, f"{what} is None after backward: did backward return a gradient for it?")
         expect_shape(got, tuple(g.shape), what=what)
@@ -933,61 +1104,73 @@ def _check_autograd(student, q, k, cos, sin, interleaved=False, layout="contiguo
         if interleaved:  # named before the generic layout mistake, which returns the same values
             mistakes = {"backward used the default layout: the interleaved flag was not kept on ctx":
                         _rope64(g, cos, sin, False, -1.0, **at), **mistakes}
-        if "position_ids" in at:
+        if at.get("position_ids") is not None:
             mistakes = {"backward rotated at positions 0..T-1: position_ids were not kept on ctx":
                         _rope64(g, cos, sin, interleaved, -1.0, rotary_dim=at.get("rotary_dim")), **mistakes}
-        expect_close(got, _rope64(g, cos, sin, interleaved, -1.0, **at), what=what, mistakes=mistakes, **tol)
+        accepted = [out for name, outs in _autograd_mistakes(g, cos, sin, interleaved, **at).items()
+                    if name != owner for out in outs]
+        expect_close(got, _rope64(g, cos, sin, interleaved, -1.0, **at), what=what, mistakes=mistakes,
+                     accepted=accepted, **tol)
 
 
 @pytest.mark.exercise("TritonRoPE", points=2, public=True)
 def test_autograd_forward_and_gradients(student):
     """TritonRoPE.apply(q, k, cos, sin, False): outputs rotate by θ, gradients rotate by -θ (float32)."""
-    _check_autograd(student, *_inputs(1, 2, 1, 16, 16, seed=40), seed=40)
+    _check_autograd(student, *_inputs(1, 2, 1, 16, 16, seed=40), seed=40, owner="formula")
 
 
 @pytest.mark.exercise("TritonRoPE", points=2)
 def test_autograd_interleaved_grouped_odd_length(student):
     """Interleaved, 6 query and 2 key heads, T = 97, head_dim 80: the layout reaches backward too."""
-    _check_autograd(student, *_inputs(1, 6, 2, 97, 80, seed=41), interleaved=True, seed=41)
+    _check_autograd(student, *_inputs(1, 6, 2, 97, 80, seed=41), interleaved=True, seed=41, owner="layout")
 
 
 @pytest.mark.exercise("TritonRoPE", points=1)
 def test_autograd_non_contiguous_leaves(student):
     """q and k are transposed views of (B, T, H, D) leaves; gradients arrive as transposed views."""
-    _check_autograd(student, *_inputs(2, 4, 2, 30, 64, seed=42), interleaved=True, layout="transposed", seed=42)
+    _check_autograd(student, *_inputs(1, 4, 2, 30, 64, seed=42), interleaved=True, layout="transposed", seed=42,
+                    owner="leaves")
 
 
 @pytest.mark.exercise("TritonRoPE", points=1)
 def test_autograd_float16(student):
     """float16 q and k: float16 outputs and gradients within one float16 rounding."""
-    _check_autograd(student, *_inputs(2, 4, 2, 33, 32, seed=43, dtype=torch.float16), tol=FP16, seed=43)
+    _check_autograd(student, *_inputs(1, 4, 2, 33, 32, seed=43, dtype=torch.float16), tol=FP16, seed=43,
+                    owner="dtype")
 
 
 @pytest.mark.exercise("TritonRoPE", points=1)
 def test_autograd_positions_and_partial_rotary(student):
-    """apply(q, k, cos, sin, False, position_ids, 16): positions and rotary_dim reach the backward pass too."""
+    """apply(q, k, cos, sin, False, position_ids, 16): positions ((B, T) ids, an int offset) and rotary_dim
+    reach the backward pass too."""
     q, k, _, _ = _inputs(2, 2, 1, 6, 32, seed=44)
     position_ids = torch.tensor([[*range(6)], [*range(30, 36)]])
-    _check_autograd(student, q, k, *_tables(40, 16), seed=44, position_ids=position_ids, rotary_dim=16)
+    _check_autograd(student, q, k, *_tables(40, 16), seed=44, owner="options", position_ids=position_ids,
+                    rotary_dim=16)
+    _check_autograd(student, q, k, *_tables(40, 16), True, seed=45, owner="options", position_ids=30,
+                    rotary_dim=16)
 
 
 @pytest.mark.exercise("TritonRoPE", points=2)
-@grading(max_examples=5)
-@given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, rotary=ROTARY, positions=POSITION_FORMS,
-       start=st.integers(0, 40), int32=st.booleans(), interleaved=st.booleans(), dtype=DTYPE_NAMES,
-       layout=st.sampled_from(["contiguous", "transposed", "strided"]), seed=seeds())
+@grading(max_examples=3)
+@given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, rotary=st.sampled_from(["default", "full"]),
+       positions=st.sampled_from(["default", "offsets", "ids"]), start=st.integers(0, 40), int32=st.booleans(),
+       interleaved=st.booleans(), dtype=DTYPE_NAMES, layout=st.sampled_from(["contiguous", "transposed", "strided"]),
+       seed=seeds())
 def test_autograd_property(student, batch, heads, seq_len, head_dim, rotary, positions, start, int32, interleaved,
                            dtype, layout, seed):
-    """Outputs by θ, gradients by -θ over any sizes, rotary_dim, position_ids form, layout, dtype."""
+    """Outputs by θ, gradients by -θ over any sizes, position_ids tensors, layout, dtype (int offsets and partial
+    rotary are test_autograd_positions_and_partial_rotary's)."""
     dtype = _kernel_dtype(student, dtype)
     q, k, _, _ = _inputs(batch, *heads, seq_len, head_dim, seed=seed, dtype=dtype)
     options, rows, width = _draw_options(batch, seq_len, head_dim, rotary, positions, start, int32, seed)
     _check_autograd(student, q, k, *_tables(rows, width), interleaved, layout, TOLERANCE[dtype], seed=seed % 1000,
-                    **options)
+                    owner="any", **options)
 
 
 # ==============================================================================================
-# One test of promised errors per exercise (1 point each), then the checks it runs.
+# One test of promised errors per exercise (1 point each), then the checks it runs. They check that
+# bad inputs raise and valid ones run, never the values (the value tests' to check).
 # ==============================================================================================
 
 
@@ -1016,17 +1199,17 @@ def _rows_rejects_non_contiguous_x(student):
     for layout in ("transposed", "strided"):
         expect_raises(ValueError, student.rope_rows_triton, view(x, layout), cos, sin,
                       what=f"rope_rows_triton with a non-contiguous ({layout}) x of shape (6, 8)")
-    _check_rows(student, *_row_inputs(6, 8, seed=107))
+    _rows_result(student, *_row_inputs(8, 8, seed=107))
 
 
 def _rows_rejects_unsupported_dtypes(student):
     """float64 x raises ValueError, and bfloat16 under the interpreter (on a GPU it works); float16 works."""
     x, cos, sin = _row_inputs(6, 8, seed=108, dtype=torch.float64)
     expect_raises(ValueError, student.rope_rows_triton, x, cos, sin, what="rope_rows_triton with a float64 x")
-    bf16 = _row_inputs(6, 8, seed=109, dtype=torch.bfloat16)
-    _bfloat16_rule(student, lambda: _check_rows(student, *bf16, BF16), student.rope_rows_triton, *bf16,
+    bf16 = _row_inputs(8, 8, seed=109, dtype=torch.bfloat16)
+    _bfloat16_rule(student, lambda: _rows_result(student, *bf16), student.rope_rows_triton, *bf16,
                    what="rope_rows_triton with a bfloat16 x")
-    _check_rows(student, *_row_inputs(6, 8, seed=110, dtype=torch.float16), FP16)
+    _rows_result(student, *_row_inputs(8, 8, seed=110, dtype=torch.float16))
     _rejects_other_devices(student, student.rope_rows_triton, *_row_inputs(6, 8, seed=110),
                            what="rope_rows_triton")
 
@@ -1038,7 +1221,23 @@ def _rows_rejects_tables_of_other_lengths(student):
                   what="rope_rows_triton with (7, 4) tables for x (6, 8)")
     expect_raises(ValueError, student.rope_rows_triton, x, cos, sin[:, :3],
                   what="rope_rows_triton with cos (6, 4) and sin (6, 3)")
-    _check_rows(student, *_row_inputs(1, 2, seed=112))
+    _rows_result(student, *_row_inputs(1, 2, seed=112))
+
+
+# Step 1's masks test runs after its other tests (tests run in this file's order): a kernel missing a
+# mask writes out of bounds and may corrupt its process, which must not fail the tests after it.
+@pytest.mark.exercise("rope_rows_triton", points=3)
+@grading(max_examples=3)
+@given(seq_len=SEQ_LENS, head_dim=HEAD_DIMS, dtype=DTYPE_NAMES, tables=st.sampled_from(["float32", "float64"]),
+       seed=seeds())
+@example(seq_len=37, head_dim=80, dtype="float32", tables="float32", seed=102)
+def test_rows_property(student, seq_len, head_dim, dtype, tables, seed):
+    """Masks: any T (1, 37 and 65 past a block), any even D (2, 6, 80: D/2 no power of two), float32/float16
+    x (bfloat16 on a GPU), float32/float64 tables; T = 37 with head_dim 80 always."""
+    dtype = _kernel_dtype(student, dtype)
+    x = tensor(seed, seq_len, head_dim, dtype=dtype)
+    cos, sin = (t.to(getattr(torch, tables)) for t in _tables(seq_len, head_dim))  # "any float dtype"
+    _check_rows(student, x, cos, sin, TOLERANCE[dtype], owner="masks")
 
 
 @pytest.mark.exercise("rope_heads_triton", points=1)
@@ -1079,6 +1278,19 @@ def _heads_reject_odd_head_dim_and_other_tables(student):
 def _heads_reject_unsupported_dtypes(student):
     """float64 raises ValueError, bfloat16 too under the interpreter (on a GPU it works); float16 works."""
     _rejects_unsupported_dtypes(student, "rope_heads_triton")
+
+
+@pytest.mark.exercise("rope_heads_triton", points=5)
+@grading(max_examples=3)
+@given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, dtype=DTYPE_NAMES, seed=seeds())
+@example(batch=2, heads=(3, 1), seq_len=45, head_dim=80, dtype="float32", seed=112)
+@example(batch=1, heads=(2, 3), seq_len=19, head_dim=48, dtype="float32", seed=113)
+def test_heads_property(student, batch, heads, seq_len, head_dim, dtype, seed):
+    """Any B, H_q and H_k (GQA; more k heads: k rotated with its own count), T, even D and dtype, contiguous;
+    always 3 q heads and 1 k head at T = 45, head_dim 80, B = 2, and 2 q heads with 3 k heads."""
+    dtype = _kernel_dtype(student, dtype)
+    inputs = _inputs(batch, *heads, seq_len, head_dim, seed=seed, dtype=dtype)
+    _check_heads(student, *inputs, tol=TOLERANCE[dtype], owner="heads")
 
 
 @pytest.mark.exercise("rope_interleaved_triton", points=1)
@@ -1160,7 +1372,7 @@ def _forward_rejects_wrong_ranks_and_sizes(student):
                   what="rope_forward_triton with q (2, 2, 6, 8) and k (1, 1, 6, 8)")
     expect_raises(ValueError, student.rope_forward_triton, q, k[:, :, :5], cos, sin,
                   what="rope_forward_triton with q (2, 2, 6, 8) and k (2, 1, 5, 8)")
-    _check_forward(student, *_inputs(2, 1, 3, 6, 8, seed=221), True)
+    _call(student, "rope_forward_triton", *_inputs(2, 1, 3, 6, 8, seed=221), True)
 
 
 def _forward_rejects_rotary_dim_below_two(student):
@@ -1169,7 +1381,7 @@ def _forward_rejects_rotary_dim_below_two(student):
     for rotary_dim, width in ((0, 0), (-2, 1)):
         expect_raises(ValueError, student.rope_forward_triton, q, k, *_tables(6, 2 * width), rotary_dim=rotary_dim,
                       what=f"rope_forward_triton with rotary_dim {rotary_dim} and (6, {width}) tables")
-    _check_forward(student, q, k, *_tables(6, 2), True, rotary_dim=2)
+    _call(student, "rope_forward_triton", q, k, *_tables(6, 2), True, rotary_dim=2)
 
 
 def _forward_odd_head_dim_needs_an_even_rotary_dim(student):
@@ -1179,7 +1391,7 @@ def _forward_odd_head_dim_needs_an_even_rotary_dim(student):
                   what="rope_forward_triton with head_dim 7, no rotary_dim and (5, 3) tables")
     expect_raises(ValueError, student.rope_forward_triton, q, k, *_tables(5, 6), rotary_dim=7,
                   what="rope_forward_triton with head_dim 7, rotary_dim 7 and (5, 3) tables")
-    _check_forward(student, q, k, *_tables(5, 6), rotary_dim=6)
+    _call(student, "rope_forward_triton", q, k, *_tables(5, 6), rotary_dim=6)
 
 
 def _forward_rejects_negative_positions_and_long_offsets(student):
@@ -1192,7 +1404,7 @@ def _forward_rejects_negative_positions_and_long_offsets(student):
         expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=position_ids,
                       what=f"rope_forward_triton with {label} and 10-row tables")
     for position_ids in (6, torch.tensor([[9, 0, 0, 0], [1, 2, 3, 9]])):  # the last row fits
-        _check_forward(student, q, k, cos, sin, position_ids=position_ids)
+        _call(student, "rope_forward_triton", q, k, cos, sin, position_ids=position_ids)
 
 
 def _forward_rejects_position_ids_of_wrong_shape(student):
@@ -1203,7 +1415,8 @@ def _forward_rejects_position_ids_of_wrong_shape(student):
     for shape, position_ids in bad.items():
         expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=position_ids,
                       what=f"rope_forward_triton with position_ids of shape {shape} for B = 2, T = 4")
-    _check_forward(student, q, k, cos, sin, position_ids=torch.tensor([[3, 1, 4, 1], [5, 9, 2, 6]], dtype=torch.int32))
+    _call(student, "rope_forward_triton", q, k, cos, sin,
+          position_ids=torch.tensor([[3, 1, 4, 1], [5, 9, 2, 6]], dtype=torch.int32))
 
 
 def _forward_rejects_float_position_ids(student):
@@ -1213,7 +1426,7 @@ def _forward_rejects_float_position_ids(student):
     for label, position_ids in (("(2, 4) float32", rows), ("(2,) float64", torch.tensor([0.0, 5.0]).double())):
         expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=position_ids,
                       what=f"rope_forward_triton with {label} position_ids")
-    _check_forward(student, q, k, cos, sin, position_ids=rows.long())
+    _call(student, "rope_forward_triton", q, k, cos, sin, position_ids=rows.long())
 
 
 def _forward_rejects_tables_that_differ(student):
@@ -1226,7 +1439,7 @@ def _forward_rejects_tables_that_differ(student):
     q2, k2, cos2, sin2 = _inputs(1, 2, 1, 6, 2, seed=229)
     expect_raises(ValueError, student.rope_forward_triton, q2, k2, cos2[:, 0], sin2[:, 0],
                   what="rope_forward_triton with 1-D (6,) tables for head_dim 2")
-    _check_forward(student, q2, k2, cos2, sin2, True)
+    _call(student, "rope_forward_triton", q2, k2, cos2, sin2, True)
 
 
 def _forward_rejects_unsupported_dtypes(student):
@@ -1235,9 +1448,9 @@ def _forward_rejects_unsupported_dtypes(student):
     expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin,
                   what="rope_forward_triton with float64 q and k")
     bf16 = _inputs(1, 2, 1, 6, 8, seed=231, dtype=torch.bfloat16)
-    _bfloat16_rule(student, lambda: _check_forward(student, *bf16, tol=BF16, position_ids=0),
+    _bfloat16_rule(student, lambda: _call(student, "rope_forward_triton", *bf16, position_ids=0),
                    student.rope_forward_triton, *bf16, what="rope_forward_triton with bfloat16 q and k")
-    _check_forward(student, *_inputs(1, 2, 1, 6, 8, seed=232, dtype=torch.float16), tol=FP16)
+    _call(student, "rope_forward_triton", *_inputs(1, 2, 1, 6, 8, seed=232, dtype=torch.float16))
     _rejects_other_devices(student, student.rope_forward_triton, *_inputs(1, 2, 1, 6, 8, seed=232),
                            what="rope_forward_triton")
 
@@ -1247,7 +1460,9 @@ def test_rope_backward_triton_rejects_invalid_inputs(student):
     """The promised ValueErrors of rope_backward_triton, with the valid edge cases beside them."""
     _backward_rejects_wrong_tables(student)
     _backward_rejects_bad_shapes_like_forward(student)
-    _backward_rejects_bad_positions_and_dtypes(student)
+    # Position and dtype errors are rope_forward_triton's to prove: a backward that drops position_ids or
+    # casts to float32 loses them, and test_backward_positions_and_partial_rotary and test_backward_float16
+    # charge those mistakes (one mistake costs once).
 
 
 def _backward_rejects_wrong_tables(student):
@@ -1267,25 +1482,7 @@ def _backward_rejects_bad_shapes_like_forward(student):
     for label, (args, kwargs) in bad.items():
         expect_raises(ValueError, student.rope_backward_triton, *args, what=f"rope_backward_triton with {label}",
                       **kwargs)
-    _check_backward(student, *_inputs(1, 1, 1, 1, 2, seed=39), True)
-
-
-def _backward_rejects_bad_positions_and_dtypes(student):
-    """Positions past the tables or negative, float or misshapen position_ids, float64 gradients: ValueError."""
-    g_q, g_k, cos, sin = _decode_inputs(45, n_positions=10, seq_len=4)
-    bad = {"an int offset of 7 (positions 7..10, 10 rows)": ((g_q, g_k, cos, sin), {"position_ids": 7}),
-           "a position id -1": ((g_q, g_k, cos, sin), {"position_ids": torch.tensor([[0, 1, 2, 3], [-1, 0, 1, 2]])}),
-           "float position_ids": ((g_q, g_k, cos, sin), {"position_ids": torch.tensor([0.0, 2.0])}),
-           "position_ids of shape (2, 5)": ((g_q, g_k, cos, sin),
-                                            {"position_ids": torch.zeros(2, 5, dtype=torch.long)}),
-           "float64 gradients": ((g_q.double(), g_k.double(), cos, sin), {})}
-    for label, (args, kwargs) in bad.items():
-        expect_raises(ValueError, student.rope_backward_triton, *args, what=f"rope_backward_triton with {label}",
-                      **kwargs)
-    bf16 = (g_q.bfloat16(), g_k.bfloat16(), cos, sin)
-    _bfloat16_rule(student, lambda: _check_backward(student, *bf16, tol=BF16, position_ids=6),
-                   student.rope_backward_triton, *bf16, what="rope_backward_triton with bfloat16 gradients")
-    _check_backward(student, g_q, g_k, cos, sin, position_ids=6)  # positions 6..9: the last row fits
+    _call(student, "rope_backward_triton", *_inputs(1, 1, 1, 1, 2, seed=39), True)  # runs (values: other tests)
 
 
 @pytest.mark.exercise("TritonRoPE", points=1)
@@ -1295,13 +1492,15 @@ def test_TritonRoPE_rejects_invalid_inputs(student):
 
 
 def _autograd_rejects_bad_inputs_like_forward(student):
-    """Through apply: positions past the tables, an odd rotary_dim, float64 q and k raise ValueError."""
+    """Through apply: positions past the tables, an odd rotary_dim raise ValueError (dtypes are
+    rope_forward_triton's to check: a forward that casts to float32 is test_autograd_float16's)."""
     q, k, cos, sin = _decode_inputs(46, n_positions=10, seq_len=4)
     grads = (torch.ones_like(q), torch.ones_like(k))
     bad = {"position_ids=7 (positions 7..10, 10 rows)": ((q, k, cos, sin, *grads), {"position_ids": 7}),
-           "rotary_dim 3 and (10, 1) tables": ((q, k, *_tables(10, 2), *grads), {"rotary_dim": 3}),
-           "float64 q and k": ((q.double(), k.double(), cos, sin, *(g.double() for g in grads)), {})}
+           "rotary_dim 3 and (10, 1) tables": ((q, k, *_tables(10, 2), *grads), {"rotary_dim": 3})}
     for label, (args, kwargs) in bad.items():
         expect_raises(ValueError, student.call_rope_autograd, student.ref("TritonRoPE"), *args,
                       what=f"TritonRoPE.apply with {label}", **kwargs)
-    _check_autograd(student, q, k, cos, sin, seed=46, position_ids=6)  # positions 6..9: the last row fits
+    # positions 6..9 (the last row fits): it runs; the values are the other tests' to check
+    _harness(student.call_rope_autograd, student.ref("TritonRoPE"), q, k, cos, sin, *grads,
+             position_ids=torch.tensor([6, 6]))

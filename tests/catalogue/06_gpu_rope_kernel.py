@@ -37,6 +37,8 @@ def _mutant(exercise: str, *replacements: tuple[str, str]) -> str:
     return source
 
 
+COSTS_ONCE = True  # each entry fails one hidden test of its exercise, or its declared costs
+
 _ROWS, _HEADS, _LAYOUTS = "rope_rows_triton", "rope_heads_triton", "rope_interleaved_triton"
 _FWD, _BWD, _FN = "rope_forward_triton", "rope_backward_triton", "TritonRoPE"
 _BWD_CALL = ('return _rope_launch(grad_q, grad_k, cos, sin, interleaved, backward=True, position_ids=position_ids,\n'
@@ -134,8 +136,10 @@ WRONG_ANSWERS = [
     WrongAnswer(_BWD, "wrong sin sign: the forward rotation", _mutant(_BWD, (
         _BWD_CALL, _BWD_CALL.replace("backward=True", "backward=False"))),
         feedback="rotation by +θ"),
+    # costs 2: two mistakes at once, no rotation (the public test) and no input checks at all (the
+    # validation test), since the whole launch is replaced.
     WrongAnswer(_BWD, "gradients returned unrotated", _mutant(_BWD, (
-        _BWD_CALL, "return grad_q.clone(), grad_k.clone()")), feedback="unrotated"),
+        _BWD_CALL, "return grad_q.clone(), grad_k.clone()")), feedback="unrotated", costs=2),
     WrongAnswer(_BWD, "layout flag ignored", _mutant(_BWD, (
         _BWD_CALL, _BWD_CALL.replace("sin, interleaved,", "sin, False,"))), feedback="the wrong layout"),
     WrongAnswer(_BWD, "gradients rotated in place", _mutant(_BWD, (
@@ -160,8 +164,10 @@ WRONG_ANSWERS = [
     WrongAnswer(_FN, "backward passes the gradients through", _mutant(_FN, (
         "return grad_q, grad_k, None, None, None, None, None",
         "return grad_q_rot, grad_k_rot, None, None, None, None, None")), feedback="unrotated"),
+    # costs 7: autograd rejects two gradients for seven inputs, so every call's backward raises and
+    # no test of the exercise can run; there is no output to let pass.
     WrongAnswer(_FN, "backward returns two gradients for seven inputs", _mutant(_FN, (
-        "return grad_q, grad_k, None, None, None, None, None", "return grad_q, grad_k"))),
+        "return grad_q, grad_k, None, None, None, None, None", "return grad_q, grad_k")), costs=7),
     WrongAnswer(_FN, "position_ids not kept for backward", _mutant(_FN, (
         "position_ids=ctx.position_ids, rotary_dim=ctx.rotary_dim)", "rotary_dim=ctx.rotary_dim)")),
         feedback="position_ids were not kept on ctx"),
