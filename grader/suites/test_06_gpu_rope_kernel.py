@@ -295,7 +295,7 @@ STEP_OWNERS = {
                              "options": ("positions", "offset")},
     "rope_heads_triton": {},  # no formula mistake catalogued for step 2: its owners only split the checks
     # the interleaved pairs: the flag ignored, even and odd channels swapped on the way in or out, the block
-    # split in halves; "channels" (every channel written) is test_layouts_head_dims_64_80_128's
+    # split in halves; "channels" (every channel written) is a hidden test's
     "rope_interleaved_triton": {"formula": ("layout", "split", "join", "halves")},
     # the angle's sign; an int offset; (B, T) position_ids; each sequence's own row; pass-through copied
     "rope_forward_triton": {"formula": ("sign",), "offset": ("offset",), "positions": ("positions",),
@@ -346,7 +346,7 @@ def _halves(x, cos, sin, sign):
 
 def _first_channels_right(got, x, cos, sin, interleaved, sign, tol):
     """Whether only channels from D / 2 on are wrong: what a store masked by D / 2 instead of D gives
-    (the channels past it never written), a mistake test_layouts_head_dims_64_80_128 charges."""
+    (the channels past it never written), a mistake a hidden test charges."""
     written = 2 * (x.shape[-1] // 4)  # whole pairs below D / 2
     ref = _rope64(x, cos, sin, interleaved, sign)
     return bool(torch.allclose(got.double()[..., :written], ref[..., :written], equal_nan=True, **tol))
