@@ -35,7 +35,7 @@ def position_probe_r2(train_features, train_positions, test_features, test_posit
     ones = torch.ones(len(x), 1, dtype=x.dtype)
 '''
 
-_PROBE_CHECKS = '''
+_PROBE_VALIDATED = '''
 def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
     if train_features.shape[-1] != test_features.shape[-1]:
         raise ValueError("feature widths differ")
@@ -43,7 +43,9 @@ def position_probe_r2(train_features, train_positions, test_features, test_posit
         raise ValueError("lengths differ")
     if ridge < 0:
         raise ValueError("ridge must be >= 0")
-    x, t = train_features.double(), train_positions.double()
+'''
+
+_PROBE_CHECKS = _PROBE_VALIDATED + '''    x, t = train_features.double(), train_positions.double()
     xt, tt = test_features.double(), test_positions.double()
     ones = torch.ones(len(x), 1, dtype=x.dtype)
 '''
@@ -333,14 +335,7 @@ def max_equivariance_error(fn, x, perm):
     x[...] = x[..., perm, :].clone()
     return (fn(x) - fx).abs().max().item()
 ''', feedback="in place"),
-    WrongAnswer("position_probe_r2", "centres the training features in place", '''
-def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
-    if train_features.shape[-1] != test_features.shape[-1]:
-        raise ValueError("feature widths differ")
-    if len(train_features) != len(train_positions) or len(test_features) != len(test_positions):
-        raise ValueError("lengths differ")
-    if ridge < 0:
-        raise ValueError("ridge must be >= 0")
+    WrongAnswer("position_probe_r2", "centres the training features in place", _PROBE_VALIDATED + '''
     mean = train_features.mean(0)
     train_features -= mean
     x, t = train_features.double(), train_positions.double()
@@ -349,14 +344,7 @@ def position_probe_r2(train_features, train_positions, test_features, test_posit
     tt = test_positions.double()
     return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
 ''', feedback="in place"),
-    WrongAnswer("position_probe_r2", "fit computed in the input dtype (float32)", '''
-def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
-    if train_features.shape[-1] != test_features.shape[-1]:
-        raise ValueError("feature widths differ")
-    if len(train_features) != len(train_positions) or len(test_features) != len(test_positions):
-        raise ValueError("lengths differ")
-    if ridge < 0:
-        raise ValueError("ridge must be >= 0")
+    WrongAnswer("position_probe_r2", "fit computed in the input dtype (float32)", _PROBE_VALIDATED + '''
     x, t = train_features, train_positions
     a = torch.cat([x, torch.ones(len(x), 1, dtype=x.dtype)], 1)
     penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
@@ -389,17 +377,8 @@ def position_probe_r2(train_features, train_positions, test_features, test_posit
     pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
     return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
 '''),
-    WrongAnswer("position_probe_r2", "R^2 rounded to 4 decimals", '''
-def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
-    if train_features.shape[-1] != test_features.shape[-1]:
-        raise ValueError("feature widths differ")
-    if len(train_features) != len(train_positions) or len(test_features) != len(test_positions):
-        raise ValueError("lengths differ")
-    if ridge < 0:
-        raise ValueError("ridge must be >= 0")
-    x, t = train_features.double(), train_positions.double()
-    xt, tt = test_features.double(), test_positions.double()
-    a = torch.cat([x, torch.ones(len(x), 1, dtype=x.dtype)], 1)
+    WrongAnswer("position_probe_r2", "R^2 rounded to 4 decimals", _PROBE_CHECKS + '''
+    a = torch.cat([x, ones], 1)
     penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
     penalty[-1, -1] = 0
     coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
