@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_context_extension import ASSETS, FT_LEN, FT_SCALE, load_chapter, passkey_batches, train  # noqa: E402
+from train_context_extension import ASSETS, FT_LEN, FT_SCALE, load_chapter, load_checkpoint, passkey_batches, train  # noqa: E402
 
 ARMS = {"none": ("none", 1.0), "PI": ("PI", FT_SCALE), "NTK-aware": ("NTK-aware", FT_SCALE), "YaRN": ("YaRN", FT_SCALE)}
 """Arm -> (make_rope's method, scale), as scripts/train_context_extension.py fine-tunes them."""
@@ -39,17 +39,15 @@ def main() -> None:
              "data_seeds": [DATA_SEED[s] for s in SEEDS], "lengths": list(LENGTHS),
              "depths": [float(d) for d in ch["GRID_DEPTHS"]], "prompts": int(ch["PROMPTS"]), "scores": {}}
     for arm, (method, scale) in ARMS.items():
+        rope = ch["make_rope"](method, scale)
         table["scores"][arm] = {}
         for seed in SEEDS:
-            model = ch["TinyRoPELM"](ch["CFG"])
-            if seed == 1:   # the shipped checkpoint
-                model.load_state_dict(torch.load(ASSETS / f"ctx05_passkey_{TAGS[arm]}_ft.pt", weights_only=True))
-            else:
-                model.load_state_dict(torch.load(ASSETS / "ctx05_passkey.pt", weights_only=True))
+            # seed 1: the shipped checkpoint; the others repeat its recipe from the passkey model
+            model = load_checkpoint(ch, f"ctx05_passkey_{TAGS[arm]}_ft" if seed == 1 else "ctx05_passkey")
+            if seed != 1:
                 batches = passkey_batches(ch, 8, seed=DATA_SEED[seed], min_len=128, max_len=FT_LEN)
-                train(model, ch["make_rope"](method, scale), batches, 200, 5e-4, DATA_SEED[seed],
-                      f"passkey {arm} seed {seed}")
-            grid = ch["passkey_grid"](model.eval(), ch["make_rope"](method, scale), LENGTHS)
+                train(model, rope, batches, 200, 5e-4, DATA_SEED[seed], f"passkey {arm} seed {seed}")
+            grid = ch["passkey_grid"](model.eval(), rope, LENGTHS)
             table["scores"][arm][str(seed)] = {
                 f"{n} {d:g}": {"digit_accuracy": [round(float(v), 4) for v in grid[(n, d)][1]],
                                "log_prob": [round(float(v), 4) for v in grid[(n, d)][0]]}

@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_context_extension import ASSETS, FT_LEN, FT_SCALE, load_chapter, lm_batches, train  # noqa: E402
+from train_context_extension import ASSETS, FT_LEN, FT_SCALE, load_chapter, load_checkpoint, lm_batches, train  # noqa: E402
 from windows_context_extension import LENGTH, held_out_windows, per_window  # noqa: E402
 
 ARMS = {"none": ("none", 1.0), "PI": ("PI", FT_SCALE), "NTK-aware": ("NTK-aware", FT_SCALE),
@@ -55,14 +55,12 @@ def main() -> None:
         rope = ch["make_rope"](method, scale)
         table["losses"][arm] = {}
         for seed in SEEDS:
-            model = ch["TinyRoPELM"](ch["CFG"])
-            if seed == 1:   # the shipped checkpoint
-                model.load_state_dict(torch.load(ASSETS / f"ctx05_{TAGS[arm]}{suffix}.pt", weights_only=True))
-            else:
-                model.load_state_dict(torch.load(ASSETS / "ctx05_base.pt", weights_only=True))
+            # seed 1: the shipped checkpoint; the others repeat its recipe from the base model
+            model = load_checkpoint(ch, f"ctx05_{TAGS[arm]}{suffix}" if seed == 1 else "ctx05_base")
+            if seed != 1:
                 train(model, rope, lm_batches(ch["train_ids"], args.length, batch, seed=seed), 150, 5e-4, seed,
                       f"{arm} at {args.length}, seed {seed}")
-            by_len = per_window(model.eval(), ch["make_rope"](method, scale), inputs, targets, lengths=LENGTHS)
+            by_len = per_window(model.eval(), rope, inputs, targets, lengths=LENGTHS)
             table["losses"][arm][str(seed)] = {str(n): [round(v, 6) for v in by_len[n]] for n in LENGTHS}
             print(f"{arm} at {args.length}, seed {seed}: "
                   + ", ".join(f"{n}: {sum(by_len[n]) / len(by_len[n]):.4f}" for n in LENGTHS), flush=True)

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_context_extension import ASSETS, FT_LEN, FT_SCALE, load_chapter, lm_batches  # noqa: E402
+from train_context_extension import ASSETS, FT_LEN, FT_SCALE, load_chapter, load_checkpoint, lm_batches  # noqa: E402
 
 ARMS = {"none": 1.0, "PI": FT_SCALE, "YaRN": FT_SCALE}
 STEPS, EVERY, LR, SEED = 400, 50, 5e-4, 1
@@ -39,8 +39,7 @@ def held_out_loss(ch, model, rope):
 def run(ch, method, scale):
     """The recipe of scripts/train_context_extension.py's train(), evaluated every EVERY steps."""
     torch.manual_seed(SEED)
-    model = ch["TinyRoPELM"](ch["CFG"])
-    model.load_state_dict(torch.load(ASSETS / "ctx05_base.pt", weights_only=True))
+    model = load_checkpoint(ch, "ctx05_base")
     rope = ch["make_rope"](method, scale)
     opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=(0.9, 0.95), weight_decay=0.01)
     warmup = max(1, STEPS // 20)

@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_context_extension import ASSETS, load_chapter  # noqa: E402
+from train_context_extension import ASSETS, load_chapter, load_checkpoint  # noqa: E402
 from windows_context_extension import held_out_windows, per_window  # noqa: E402
 
 SCALES = (2.0, 4.0, 8.0, 16.0)
@@ -32,9 +32,7 @@ OUTPUT = ASSETS / "ctx05_temperature.json"
 def main() -> None:
     torch.set_num_threads(1)
     ch = load_chapter()
-    model = ch["TinyRoPELM"](ch["CFG"])
-    model.load_state_dict(torch.load(ASSETS / "ctx05_base.pt", weights_only=True))
-    model.eval()
+    model = load_checkpoint(ch, "ctx05_base").eval()
     table = {"command": "python scripts/temperature_context_extension.py", "checkpoint": "ctx05_base",
              "beta_fast": ch["BETA_FAST"], "beta_slow": ch["BETA_SLOW"], "losses": {}}
     for s in SCALES:

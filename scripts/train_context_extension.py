@@ -144,10 +144,15 @@ def recipes() -> list[Recipe]:
     return out
 
 
-def build(ch: dict, recipe: Recipe) -> None:
+def load_checkpoint(ch: dict, name: str):
+    """A new ``TinyRoPELM`` holding ``assets/<name>.pt`` (a state dict, loaded with ``weights_only=True``)."""
     model = ch["TinyRoPELM"](ch["CFG"])
-    if recipe.parent is not None:
-        model.load_state_dict(torch.load(ASSETS / f"{recipe.parent}.pt", weights_only=True))
+    model.load_state_dict(torch.load(ASSETS / f"{name}.pt", weights_only=True))
+    return model
+
+
+def build(ch: dict, recipe: Recipe) -> None:
+    model = ch["TinyRoPELM"](ch["CFG"]) if recipe.parent is None else load_checkpoint(ch, recipe.parent)
     # dynamic NTK takes s = 1 (its scale follows the length, as in the notebook); the others s = 8
     scale = 1.0 if recipe.method in ("none", "dynamic NTK") else FT_SCALE
     start = time.time()

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_context_extension import ASSETS, load_chapter  # noqa: E402
+from train_context_extension import ASSETS, load_chapter, load_checkpoint  # noqa: E402
 
 ARMS = {  # name -> (checkpoint, make_rope's method, scale, sliding window)
     "none": ("ctx05_base", "none", 1.0, None),
@@ -74,8 +74,7 @@ def main() -> None:
     n = len(inputs)
     table = {"command": "python scripts/windows_context_extension.py", "windows": n, "losses": {}}
     for arm, (checkpoint, method, scale, window) in ARMS.items():
-        model = ch["TinyRoPELM"](ch["CFG"])
-        model.load_state_dict(torch.load(ASSETS / f"{checkpoint}.pt", weights_only=True))
+        model = load_checkpoint(ch, checkpoint)
         by_len = per_window(model.eval(), ch["make_rope"](method, scale), inputs, targets, window)
         table["losses"][arm] = {str(k): [round(v, 6) for v in by_len[k]] for k in (128, LENGTH)}
         print(f"{arm:26s} 128: {sum(by_len[128]) / n:.4f}  1024: {sum(by_len[LENGTH]) / n:.4f}", flush=True)
