@@ -200,11 +200,16 @@ def _shape(value: Any) -> tuple:
     return tuple(value.shape) if hasattr(value, "shape") else ()
 
 
-def expect_shape(actual: Any, shape: tuple, what: str = "output") -> None:
-    """Fail unless ``actual`` has exactly ``shape``."""
+def expect_shape(actual: Any, shape: tuple, what: str = "output", mistakes: dict | None = None) -> None:
+    """Fail unless ``actual`` has exactly ``shape``.
+
+    ``mistakes`` maps a description of a plausible wrong answer to the shape it returns; if
+    ``actual`` has one of those shapes, the feedback names it.
+    """
     got = tuple(as_array(actual, what).shape)
     if got != tuple(shape):
-        fail(f"{what} has shape {got}, expected {tuple(shape)}")
+        fail(f"{what} has shape {got}, expected {tuple(shape)}"
+             + mistake_suffix([d for d, wrong in (mistakes or {}).items() if tuple(wrong) == got]))
 
 
 def expect_dtype(actual: Any, dtype: Any, what: str = "output") -> None:
@@ -237,7 +242,9 @@ def _matching_mistakes(actual: np.ndarray, mistakes: dict | None, rtol: float, a
     return found
 
 
-def _mistake_suffix(names: list[str]) -> str:
+def mistake_suffix(names: list[str]) -> str:
+    """The end of a failure message that names the first of ``names``, the catalogued mistakes the
+    learner's answer matches ('' if none); grader/report.py reads the mistake back from it."""
     return f"; this is what you get with: {names[0]}" if names else ""
 
 
@@ -258,14 +265,14 @@ def expect_close(actual: Any, expected: Any, *, rtol: float = 1e-5, atol: float 
     if got.shape != want.shape:
         names = [d for d, w in (mistakes or {}).items() if _shape(as_array(w)) == got.shape]
         fail(f"{what} has shape {tuple(got.shape)}, expected {tuple(want.shape)}"
-             + _mistake_suffix(names))
+             + mistake_suffix(names))
     got64 = got.astype(np.complex128 if got.dtype.kind == "c" or want.dtype.kind == "c"
                        else np.float64)
     want64 = want.astype(got64.dtype)
     if not np.all(np.isfinite(got64)) and np.all(np.isfinite(want64)):
         index = tuple(int(i) for i in np.argwhere(~np.isfinite(got64))[0])
         fail(f"{what} contains {got64[index]} at index {index} where a finite value was expected"
-             + _mistake_suffix(_matching_mistakes(got64, mistakes, rtol, atol, False)))
+             + mistake_suffix(_matching_mistakes(got64, mistakes, rtol, atol, False)))
     if np.allclose(got64, want64, rtol=rtol, atol=atol, equal_nan=True):
         return
     error = np.abs(got64 - want64)
@@ -275,7 +282,7 @@ def expect_close(actual: Any, expected: Any, *, rtol: float = 1e-5, atol: float 
     fail(f"{what} differs from the reference: max abs error {float(np.max(error)):.3g} at index "
          f"{index} (got {_fmt(got64[index])}, expected {_fmt(want64[index])}; "
          f"tolerance atol={atol:g}, rtol={rtol:g})"
-         + _mistake_suffix(_matching_mistakes(got64, mistakes, rtol, atol, False)))
+         + mistake_suffix(_matching_mistakes(got64, mistakes, rtol, atol, False)))
 
 
 def _fmt(value: Any) -> str:
@@ -299,7 +306,7 @@ def expect_equal(actual: Any, expected: Any, *, what: str = "output",
         return
     index = tuple(int(i) for i in np.argwhere(got != want)[0]) if got.ndim else ()
     fail(f"{what} differs from the reference at index {index} (got {got[index]!r}, expected "
-         f"{want[index]!r})" + _mistake_suffix(_matching_mistakes(got, mistakes, 0, 0, True)))
+         f"{want[index]!r})" + mistake_suffix(_matching_mistakes(got, mistakes, 0, 0, True)))
 
 
 def expect_raises(exception: type[BaseException] | str, function: Callable[..., Any],
@@ -516,5 +523,5 @@ def run_suite(suite: str, connect: Callable[[str], tuple[Call, list[str]]], *,
 
 __all__ = [
     "StudentProxy", "fail", "expect_true", "expect_shape", "expect_dtype", "expect_close",
-    "expect_equal", "expect_raises", "as_array", "run_suite", "known_suites", "suite_path", "view",
+    "expect_equal", "expect_raises", "as_array", "mistake_suffix", "run_suite", "known_suites", "suite_path", "view",
 ]

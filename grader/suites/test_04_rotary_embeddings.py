@@ -23,21 +23,13 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.judge import (expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
-                          expect_true, fail)
+                          expect_true, fail, mistake_suffix)
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
 EXERCISE_ORDER = ("rope_inv_freq", "rope_rotation_matrix", "diagonal_spread", "rope_cos_sin",
                   "apply_rope", "rope_cost", "layout_permutation", "rope_base_for_context",
                   "rope_is_faithful", "alibi_slopes", "alibi_bias")
 """The exercises in the notebook's order (of their cells): reports number and list them so."""
-
-
-def _expect_shape_named(got, shape, what, named):
-    """expect_shape, naming the mistake when the shape is one of ``named`` ({shape: description})."""
-    found = tuple(torch.as_tensor(got).shape) if isinstance(got, torch.Tensor) else None
-    if found is not None and found != tuple(shape) and found in named:
-        fail(f"{what} has shape {found}, expected {tuple(shape)}; this is what you get with: {named[found]}")
-    expect_shape(got, shape, what=what)
 
 
 def _randn(*shape, seed, dtype=torch.float32):
@@ -204,8 +196,8 @@ def test_inv_freq_shape_and_dtype(student):
     """head_dim=128 with base 500000 (Llama 3) gives a float32 tensor of shape (64,)."""
     got = student.rope_inv_freq(128, base=500000.0)
     expect_dtype(got, torch.float32, what="rope_inv_freq(128, base=500000)")
-    _expect_shape_named(got, (64,), "rope_inv_freq(128, base=500000)",
-                        {(128,): "one frequency per dimension (length head_dim) instead of one per pair"})
+    expect_shape(got, (64,), what="rope_inv_freq(128, base=500000)",
+                 mistakes={"one frequency per dimension (length head_dim) instead of one per pair": (128,)})
 
 
 # -- rope_rotation_matrix -----------------------------------------------------------------------
@@ -330,8 +322,8 @@ def test_cos_sin_shape_and_dtype(student):
                     f"{what} should return a pair (cos, sin), got {type(got).__name__}")
         for name, table in zip(("cos", "sin"), got):
             expect_dtype(table, torch.float32, what=f"{name} from {what}")
-            _expect_shape_named(table, (*positions.shape, 8), f"{name} from {what}",
-                                {(*positions.shape, 16): _FULL_WIDTH})
+            expect_shape(table, (*positions.shape, 8), what=f"{name} from {what}",
+                         mistakes={_FULL_WIDTH: (*positions.shape, 16)})
 
 
 @pytest.mark.exercise("rope_cos_sin", points=1)
@@ -461,7 +453,7 @@ def _perm_mistakes(head_dim):
 def _named_permutation(perm, head_dim):
     """The catalogued mistakes that ``perm`` is, as a feedback suffix ('' if none)."""
     named = [d for d, w in _perm_mistakes(head_dim).items() if perm.shape == w.shape and torch.equal(perm, w)]
-    return f"; this is what you get with: {named[0]}" if named else ""
+    return mistake_suffix(named)
 
 
 @pytest.mark.exercise("layout_permutation", points=2, public=True)
@@ -580,7 +572,7 @@ def test_alibi_bias_causal_mask(student):
              if w.shape == got.shape and torch.allclose(got, w, rtol=BIAS_RTOL, atol=0, equal_nan=True)]
     named += ["a large finite negative number instead of -inf above the diagonal"] if bool(
         (got[upper] > -math.inf).all() and (got[upper] < -1e4).all()) else []
-    hint = f"; this is what you get with: {named[0]}" if named else ""
+    hint = mistake_suffix(named)
     expect_true(bool(torch.isneginf(got[upper]).all()),
                 "entries above the diagonal (future keys) must be -inf, so the softmax gives them weight 0" + hint)
     expect_true(bool(torch.isfinite(got[~upper]).all()), "entries on and below the diagonal must be finite" + hint)
