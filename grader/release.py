@@ -4,8 +4,10 @@ For each solution notebook, in order:
 
 1. drop cells tagged ``instructor`` and the lines between ``### BEGIN HIDDEN TESTS`` and
    ``### END HIDDEN TESTS``;
-2. replace each ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region by a stub that raises
-   ``NotImplementedError`` at the region's indentation (signature and docstring stay);
+2. replace each ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region of a code cell by a stub
+   that raises ``NotImplementedError`` at the region's indentation (signature and docstring
+   stay), and each such region of a markdown cell (a conclusion that reads a thinking exercise's
+   result) by a prompt for the learner's own conclusion (:data:`CONCLUSION_PROMPT`);
 3. clear the outputs of every code cell from the first exercise cell on (they depend on the
    learner's code), keeping those of the cells before it, and drop execution timestamps;
 4. record the suite that grades it in the notebook's metadata, so a renamed submission is
@@ -26,6 +28,8 @@ from grader.notebook import EXERCISE_TAG, INSTRUCTOR_TAG, read_notebook, tags, t
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 STUB = 'raise NotImplementedError("{name}: replace this line with your implementation")'
+CONCLUSION_PROMPT = ("> **Your conclusion.** Replace this line with what your own results above show, "
+                     "quoting the numbers your cells printed.")
 
 
 _DEF = re.compile(r"^(\s*)(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
@@ -72,9 +76,14 @@ def release_notebook(notebook, where: str, suite: str):
     first_exercise = next((i for i, c in enumerate(student.cells)
                            if c.cell_type == "code" and EXERCISE_TAG in tags(c)), None)
     for index, cell in enumerate(student.cells):
+        cell_where = f"{where}, cell {index}"
+        if cell.cell_type == "markdown":
+            cell.source = "\n".join(_strip_regions(
+                cell.source.split("\n"), BEGIN_SOLUTION, END_SOLUTION, cell_where,
+                replacement=lambda indent, before: [CONCLUSION_PROMPT]))
+            continue
         if cell.cell_type != "code":
             continue
-        cell_where = f"{where}, cell {index}"
         lines = _strip_regions(cell.source.split("\n"), BEGIN_HIDDEN, END_HIDDEN, cell_where)
         if EXERCISE_TAG in tags(cell):
             public = sorted(n for n in top_level_names(cell.source) if not n.startswith("_"))

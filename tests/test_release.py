@@ -6,7 +6,7 @@ import pytest
 
 from grader.errors import GraderError
 from grader.notebook import EXERCISE_TAG, tags
-from grader.release import BEGIN_SOLUTION, END_SOLUTION, release
+from grader.release import BEGIN_SOLUTION, CONCLUSION_PROMPT, END_SOLUTION, release
 from tests.conftest import NOTEBOOKS, SOLUTIONS, inline_notebook
 
 
@@ -59,6 +59,18 @@ def test_stub_keeps_signature_and_docstring_and_drops_hidden_material(tmp_path):
     assert not student.cells[3].outputs and student.cells[3].execution_count is None
     assert student.metadata["grader"]["suite"] == "99_demo"
     assert EXERCISE_TAG in tags(student.cells[2])
+
+
+def test_a_conclusion_region_in_markdown_becomes_the_learners_prompt(tmp_path):
+    """The prose that reads a thinking exercise's result never reaches the learner."""
+    inline_notebook(tmp_path / "96_demo.ipynb", [
+        ("code", _exercise("    return x + 1"), ["exercise"]),
+        ("markdown", "## What it shows\n" + BEGIN_SOLUTION + "\nThe spread is 0.40: equivariant.\n"
+         + END_SOLUTION + "\nNext section.", []),
+    ])
+    release(source=tmp_path, dest=tmp_path / "out")
+    text = nbformat.read(str(tmp_path / "out" / "96_demo.ipynb"), 4).cells[1].source
+    assert text == "## What it shows\n" + CONCLUSION_PROMPT + "\nNext section."
 
 
 @pytest.mark.parametrize("body, message", [
