@@ -112,6 +112,10 @@ def _add_batch(commands) -> None:
                        help="percent of the points taken per day late (a started day counts), "
                             "at most CAP percent, e.g. 10,50; extensions come from the roster's "
                             "extension_days or due column")
+    batch.add_argument("--no-file-times", action="store_true",
+                       help="with --due: refuse to read a learner's hand-in time from file "
+                            "times (the time of the copy, unless it kept them) where nbgrader's "
+                            "timestamp.txt or Gradescope's metadata is missing")
     batch.add_argument("--shard", metavar="K/N",
                        help="grade only the K-th of N slices of the learners (by a hash of their "
                             "id) and write a shard record; join the shards with `merge`")
@@ -122,7 +126,10 @@ def _add_batch(commands) -> None:
     merge.add_argument("--out", type=Path, default=Path("grades"),
                        help="folder for the class's files (default: grades/)")
     merge.add_argument("--roster", type=Path, metavar="CSV", help="as for batch")
-    merge.add_argument("--lms", choices=("canvas",), help="as for batch")
+    merge.add_argument("--lms", choices=("canvas",), help="as for batch (needed only where the "
+                       "shards were graded without it: their own options travel in shard.json)")
+    merge.add_argument("--assignment", metavar="NAME",
+                       help="the assignment's name in canvas.csv, where the shards had none")
 
 
 def _gibibytes(text: str) -> float:
@@ -148,7 +155,8 @@ def _batch(args) -> None:
                                      cell_timeout=args.cell_timeout, run_as=args.run_as,
                                      memory_limit=_memory_limit(args.memory_limit)),
                shard=shard, notebooks=args.notebooks, assignment_name=args.assignment,
-               roster=args.roster, lms=args.lms, due=args.due, late_policy=args.late_policy)
+               roster=args.roster, lms=args.lms, due=args.due, late_policy=args.late_policy,
+               no_file_times=args.no_file_times)
 
 
 def _limits(run_as: str | None, memory_limit: float | None = None):
@@ -319,7 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "merge":
             from grader import merge
 
-            merge.main(shard_dirs=args.shards, out=args.out, roster=args.roster, lms=args.lms)
+            merge.main(shard_dirs=args.shards, out=args.out, roster=args.roster, lms=args.lms,
+                       assignment_name=args.assignment)
         else:
             from grader import grade, recorded, supervise
 
