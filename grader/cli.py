@@ -223,8 +223,9 @@ def _add_hosted_commands(commands) -> None:
 
     shards = commands.add_parser("class-workflow", help="print a workflow that grades a class in "
                                  "shards (GitHub Actions matrix, Slurm job array, Kubernetes)")
-    shards.add_argument("--shards", type=int, required=True, metavar="N",
-                        help="number of shards, each graded by a job of its own")
+    shards.add_argument("--shards", type=int, metavar="N",
+                        help="number of shards, each graded by a job of its own (required, but "
+                             "with --dockerfile)")
     shards.add_argument("--out", type=Path, metavar="FILE",
                         help="write to FILE instead of printing it, e.g. "
                              ".github/workflows/grade-class.yml")
@@ -232,8 +233,12 @@ def _add_hosted_commands(commands) -> None:
     engine.add_argument("--slurm", action="store_true",
                         help="a Slurm job-array script (run it with bash) instead of a workflow")
     engine.add_argument("--k8s", metavar="IMAGE",
-                        help="Kubernetes Jobs (an indexed Job of shards, then the merge) that run "
-                             "IMAGE: the course repository with the grader installed")
+                        help="a bash script that runs Kubernetes Jobs (an indexed Job of shards, "
+                             "then the merge) of IMAGE: the course repository with the grader "
+                             "installed (see --dockerfile)")
+    engine.add_argument("--dockerfile", action="store_true",
+                        help="the recipe of the --k8s image (a Dockerfile of the pinned "
+                             "packages) instead of a workflow")
     shards.add_argument("--jobs", type=int, default=2, metavar="N",
                         help="learners graded at once in each shard (default: 2)")
     shards.add_argument("--skip-execution", action="store_true",
@@ -241,6 +246,16 @@ def _add_hosted_commands(commands) -> None:
     shards.add_argument("--notebooks", nargs="+", metavar="NN",
                         help="the assignment's notebooks (batch --notebooks): the gradebook is "
                              "out of their points (default: every notebook)")
+    shards.add_argument("--roster", metavar="CSV",
+                        help="as for batch: its path inside the course repository")
+    shards.add_argument("--lms", choices=("canvas",), help="as for batch: the merge writes "
+                        "canvas.csv")
+    shards.add_argument("--due", metavar="TIME", help="as for batch; the Actions workflow also "
+                        "clones each learner's last commit by then (plus the roster's extensions)")
+    shards.add_argument("--late-policy", metavar="PER_DAY[,CAP]", help="as for batch; the Actions "
+                        "workflow then clones each learner's newest commit, penalised by its time")
+    shards.add_argument("--assignment", metavar="NAME",
+                        help="the assignment's name (canvas.csv's column; nbgrader's folder)")
 
 
 def _hosted(args: argparse.Namespace) -> None:
@@ -248,11 +263,18 @@ def _hosted(args: argparse.Namespace) -> None:
     if args.command == "class-workflow":
         from grader.hosted import class_workflow
 
+        if args.dockerfile:
+            _emit(class_workflow.dockerfile(), args.out, "Dockerfile")
+            return
+        if args.shards is None:
+            raise GraderError("class-workflow needs --shards N (the number of shards)")
         options = {"jobs": args.jobs, "skip_execution": args.skip_execution,
-                   "notebooks": args.notebooks}
+                   "notebooks": args.notebooks, "roster": args.roster, "lms": args.lms,
+                   "due": args.due, "late_policy": args.late_policy,
+                   "assignment": args.assignment}
         if args.k8s:
             _emit(class_workflow.k8s(args.shards, image=args.k8s, **options), args.out,
-                  "Kubernetes Jobs")
+                  "Kubernetes script")
         else:
             write = class_workflow.slurm if args.slurm else class_workflow.actions
             _emit(write(args.shards, **options), args.out,

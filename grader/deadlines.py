@@ -5,6 +5,8 @@ per day late (a started day counts), at most 50 %. A learner's due date moves by
 ``extension_days`` column (or is replaced by its ``due`` column). The time a learner handed in is
 read, in this order, from:
 
+0. ``commit.json`` in the learner's folder: the time of the commit that
+   :mod:`grader.classroom_collect` checked out of their repository;
 1. nbgrader's ``timestamp.txt`` in the learner's assignment folder;
 2. Gradescope's ``submission_metadata.json`` (its ``created_at``) in the learner's folder;
 3. the newest modification time of the learner's notebooks (file times survive a copy only when
@@ -29,6 +31,8 @@ from grader.errors import GraderError
 
 SOURCES = ("nbgrader timestamp.txt", "Gradescope submission_metadata.json", "file times")
 FILE_TIMES = SOURCES[2]
+COMMIT_RECORD = "commit.json"
+COMMIT_SOURCE = "git commit time"
 COLUMNS = ["submitted_at", "time_source", "due", "days_late", "late_penalty_percent",
            "total_after_penalty"]
 """What the gradebook adds, after ``percent``, when a due date is given."""
@@ -108,6 +112,13 @@ def after_penalty(total: float, entry: Lateness | dict | None) -> float:
 
 def submitted_at(folder: Path, notebooks: list[Path]) -> tuple[datetime | None, str]:
     """When the learner handed in, and which source said so (see the module's list)."""
+    if (folder / COMMIT_RECORD).is_file():
+        try:
+            moment = json.loads((folder / COMMIT_RECORD).read_text())["committed_at"]
+        except (ValueError, KeyError, TypeError):
+            raise GraderError(f"{folder / COMMIT_RECORD}: no committed_at; collect the "
+                              "repositories again") from None
+        return parse_time(str(moment), str(folder / COMMIT_RECORD)), COMMIT_SOURCE
     for candidate in (folder / "timestamp.txt", folder.parent / "timestamp.txt"):
         if candidate.is_file():
             return parse_time(candidate.read_text().strip(), str(candidate)), SOURCES[0]

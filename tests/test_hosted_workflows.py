@@ -172,17 +172,52 @@ def test_slurm_array_runs_the_workflows_shard_and_merge_commands(tmp_path):
     assert merge_run == class_workflow.MERGE_COMMAND
 
 
-def test_kubernetes_indexed_job_runs_the_workflows_shard_and_merge_commands(tmp_path):
+def _kubectl(folder: Path) -> None:
+    """A stand-in for ``kubectl``: ``apply -l step=S -f -`` stores the manifests it is given (all
+    of them: kubectl itself applies those labelled S) in ``applied-S.yaml``; ``get job/NAME`` prints the conditions in ``state-NAME`` (none yet: empty)."""
+    path = folder / "kubectl"
+    path.write_text("""#!/bin/bash
+printf '%s\\037' kubectl "$@" >> "$CALLS"; echo >> "$CALLS"
+case "$1" in
+  apply) cat > "applied-${3#step=}.yaml" ;;
+  get) cat "state-${2#job/}" 2>/dev/null || true ;;
+esac
+""")
+    path.chmod(0o755)
+
+
+def test_kubernetes_waits_for_success_or_failure_and_runs_as_no_root(tmp_path):
     (tmp_path / "bin").mkdir()
     _fake(tmp_path / "bin", "python")
-    shards, merge = yaml.safe_load_all(class_workflow.k8s(3, image="course:1"))
+    _kubectl(tmp_path / "bin")
+    script = tmp_path / "grade-class.sh"
+    script.write_text(class_workflow.k8s(3, image="course:1"))
+    (tmp_path / "state-grade-class-shards-r1").write_text("Complete ")
+    (tmp_path / "state-grade-class-merge-r1").write_text("Complete ")
+    calls = _calls(["bash", str(script)], tmp_path, RUN="r1", POLL_SECONDS="0")
+    assert [c[:2] for c in calls] == [["kubectl", "apply"], ["kubectl", "get"],
+                                      ["kubectl", "apply"], ["kubectl", "get"]]
+    assert calls[0][2:4] == ["-l", "step=shards"] and calls[2][2:4] == ["-l", "step=merge"]
+    jobs = {job["metadata"]["labels"]["step"]: job
+            for job in yaml.safe_load_all((tmp_path / "applied-merge.yaml").read_text())}
+    shards, merge = jobs["shards"], jobs["merge"]
+    assert shards["metadata"]["name"] == "grade-class-shards-r1"  # unique per run
+    assert merge["metadata"]["name"] == "grade-class-merge-r1"
     assert shards["spec"]["completionMode"] == "Indexed"
     assert shards["spec"]["completions"] == shards["spec"]["parallelism"] == 3
-    assert {shards["metadata"]["labels"]["step"], merge["metadata"]["labels"]["step"]} == {
-        "shards", "merge"}
+    for job in (shards, merge):
+        pod = job["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["runAsUser"] != 0
+        (container,) = pod["containers"]
+        assert container["image"] == "course:1"
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True
+        assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    mounts = {m["mountPath"]: m.get("readOnly", False)
+              for m in shards["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]}
+    assert mounts["/grading/submissions"] is True and mounts["/grading/shards"] is False
     (container,) = shards["spec"]["template"]["spec"]["containers"]
     (merger,) = merge["spec"]["template"]["spec"]["containers"]
-    assert container["image"] == merger["image"] == "course:1"
     assert merger["command"] == ["bash", "-e", "-c", class_workflow.MERGE_COMMAND]
     document = yaml.safe_load(class_workflow.actions(3))
     (shard_run,) = [s["run"] for s in document["jobs"]["grade"]["steps"]
@@ -191,6 +226,34 @@ def test_kubernetes_indexed_job_runs_the_workflows_shard_and_merge_commands(tmp_
         in_pod = _calls(container["command"], tmp_path, JOB_COMPLETION_INDEX=str(index))
         assert in_pod == _calls(["bash", "-e", "-c", shard_run], tmp_path, SHARD=str(index + 1))
         assert in_pod[0][in_pod[0].index("--shard") + 1] == f"{index + 1}/3"
+
+    # a failed shard Job: the script says so and stops, without running the merge
+    (tmp_path / "applied-merge.yaml").unlink()
+    (tmp_path / "state-grade-class-shards-r2").write_text("FailureTarget Failed ")
+    environment = {**os.environ, "RUN": "r2", "POLL_SECONDS": "0", "CALLS": str(tmp_path / "c"),
+                   "PATH": os.pathsep.join([str(tmp_path / "bin"), os.environ["PATH"]])}
+    result = subprocess.run(["bash", str(script)], cwd=tmp_path, env=environment,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "job/grade-class-shards-r2 failed" in result.stderr
+    assert not (tmp_path / "applied-merge.yaml").exists()
+
+
+def test_dockerfile_installs_pyprojects_pins_as_no_root():
+    import shlex
+    import tomllib
+
+    text = class_workflow.dockerfile()
+    instructions = []
+    for line in re.sub(r"\\\n\s*", " ", text).splitlines():
+        if line.strip() and not line.startswith("#"):
+            instructions.append(line.split(None, 1))
+    assert {i[0] for i in instructions} <= {"FROM", "ENV", "RUN", "COPY", "USER", "WORKDIR"}
+    assert instructions[0][0] == "FROM" and instructions[-2] == ["USER", "1000:1000"]
+    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    (install,) = [i[1] for i in instructions if i[0] == "RUN" and "--extra-index-url" in i[1]]
+    words = shlex.split(install)
+    assert words[words.index("--extra-index-url") + 1] == "https://download.pytorch.org/whl/cpu"
+    assert words[words.index("--extra-index-url") + 2:] == pins
 
 
 def test_class_workflow_grades_only_the_assignments_notebooks():
