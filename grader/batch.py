@@ -437,7 +437,8 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     merge`` writes those from every shard). With ``notebooks`` (or in nbgrader's layout, where
     each assignment folder is one assignment: :mod:`grader.assignment`), only those notebooks are
     graded and the gradebook is out of their points; in nbgrader's layout each assignment (or
-    the one ``assignment_name`` names) gets the folder ``out/ASSIGNMENT``. With ``roster``
+    the one ``assignment_name`` names) gets the folder ``out/ASSIGNMENT``; in other layouts,
+    ``assignment_name`` only names the assignment (``canvas.csv``'s column). With ``roster``
     (:mod:`grader.enrolment`), learners on it who handed nothing in get a row, and its names and
     LMS ids become columns; ``lms="canvas"`` also writes ``canvas.csv`` (:mod:`grader.lms`). With
     ``due`` (and ``late_policy``), the gradebook, each learner's record, ``results.json`` and
@@ -470,10 +471,6 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     due_at = deadlines.parse_time(due) if due is not None else None
     policy = deadlines.LatePolicy.parse(late_policy) if late_policy is not None else None
     nbgrader = not flat and assignment.is_nbgrader(submissions)
-    if assignment_name is not None and not nbgrader:
-        raise GraderError(f"--assignment {assignment_name}: {submissions} is not laid out as "
-                          "nbgrader's submitted/STUDENT/ASSIGNMENT/ (give the folder that holds "
-                          "submitted/, or submitted/ itself); use --notebooks instead")
     if nbgrader and not _one_assignment:  # a gradebook per assignment, each in out/ASSIGNMENT
         names = [assignment_name] if assignment_name else assignment.nbgrader_assignments(
             submissions)

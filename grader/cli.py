@@ -95,8 +95,9 @@ def _add_batch(commands) -> None:
                             "(default: every notebook; in nbgrader's layout, those handed in "
                             "for the assignment)")
     batch.add_argument("--assignment", metavar="NAME",
-                       help="nbgrader's layout: grade only this assignment folder (default: "
-                            "each assignment, into a folder of --out of its own)")
+                       help="the assignment's name (canvas.csv's column); in nbgrader's "
+                            "layout, grade only this assignment folder, into --out/NAME "
+                            "(default: each assignment, into a folder of --out of its own)")
     batch.add_argument("--roster", type=Path, metavar="CSV",
                        help="the class list: a student_id column, optionally name, lms_id, "
                             "sis_id, login, section; learners on it with nothing handed in get "

@@ -246,6 +246,29 @@ def test_assignments_are_scoped_nbgrader_folders_and_notebooks(graded, tmp_path)
     _variant(course / "submitted" / "ada" / "ps1", NB1)
     shutil.copy(NOTEBOOKS / f"{NB1}.ipynb", _variant(course / "submitted" / "bob" / "ps1", NB1))
     _variant(course / "submitted" / "ada" / "ps2", NB2)
+    # nbgrader's hand-in times: ada's ps1 is a day and a half late, bob's on time
+    (course / "submitted" / "ada" / "ps1" / "timestamp.txt").write_text(
+        "2026-03-03 10:00:00.000000 UTC\n")
+    (course / "submitted" / "bob" / "ps1" / "timestamp.txt").write_text(
+        "2026-03-01 10:00:00.000000 UTC\n")
+    (course / "submitted" / "ada" / "ps2" / "timestamp.txt").write_text(
+        "2026-03-01 10:00:00.000000 UTC\n")
+    late = {"due": "2026-03-01T23:59", "late_policy": "10,50"}
+    batch.main(submissions=course, out=tmp_path / "grades", jobs=2, options=SKIP, **late,
+               **QUIET)
+    ps1 = (tmp_path / "grades" / "ps1" / "gradebook.csv").read_bytes()
+    lines: list[str] = []
+    # given nbgrader's submitted/ itself: the same layout, times and gradebook; nothing regraded
+    regraded = batch.main(submissions=course / "submitted", out=tmp_path / "grades",
+                          assignment_name="ps1", jobs=2, options=SKIP, **late,
+                          echo=lines.append, progress=False)
+    assert (tmp_path / "grades" / "ps1" / "gradebook.csv").read_bytes() == ps1
+    assert "0 regraded, 2 up to date" in "\n".join(lines) and len(regraded) == 2
+    assert not any("file times" in line for line in lines)
+    late_rows = _rows(tmp_path / "grades" / "ps1")
+    assert (late_rows["ada"]["time_source"], late_rows["ada"]["days_late"],
+            late_rows["ada"]["late_penalty_percent"]) == ("nbgrader timestamp.txt", "2", "20")
+    assert (late_rows["bob"]["days_late"], late_rows["bob"]["late_penalty_percent"]) == ("0", "0")
     batch.main(submissions=course, out=tmp_path / "grades", jobs=2, options=SKIP, **QUIET)
     for folder, suite in (("ps1", NB1), ("ps2", NB2)):
         rows = _rows(tmp_path / "grades" / folder)

@@ -169,3 +169,70 @@ def test_bad_deadlines_get_one_line(tmp_path, capsys):
                          *args]) == 2
         error = capsys.readouterr().err.strip()
         assert len(error.splitlines()) == 1 and expected in error, error
+
+
+def test_nbgrader_layout_is_recognised_given_submitted_itself_or_its_parent(tmp_path):
+    from grader import assignment
+
+    course = tmp_path / "course"
+    for learner in ("ada", "bob"):
+        folder = course / "submitted" / learner / "ps1"
+        folder.mkdir(parents=True)
+        (folder / f"{SUITE}.ipynb").write_text("{}")
+        (folder / "timestamp.txt").write_text("2026-03-02 00:30:00.000000 UTC\n")
+    for given in (course, course / "submitted"):
+        assert assignment.submitted_folder(given) == course / "submitted"
+        assert assignment.nbgrader_assignments(given) == ["ps1"]
+        found = assignment.discover(given, "ps1")
+        assert {s: folder for s, (folder, _) in found.items()} == {
+            s: course / "submitted" / s / "ps1" for s in ("ada", "bob")}
+    flat = tmp_path / "flat" / "submitted"  # one folder per learner, named "submitted"
+    (flat / "cyd").mkdir(parents=True)
+    (flat / "cyd" / f"{SUITE}.ipynb").write_text("{}")
+    assert not assignment.is_nbgrader(flat)
+
+
+def test_file_times_are_named_and_can_be_refused(tmp_path, capsys):
+    from grader import cli
+
+    due = deadlines.parse_time("2026-03-01T23:59")
+    stamped = tmp_path / "subs" / "ada"
+    stamped.mkdir(parents=True)
+    (stamped / "timestamp.txt").write_text("2026-03-01 10:00:00 UTC\n")
+    late = {"ada": deadlines.lateness(stamped, [], due, None)}
+    for student in ("bob", "cyd"):
+        folder = tmp_path / "subs" / student
+        folder.mkdir()
+        (folder / f"{SUITE}.ipynb").write_text("{}")
+        late[student] = deadlines.lateness(folder, [folder / f"{SUITE}.ipynb"], due, None)
+    warning = deadlines.file_times_warning(late)
+    assert warning.startswith("warning: the hand-in times of 2 learner(s) (bob, cyd) come from "
+                              "file times") and "--no-file-times" in warning
+    assert deadlines.file_times_warning({"ada": late["ada"]}) is None
+    data = deadlines.summary(late, due, deadlines.LatePolicy.parse("10"))
+    assert data["from_file_times"] == ["bob", "cyd"] and data["late"] == ["bob", "cyd"]
+    assert data["time_sources"] == {"file times": 2, "nbgrader timestamp.txt": 1}
+    # refused before anything is graded
+    assert cli.main(["batch", str(tmp_path / "subs"), "--out", str(tmp_path / "out"), "--due",
+                     "2026-03-01T23:59", "--no-file-times"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "--no-file-times: no nbgrader timestamp.txt" in error
+    assert "bob, cyd (2 learner(s))" in error and not (tmp_path / "out").exists()
+    assert cli.main(["batch", str(tmp_path / "subs"), "--no-file-times"]) == 2
+    assert "--no-file-times needs --due" in capsys.readouterr().err
+
+
+def test_lateness_travels_in_records_and_shows_on_the_feedback_page():
+    from grader import feedback
+
+    due = deadlines.parse_time("2026-03-01T23:59")
+    entry = deadlines.Lateness(deadlines.parse_time("2026-03-03T09:30"), "nbgrader timestamp.txt",
+                               due, 2, 20.0)
+    stored = json.loads(json.dumps(deadlines.to_dict(entry)))
+    assert deadlines.from_dict(stored) == entry
+    report = NotebookReport(path=f"{SUITE}.ipynb", suite=SUITE, tests=[
+        results.TestResult(**test, status=PASSED) for test in POINTS[SUITE]])
+    page = feedback.render([report], lateness=stored)
+    assert "Total: 4/4 points" in page and "2 days late" in page
+    assert "Late penalty: 20%; total after the penalty: 3.2/4 points" in page
+    assert "Late penalty" not in feedback.render([report])

@@ -280,3 +280,98 @@ def test_class_workflow_command_writes_the_file_and_refuses_bad_counts(tmp_path,
         assert cli.main(["class-workflow", "--shards", count]) == 2
         error = capsys.readouterr().err.strip()
         assert len(error.splitlines()) == 1 and f"--shards {count}: give 1 to 256" in error
+
+
+# -- the Actions collect step: learners' repositories only, at the commit that counts ----------
+GH = """#!/bin/bash
+# A stand-in for gh: `repo list` prints $REMOTES/list.json; `repo clone ORG/NAME DEST` clones
+# the local repository $REMOTES/NAME.
+case "$1 $2" in
+  "repo list") cat "$REMOTES/list.json" ;;
+  "repo clone") git clone --quiet "$REMOTES/${3#*/}" "$4" ;;
+  *) exit 1 ;;
+esac
+"""
+
+
+def _repository(folder: Path, commits: list[tuple[str, str, dict[str, str]]]) -> None:
+    """A git repository with ``commits``: (ISO time, message, files) each, in order."""
+    folder.mkdir(parents=True)
+    git = ["git", "-C", str(folder), "-c", "user.name=T", "-c", "user.email=t@example.org"]
+    subprocess.run([*git, "init", "--quiet", "-b", "main"], check=True)
+    for moment, message, files in commits:
+        for name, text in files.items():
+            (folder / name).write_text(text)
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "--quiet", "-m", message], check=True,
+                       env={**os.environ, "GIT_AUTHOR_DATE": moment,
+                            "GIT_COMMITTER_DATE": moment})
+
+
+def _collect(tmp_path: Path, **settings) -> subprocess.CompletedProcess:
+    import contextlib
+
+    with contextlib.chdir(tmp_path):  # the course repository, where the roster is
+        document = yaml.safe_load(class_workflow.actions(2, **settings))
+    (step,) = [s for s in document["jobs"]["collect"]["steps"]
+               if s.get("name") == "Clone the learners' repositories"]
+    shutil.rmtree(tmp_path / "work", ignore_errors=True)
+    (tmp_path / "work").mkdir()
+    if settings.get("roster"):
+        shutil.copy(tmp_path / "roster.csv", tmp_path / "work" / "roster.csv")
+    env = {**os.environ, "ORGANIZATION": "org", "PREFIX": "ps1", "STARTER": "",
+           "REMOTES": str(tmp_path / "remotes"), "PYTHONPATH": str(ROOT),
+           "PATH": os.pathsep.join([str(tmp_path / "bin"), os.environ["PATH"]])}
+    return subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path / "work", env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_collect_step_grades_learners_repositories_at_the_commit_that_counts(tmp_path):
+    """With the README's naming (ORG/ps1-starter, prefix ps1) the starter is never a learner;
+    each learner's last commit by their due time is checked out and recorded; a hand-in record
+    a learner committed is not believed; with a late policy, the newest commit is taken."""
+    import csv
+    import json
+
+    remotes = tmp_path / "remotes"
+    _repository(remotes / "ps1-starter", [("2026-02-01T10:00:00Z", "start", {"nb.ipynb": "0"})])
+    _repository(remotes / "ps1-ada", [
+        ("2026-02-01T10:00:00Z", "start", {"nb.ipynb": "0"}),
+        ("2026-03-01T20:00:00Z", "done", {"nb.ipynb": "1"}),
+        ("2026-03-05T09:00:00Z", "after", {"nb.ipynb": "2", "timestamp.txt": "2026-01-01"})])
+    _repository(remotes / "ps1-bob", [("2026-03-02T10:00:00Z", "late", {"nb.ipynb": "3"})])
+    _repository(remotes / "ps2-cyd", [("2026-02-01T10:00:00Z", "x", {"nb.ipynb": "4"})])
+    (remotes / "list.json").write_text(json.dumps([
+        {"name": "ps1-starter", "isTemplate": True}, {"name": "ps1-ada", "isTemplate": False},
+        {"name": "ps1-bob", "isTemplate": False}, {"name": "ps2-cyd", "isTemplate": False}]))
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "gh").write_text(GH)
+    (tmp_path / "bin" / "gh").chmod(0o755)
+    (tmp_path / "roster.csv").write_text("student_id,extension_days\nada,0\nbob,1\n")
+
+    result = _collect(tmp_path, due="2026-03-01T23:59:00+00:00")
+    assert result.returncode == 0, result.stderr
+    work = tmp_path / "work" / "submissions"
+    assert sorted(p.name for p in work.iterdir() if p.is_dir()) == ["ada"]  # no "starter"
+    assert (work / "ada" / "nb.ipynb").read_text() == "1"  # the last commit by the due time
+    assert not (work / "ada" / ".git").exists() and not (work / "ada" / "timestamp.txt").exists()
+    with open(work / "commits.csv", newline="") as handle:
+        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    assert rows["ada"]["committed_at"] == "2026-03-01T20:00:00+00:00"
+    assert len(rows["ada"]["commit"]) == 40 and rows["ada"]["repository"] == "org/ps1-ada"
+    assert rows["bob"]["commit"] == "" and "no commit by the due time" in rows["bob"]["note"]
+    stamp = json.loads((work / "ada" / "commit.json").read_text())
+    assert stamp["commit"] == rows["ada"]["commit"]
+
+    result = _collect(tmp_path, due="2026-03-01T23:59:00+00:00", roster="roster.csv")
+    assert result.returncode == 0, result.stderr  # bob's extension of a day: his commit counts
+    assert (tmp_path / "work" / "submissions" / "bob" / "nb.ipynb").read_text() == "3"
+
+    result = _collect(tmp_path, due="2026-03-01T23:59:00+00:00", late_policy="10")
+    assert result.returncode == 0, result.stderr
+    assert (work / "ada" / "nb.ipynb").read_text() == "2"  # the newest, penalised by its time
+    from grader import deadlines
+
+    due = deadlines.parse_time("2026-03-01T23:59")
+    late = deadlines.lateness(work / "ada", [], due, deadlines.LatePolicy.parse("10"))
+    assert (late.source, late.days_late) == (deadlines.COMMIT_SOURCE, 4)
