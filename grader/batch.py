@@ -277,6 +277,9 @@ def write_learner(out: Path, work: Plan, outcome: Outcome, points: dict[str, lis
     }
     if lateness is not None:
         record["lateness"] = lateness
+    commit = graded_commit(work)
+    if commit is not None:
+        record["commit"] = commit
     reports = full_reports(record, points)
     folder = out / work.student_id
     results = reporters.gradescope(reports, outcome.seconds)
@@ -285,6 +288,8 @@ def write_learner(out: Path, work: Plan, outcome: Outcome, points: dict[str, lis
         "notes": work.notes, "sha256": {k: work.fingerprint[k] for k in ("notebooks", "suites")},
         "grader_version": work.fingerprint["grader_version"],
     }
+    if commit is not None:
+        results["extra_data"]["commit"] = commit
     if lateness is not None:
         after = deadlines.after_penalty(sum(r.score for r in reports), lateness)
         results["extra_data"]["lateness"] = {**lateness,
@@ -296,6 +301,12 @@ def write_learner(out: Path, work: Plan, outcome: Outcome, points: dict[str, lis
         grading_status=record["grading_status"], notes=work.notes, lateness=lateness))
     reporters.write_text(folder / RECORD, json.dumps(record, indent=1) + "\n")
     return record
+
+
+def graded_commit(work: Plan) -> dict | None:
+    """The repository and commit the learner's files came from, where
+    :mod:`grader.classroom_collect` listed them (``commits.csv``), else None."""
+    return deadlines.collected_commit(work.folder)
 
 
 def _stored_outcome(record: dict) -> Outcome:
@@ -525,7 +536,8 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     (out / shards.RECORD).unlink(missing_ok=True)  # written again once this run is complete
     for work in plans:  # graded already, but the due time or policy changed: rewrite its files
         stored = None if work in todo else read_record(out, work.student_id)
-        if stored is not None and stored.get("lateness") != stamps.get(work.student_id):
+        if stored is not None and (stored.get("lateness"), stored.get("commit")) != (
+                stamps.get(work.student_id), graded_commit(work)):
             write_learner(out, work, _stored_outcome(stored), points, stamps.get(work.student_id))
     stopping = threading.Event()
     bar = tqdm(total=len(todo), unit="learner", disable=not progress or not todo,

@@ -13,10 +13,11 @@ that is not marked as a template), clones each into ``OUT/USERNAME`` and checks 
 * otherwise: the newest commit, whose time ``batch --due --late-policy`` then reads as the
   hand-in time.
 
-Each learner's folder receives ``commit.json`` (repository, commit, commit time: the hand-in time
-:mod:`grader.deadlines` reads) in place of any hand-in record the learner committed, and
-``OUT/commits.csv`` lists which commit was graded for whom. Times are git's committer times, which
-the committer's clock sets. Needs only the standard library, ``gh`` and ``git``: the grader need
+``OUT/commits.csv`` lists which commit was graded for whom, and when it was committed: the
+hand-in time :mod:`grader.deadlines` reads (a hand-in record the learner committed,
+``timestamp.txt`` or ``submission_metadata.json``, is removed from their folder), and ``batch``
+records the commit in each learner's record and ``results.json``. Times are git's committer times,
+which the committer's clock sets. Needs only the standard library, ``gh`` and ``git``: the grader need
 not be installed.
 """
 from __future__ import annotations
@@ -34,9 +35,9 @@ from pathlib import Path
 from grader import deadlines, enrolment
 from grader.errors import GraderError
 
-COMMITS = "commits.csv"
+COMMITS = deadlines.COMMITS
 """The list of graded commits, in the output folder."""
-FORGEABLE = ("timestamp.txt", "submission_metadata.json", deadlines.COMMIT_RECORD)
+FORGEABLE = ("timestamp.txt", "submission_metadata.json")
 """Hand-in records a learner could commit themselves: removed from every clone."""
 
 
@@ -108,9 +109,6 @@ def collect(organization: str, prefix: str, out: Path, *, due: str | None = None
         for name in FORGEABLE:
             (folder / name).unlink(missing_ok=True)
         row.update(commit=commit, committed_at=moment.isoformat(timespec="seconds"))
-        (folder / deadlines.COMMIT_RECORD).write_text(json.dumps(
-            {"repository": row["repository"], "commit": commit,
-             "committed_at": row["committed_at"]}, indent=1) + "\n")
         rows.append(row)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")

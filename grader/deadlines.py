@@ -5,8 +5,9 @@ per day late (a started day counts), at most 50 %. A learner's due date moves by
 ``extension_days`` column (or is replaced by its ``due`` column). The time a learner handed in is
 read, in this order, from:
 
-0. ``commit.json`` in the learner's folder: the time of the commit that
-   :mod:`grader.classroom_collect` checked out of their repository;
+0. ``commits.csv`` beside the learners' folders (never inside one, where a learner could write
+   it): the time of the commit that :mod:`grader.classroom_collect` checked out of their
+   repository;
 1. nbgrader's ``timestamp.txt`` in the learner's assignment folder;
 2. Gradescope's ``submission_metadata.json`` (its ``created_at``) in the learner's folder;
 3. the newest modification time of the learner's notebooks (file times survive a copy only when
@@ -20,6 +21,7 @@ a class merge to the gradebook of one run.
 """
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections import Counter
@@ -31,7 +33,7 @@ from grader.errors import GraderError
 
 SOURCES = ("nbgrader timestamp.txt", "Gradescope submission_metadata.json", "file times")
 FILE_TIMES = SOURCES[2]
-COMMIT_RECORD = "commit.json"
+COMMITS = "commits.csv"
 COMMIT_SOURCE = "git commit time"
 COLUMNS = ["submitted_at", "time_source", "due", "days_late", "late_penalty_percent",
            "total_after_penalty"]
@@ -110,15 +112,27 @@ def after_penalty(total: float, entry: Lateness | dict | None) -> float:
     return total if entry is None else total * (1 - entry.penalty_percent / 100)
 
 
+def collected_commit(folder: Path) -> dict | None:
+    """The repository, commit and commit time graded for the learner in ``folder``, from the
+    ``commits.csv`` that :mod:`grader.classroom_collect` wrote beside it; None without one."""
+    path = folder.parent / COMMITS
+    if not path.is_file():
+        return None
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = [row for row in csv.DictReader(handle) if row.get("student_id") == folder.name]
+    except (OSError, csv.Error, UnicodeDecodeError) as exc:
+        raise GraderError(f"{path}: unreadable ({exc}); collect the repositories again") from None
+    if not rows or not rows[0].get("commit") or not rows[0].get("committed_at"):
+        return None
+    return {k: rows[0][k] for k in ("repository", "commit", "committed_at")}
+
+
 def submitted_at(folder: Path, notebooks: list[Path]) -> tuple[datetime | None, str]:
     """When the learner handed in, and which source said so (see the module's list)."""
-    if (folder / COMMIT_RECORD).is_file():
-        try:
-            moment = json.loads((folder / COMMIT_RECORD).read_text())["committed_at"]
-        except (ValueError, KeyError, TypeError):
-            raise GraderError(f"{folder / COMMIT_RECORD}: no committed_at; collect the "
-                              "repositories again") from None
-        return parse_time(str(moment), str(folder / COMMIT_RECORD)), COMMIT_SOURCE
+    commit = collected_commit(folder)
+    if commit is not None:
+        return parse_time(commit["committed_at"], str(folder.parent / COMMITS)), COMMIT_SOURCE
     for candidate in (folder / "timestamp.txt", folder.parent / "timestamp.txt"):
         if candidate.is_file():
             return parse_time(candidate.read_text().strip(), str(candidate)), SOURCES[0]

@@ -328,8 +328,9 @@ def _collect(tmp_path: Path, **settings) -> subprocess.CompletedProcess:
 
 def test_collect_step_grades_learners_repositories_at_the_commit_that_counts(tmp_path):
     """With the README's naming (ORG/ps1-starter, prefix ps1) the starter is never a learner;
-    each learner's last commit by their due time is checked out and recorded; a hand-in record
-    a learner committed is not believed; with a late policy, the newest commit is taken."""
+    each learner's last commit by their due time is checked out and listed in commits.csv, beside
+    the learners' folders, where the hand-in time is read; a hand-in record a learner committed
+    is removed; with a late policy, the newest commit is taken."""
     import csv
     import json
 
@@ -360,8 +361,10 @@ def test_collect_step_grades_learners_repositories_at_the_commit_that_counts(tmp
     assert rows["ada"]["committed_at"] == "2026-03-01T20:00:00+00:00"
     assert len(rows["ada"]["commit"]) == 40 and rows["ada"]["repository"] == "org/ps1-ada"
     assert rows["bob"]["commit"] == "" and "no commit by the due time" in rows["bob"]["note"]
-    stamp = json.loads((work / "ada" / "commit.json").read_text())
-    assert stamp["commit"] == rows["ada"]["commit"]
+    from grader import deadlines
+
+    assert deadlines.collected_commit(work / "ada")["commit"] == rows["ada"]["commit"]
+    assert deadlines.collected_commit(work / "bob") is None
 
     result = _collect(tmp_path, due="2026-03-01T23:59:00+00:00", roster="roster.csv")
     assert result.returncode == 0, result.stderr  # bob's extension of a day: his commit counts
@@ -370,8 +373,6 @@ def test_collect_step_grades_learners_repositories_at_the_commit_that_counts(tmp
     result = _collect(tmp_path, due="2026-03-01T23:59:00+00:00", late_policy="10")
     assert result.returncode == 0, result.stderr
     assert (work / "ada" / "nb.ipynb").read_text() == "2"  # the newest, penalised by its time
-    from grader import deadlines
-
     due = deadlines.parse_time("2026-03-01T23:59")
     late = deadlines.lateness(work / "ada", [], due, deadlines.LatePolicy.parse("10"))
     assert (late.source, late.days_late) == (deadlines.COMMIT_SOURCE, 4)
