@@ -46,13 +46,24 @@ def _runs(document: dict) -> list[str]:
             if "run" in step]
 
 
-def test_every_workflow_passes_actionlint(tmp_path):
+def test_every_workflow_passes_actionlint(tmp_path, monkeypatch):
+    from grader.hosted.classroom_public import starter_grading_workflow
+
     classroom = tmp_path / ".github" / "workflows" / "classroom.yml"
     classroom.parent.mkdir(parents=True)
     classroom.write_text(workflow(notebooks=["01"]))
     sharded = [classroom.parent / f"grade-class-{n}.yml" for n in (1, 8)]
     for path, count in zip(sharded, (1, 8)):
         path.write_text(class_workflow.actions(count, skip_execution=count == 1))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "roster.csv").write_text("student_id,lms_id\nada,1\n")
+    sharded.append(classroom.parent / "grade-class-options.yml")
+    sharded[-1].write_text(class_workflow.actions(
+        3, roster="roster.csv", lms="canvas", due="2026-03-01T23:59+01:00", late_policy="10,50",
+        assignment="ps 1"))
+    sharded.append(classroom.parent / "starter-grade-my-notebooks.yml")
+    sharded[-1].write_text(starter_grading_workflow(
+        (WORKFLOWS / "grade-my-notebooks.yml").read_text()))
     files = sorted(WORKFLOWS.glob("*.yml")) + [classroom] + sharded
     assert len(files) >= 5
     result = subprocess.run([_actionlint(), "-no-color", *map(str, files)], capture_output=True,
@@ -376,3 +387,43 @@ def test_collect_step_grades_learners_repositories_at_the_commit_that_counts(tmp
     due = deadlines.parse_time("2026-03-01T23:59")
     late = deadlines.lateness(work / "ada", [], due, deadlines.LatePolicy.parse("10"))
     assert (late.source, late.days_late) == (deadlines.COMMIT_SOURCE, 4)
+
+
+def test_class_workflow_passes_the_class_options_to_every_route_and_checks_them(
+        tmp_path, monkeypatch, capsys):
+    from grader import cli
+
+    monkeypatch.chdir(tmp_path)  # the course repository, where the roster is
+    (tmp_path / "roster.csv").write_text("student_id,lms_id\nada,1\n")
+    settings = {"roster": "roster.csv", "lms": "canvas", "due": "2026-03-01T23:59+01:00",
+                "late_policy": "10,50", "assignment": "ps1"}
+    expected = ("--roster roster.csv --lms canvas --due 2026-03-01T23:59+01:00 "
+                "--late-policy 10,50 --assignment ps1")
+    command = class_workflow.shard_command(4, **settings)
+    assert command.endswith(f"--jobs 2 {expected}")
+    document = yaml.safe_load(class_workflow.actions(4, **settings))
+    assert command in _runs(document)
+    assert f"\n{command}\n" in class_workflow.slurm(4, **settings)
+    shards, _ = class_workflow.k8s_manifests(4, **settings)
+    assert shards["spec"]["template"]["spec"]["containers"][0]["command"][-1].endswith(command)
+    (collect,) = [run for run in _runs(document) if "classroom_collect" in run]
+    assert "--due 2026-03-01T23:59+01:00 --roster roster.csv --late-policy" in collect
+    assert class_workflow.MERGE_COMMAND in _runs(document)  # the options travel in shard.json
+    out = tmp_path / "grade-class.yml"
+    assert cli.main(["class-workflow", "--shards", "4", "--out", str(out),
+                     *expected.split()]) == 0
+    assert out.read_text() == class_workflow.actions(4, **settings)
+    capsys.readouterr()
+    for args, message in ((["--lms", "canvas"], "--lms canvas: needs --roster"),
+                          (["--late-policy", "10"], "--late-policy needs --due"),
+                          (["--due", "soon"], "--due 'soon': not a date and time"),
+                          (["--roster", str(tmp_path / "roster.csv")], "inside the course "
+                                                                        "repository"),
+                          (["--roster", "missing.csv"], "--roster missing.csv: No such file")):
+        assert cli.main(["class-workflow", "--shards", "2", *args]) == 2
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and message in error, error
+    assert cli.main(["class-workflow", "--dockerfile"]) == 0
+    assert capsys.readouterr().out == class_workflow.dockerfile()
+    assert cli.main(["class-workflow"]) == 2
+    assert "needs --shards N" in capsys.readouterr().err
