@@ -236,3 +236,25 @@ def test_lateness_travels_in_records_and_shows_on_the_feedback_page():
     assert "Total: 4/4 points" in page and "2 days late" in page
     assert "Late penalty: 20%; total after the penalty: 3.2/4 points" in page
     assert "Late penalty" not in feedback.render([report])
+
+
+def test_one_cell_numbering_and_a_cell_that_did_not_load_is_named_in_the_summary():
+    import nbformat
+
+    from grader.execute import _learners_name
+    from grader.notebook import cell_label, sandbox_cells
+
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# title"),
+        nbformat.v4.new_code_cell("import math", metadata={"tags": ["setup"]}),
+        nbformat.v4.new_markdown_cell("text"),
+        nbformat.v4.new_code_cell("def f(:\n    pass", metadata={"tags": ["exercise"]})])
+    labels = [label for label, _ in sandbox_cells(notebook, {"f"})]
+    assert labels == ["code cell 1", "code cell 2"] == [cell_label(0), cell_label(1)]
+    assert _learners_name("Cell 1") == "code cell 2"  # nbval counts code cells from 0
+    output = ("f is missing: is the cell that defines it still in the notebook? (cells that "
+              "failed to load: code cell 2: SyntaxError: invalid syntax (line 1))")
+    data = summary([_record("ada", [FAILED, FAILED], (output, output))], POINTS)
+    assert data[f"{SUITE}/sdpa"]["mistakes"] == [
+        {"mistake": "error in code cell 2 (SyntaxError)", "learners": 1}]
+    assert "error in code cell 2 (SyntaxError) (1 learners)" in summary_table(data)
