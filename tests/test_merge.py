@@ -247,3 +247,18 @@ def test_a_late_learners_feedback_page_and_results_show_the_penalty(graded_class
     assert "on time" in on_time and "Late penalty" not in on_time
     plain = (graded_class.one / "ada" / "feedback.html").read_text()  # graded without --due
     assert "Late penalty" not in plain and "Handed in" not in plain
+
+
+@pytest.mark.slow
+def test_shards_of_nbgrader_assignments_merge_into_a_folder_each(graded, tmp_path):
+    """`batch --shard` in nbgrader's layout writes a folder per assignment in each shard; `merge`
+    of the shards' folders writes each assignment's files into OUT/ASSIGNMENT."""
+    _, engine = graded
+    for index in (1, 2):
+        shutil.copytree(engine / "shards" / f"shard-{index}", tmp_path / f"s{index}" / "ps1")
+    lines: list[str] = []
+    merge.main(shard_dirs=[tmp_path / "s1", tmp_path / "s2"], out=tmp_path / "grades",
+               echo=lines.append)
+    assert (tmp_path / "grades" / "ps1" / "gradebook.csv").read_bytes() == \
+        (engine / "grades" / "gradebook.csv").read_bytes()
+    assert lines[0] == f"assignment ps1: gradebook in {tmp_path / 'grades' / 'ps1'}"
