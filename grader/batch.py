@@ -534,8 +534,9 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
         todo = [p for p in plans if force or not _up_to_date(out, p)]
     out.mkdir(parents=True, exist_ok=True)
     (out / shards.RECORD).unlink(missing_ok=True)  # written again once this run is complete
+    regrading = {work.student_id for work in todo}
     for work in plans:  # graded already, but the due time or policy changed: rewrite its files
-        stored = None if work in todo else read_record(out, work.student_id)
+        stored = None if work.student_id in regrading else read_record(out, work.student_id)
         if stored is not None and (stored.get("lateness"), stored.get("commit")) != (
                 stamps.get(work.student_id), graded_commit(work)):
             write_learner(out, work, _stored_outcome(stored), points, stamps.get(work.student_id))
