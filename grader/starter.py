@@ -322,5 +322,6 @@ def main(out: Path, notebooks: list[str] | None = None) -> None:
             if public.kept else ""
         print(f"{public.suite}: {len(public.tests)} public checks, {len(public.records)} "
               f"reference helpers replaced by recorded values{kept}")
-    print(f"starter repository written to {out}: push it as a new repository (a template for "
-          "GitHub Classroom); never give learners a fork of the course", file=sys.stderr)
+    print(f"starter repository written to {out}", flush=True)
+    print("push it as a new repository (a template for GitHub Classroom); never give learners a "
+          "fork of the course", file=sys.stderr)
