@@ -258,3 +258,31 @@ def test_one_cell_numbering_and_a_cell_that_did_not_load_is_named_in_the_summary
     assert data[f"{SUITE}/sdpa"]["mistakes"] == [
         {"mistake": "error in code cell 2 (SyntaxError)", "learners": 1}]
     assert "error in code cell 2 (SyntaxError) (1 learners)" in summary_table(data)
+
+
+@pytest.mark.slow  # executes notebook 01
+def test_a_syntax_error_is_the_same_cell_in_the_hidden_tests_and_the_execution(tmp_path):
+    """nbval's execution and the hidden tests' text name one cell the same way."""
+    import nbformat
+
+    from grader.grade import grade_notebook
+    from grader.notebook import cell_label, code_cells, read_notebook
+    from grader.variants import exercise_cell_index
+    from tests.conftest import SOLUTIONS, variant
+    from tests.graded_class import NB1, wrong_answer
+
+    exercise = wrong_answer(NB1).exercise
+    index = exercise_cell_index(read_notebook(SOLUTIONS / f"{NB1}.ipynb"), exercise)
+    path = variant(tmp_path, NB1, replace={exercise: f"def {exercise}(:\n    pass\n"})
+    notebook = read_notebook(path)
+    label = cell_label([i for i, _ in code_cells(notebook)].index(index))
+    report = grade_notebook(path, cell_timeout=120)
+    assert f"{label}: SyntaxError" in " ".join(report.load_errors)
+    assert any(f.cell == label and "SyntaxError" in f.message
+               for f in report.execution.failures), report.execution.failures
+    texts = [t.output for t in report.tests if t.exercise == exercise]
+    assert texts and all(f"{label}: SyntaxError" in text for text in texts)
+    from grader.gradebook import _mistake_name
+
+    assert {_mistake_name(text) for text in texts} == {f"error in {label} (SyntaxError)"}
+    assert nbformat.validate(nbformat.read(str(path), as_version=4)) is None
