@@ -287,3 +287,20 @@ def test_assignments_are_scoped_nbgrader_folders_and_notebooks(graded, tmp_path)
     assert NB2 not in cyd and cyd["percent"] == "100" and cyd["grading_status"] == "ok"
     assert f"{NB2}.ipynb: not part of this assignment ({NB1}); not graded" in cyd["notes"]
     assert [r["suite"] for r in batch.read_record(tmp_path / "one", "cyd")["notebooks"]] == [NB1]
+
+
+@pytest.mark.slow
+def test_one_nbgrader_assignment_is_written_to_its_own_folder(graded, tmp_path):
+    """nbgrader's layout with a single assignment writes grades/ps1/, as with several (a
+    corrupt notebook: nothing to execute, so nothing is graded but the plan)."""
+    (tmp_path / "grades" / "ps1").mkdir(parents=True)
+    shutil.copy(graded[1] / ".points.json", tmp_path / "grades" / "ps1")
+    folder = tmp_path / "course" / "submitted" / "eve" / "ps1"
+    folder.mkdir(parents=True)
+    (folder / f"{NB1}.ipynb").write_text('{"cells": [ not json')
+    lines: list[str] = []
+    batch.main(submissions=tmp_path / "course", out=tmp_path / "grades", jobs=1, options=SKIP,
+               echo=lines.append, progress=False)
+    assert lines[0] == f"assignment ps1: gradebook in {tmp_path / 'grades' / 'ps1'}"
+    assert list(_rows(tmp_path / "grades" / "ps1")) == ["eve"]
+    assert not (tmp_path / "grades" / "gradebook.csv").exists()

@@ -175,7 +175,7 @@ def test_merge_adds_the_roster_and_writes_canvas_csv(graded, tmp_path):
         f"{s},{s.title()},{i}\n" for i, s in enumerate([*LEARNERS, "zoe"], start=1)))
     out = tmp_path / "grades"
     merge.main(shard_dirs=sorted((engine / "shards").iterdir()), out=out, echo=lambda *_: None,
-               roster=roster, lms="canvas")
+               roster=roster, lms="canvas", assignment_name="ps1")
     with open(out / "gradebook.csv", newline="") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
     assert list(rows) == sorted([*LEARNERS, "zoe"]) and rows["zoe"]["grading_status"] == \
@@ -183,6 +183,7 @@ def test_merge_adds_the_roster_and_writes_canvas_csv(graded, tmp_path):
     assert all(rows[s]["name"] == s.title() for s in LEARNERS)
     canvas = (out / "canvas.csv").read_text().splitlines()
     assert canvas[1].startswith("    Points Possible,") and len(canvas) == 2 + len(LEARNERS) + 1
+    assert canvas[0].endswith(",ps1")  # merge --assignment names the column, as batch's does
 
 
 # -- the class's options on every route (tests.graded_class.grade_with_options) -----------------
@@ -262,3 +263,26 @@ def test_shards_of_nbgrader_assignments_merge_into_a_folder_each(graded, tmp_pat
     assert (tmp_path / "grades" / "ps1" / "gradebook.csv").read_bytes() == \
         (engine / "grades" / "gradebook.csv").read_bytes()
     assert lines[0] == f"assignment ps1: gradebook in {tmp_path / 'grades' / 'ps1'}"
+
+
+@pytest.mark.slow
+def test_merge_refuses_options_that_contradict_the_shards(graded_class, tmp_path, capsys):
+    shards_dir = graded_class.engine.parent / "classes" / "actions" / "shards"
+    folders = [str(shards_dir / f"shard-{k}") for k in (1, 2)]
+    other = tmp_path / "other.csv"
+    other.write_text("student_id,lms_id\nada,9\n")
+    for args, message in ((["--assignment", "ps2"], "the shards were graded as assignment ps1"),
+                          (["--roster", str(other)], "is not the roster the shards were graded")):
+        assert cli.main(["merge", *folders, "--out", str(tmp_path / "out"), *args]) == 2
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and message in error, error
+    plain = [str(graded_class.engine / "shards" / f"shard-{k}") for k in (1, 2)]
+    with_due = tmp_path / "due"
+    for k, folder in enumerate(plain, start=1):  # shards graded with --due but no roster
+        shutil.copytree(folder, with_due / str(k))
+        record = json.loads((with_due / str(k) / "shard.json").read_text())
+        record["options"]["class"]["due"] = "2026-03-01T23:59:00+00:00"
+        (with_due / str(k) / "shard.json").write_text(json.dumps(record))
+    assert cli.main(["merge", str(with_due / "1"), str(with_due / "2"), "--out",
+                     str(tmp_path / "out"), "--roster", str(other)]) == 2
+    assert "its extensions did not count" in capsys.readouterr().err
