@@ -17,8 +17,8 @@ that is not marked as a template), clones each into ``OUT/USERNAME`` and checks 
 hand-in time :mod:`grader.deadlines` reads (a hand-in record the learner committed,
 ``timestamp.txt`` or ``submission_metadata.json``, is removed from their folder), and ``batch``
 records the commit in each learner's record and ``results.json``. Times are git's committer times,
-which the committer's clock sets. Needs only the standard library, ``gh`` and ``git``: the grader need
-not be installed.
+which the committer's clock sets. Needs only the standard library, ``gh`` and ``git``: the grader
+need not be installed.
 """
 from __future__ import annotations
 

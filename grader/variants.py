@@ -25,8 +25,8 @@ from pathlib import Path
 from grader.errors import GraderError
 from grader.grade import _Connections, _Grading, _judge
 from grader.judge import known_suites, suite_exercises
-from grader.notebook import EXERCISE_TAG, cell_label, code_cells, exercise_names, read_notebook, sandbox_cells
-from grader.notebook import suite_name, tags, top_level_names
+from grader.notebook import EXERCISE_TAG, cell_label, code_cells, exercise_names, read_notebook
+from grader.notebook import sandbox_cells, suite_name, tags, top_level_names
 from grader.results import NotebookReport
 from grader.sandbox import Limits, Sandbox, StudentError, Template
 

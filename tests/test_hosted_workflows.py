@@ -185,7 +185,8 @@ def test_slurm_array_runs_the_workflows_shard_and_merge_commands(tmp_path):
 
 def _kubectl(folder: Path) -> None:
     """A stand-in for ``kubectl``: ``apply -l step=S -f -`` stores the manifests it is given (all
-    of them: kubectl itself applies those labelled S) in ``applied-S.yaml``; ``get job/NAME`` prints the conditions in ``state-NAME`` (none yet: empty)."""
+    of them: kubectl itself applies those labelled S) in ``applied-S.yaml``; ``get job/NAME``
+    prints the conditions in ``state-NAME`` (none yet: empty)."""
     path = folder / "kubectl"
     path.write_text("""#!/bin/bash
 printf '%s\\037' kubectl "$@" >> "$CALLS"; echo >> "$CALLS"

@@ -369,7 +369,7 @@ echo "the gradebook, summary and feedback pages are in grades/ on the volume gra
 
 
 def pinned_requirements(pyproject: Path | None = None) -> list[str]:
-    """The course's pinned packages, as ``pyproject.toml``'s ``[project] dependencies`` give them."""
+    """The course's pinned packages, as ``pyproject.toml``'s ``[project] dependencies``."""
     import tomllib
 
     path = pyproject or Path(__file__).resolve().parents[2] / "pyproject.toml"

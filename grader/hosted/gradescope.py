@@ -44,7 +44,8 @@ _FIXTURE = re.compile(r"grader[./]fixtures[./](\w+)")
 
 
 def _imports(suites: list[str], name: str) -> bool:
-    """Whether a notebook of ``suites``, its hidden tests or a fixture they name imports ``name``."""
+    """Whether a notebook of ``suites``, its hidden tests or a fixture they name imports
+    ``name``."""
     pattern = re.compile(_IMPORT.format(re.escape(name)), re.MULTILINE)
     texts = []
     for suite in suites:
