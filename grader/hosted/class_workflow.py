@@ -385,7 +385,8 @@ def dockerfile() -> str:
 # `python -m grader class-workflow --dockerfile`: regenerate it rather than editing it.
 # Build it in the course repository (hidden tests included), where this file is saved as
 # grader.Dockerfile: docker build -f grader.Dockerfile -t IMAGE .  (then push IMAGE where the
-# cluster pulls from). The packages are pyproject.toml's pins; PyTorch is its CPU-only build.
+# cluster pulls from; a .dockerignore listing .venv keeps a local environment out of it). The
+# packages are pyproject.toml's pins; PyTorch is its CPU-only build.
 FROM python:3.11-slim
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1 MPLBACKEND=Agg
 RUN useradd --uid {UID} --user-group --create-home grader
