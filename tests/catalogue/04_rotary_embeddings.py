@@ -157,6 +157,10 @@ def rope_inv_freq(head_dim, base=10000.0):
     WrongAnswer("rope_rotation_matrix", "position off by one", _MATRIX_HEAD + '''
     angles = float(position + 1) * base ** (-2 * j / head_dim)
 ''' + _MATRIX_TAIL, feedback="position off by one"),
+    WrongAnswer("rope_rotation_matrix", "default layout half-split (interleaved=False)",
+                _MATRIX_HEAD.replace("interleaved=True", "interleaved=False") + '''
+    angles = float(position) * base ** (-2 * j / head_dim)
+''' + _MATRIX_TAIL, feedback="default interleaved=False"),
     WrongAnswer("rope_rotation_matrix", "base ignored", _MATRIX_HEAD + '''
     angles = float(position) * 10000.0 ** (-2 * j / head_dim)
 ''' + _MATRIX_TAIL),
