@@ -971,10 +971,10 @@ def rope_base_for_context(context_length, head_dim=128):
     return 500000.0
 ''', costs=4, min_lost=0.5),  # shallow: meets the criterion, far above every smallest base
     WrongAnswer("rope_base_for_context", "the published grid 10^(k/40) walked upward (a later passing stretch)",
-                _GRID_WALK, costs=1, min_lost=0.5),  # shallow: clears the low and middle thresholds, never the top
+                _GRID_WALK, costs=2, min_lost=0.5),  # shallow: above 1.5x on the public case, never the top threshold
     WrongAnswer("rope_base_for_context", "doubling, then bisection (assumes the passing bases form an interval)",
                 _BASE_SEARCH.replace("OFFSETS(context_length)", "torch.arange(context_length + 1, dtype=torch.float64)")
-                .replace("RESULT", "high"), costs=1, min_lost=0.5),  # shallow: lands in a later stretch on the top cases
+                .replace("RESULT", "high"), costs=2, min_lost=0.5),  # shallow: a later stretch on the public and top cases
     WrongAnswer("rope_base_for_context", "the public case hard-coded, Llama 2's 10000 elsewhere", '''
 def rope_base_for_context(context_length, head_dim=128):
     if isinstance(context_length, bool) or context_length < 1 or head_dim % 2:
