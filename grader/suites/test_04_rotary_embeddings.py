@@ -10,6 +10,12 @@ its whole valid input space: sizes down to head_dim 2, bases that are not whole 
 positions, every float dtype and memory layout the docstring allows; and one test of the errors the
 docstring promises, each beside the valid edge case that must still work (raising or not, no values).
 
+Two thinking exercises are judged against ground truth computed here: matching_pairs (interpret) against a
+scan of every offset, at bases, widths, contexts and levels the notebook never shows; rope_base_for_context
+(challenge) against the true smallest base that meets Men et al.'s criterion, found by a branch-and-bound
+search and cached per case (scripts/rope_base_minima.py checks the cache), with thresholds that the notebook's
+recipes (the grid 10^(k/40), doubling then bisection) do not reach at the top.
+
 One mistake costs once (tests/catalogue/04_rotary_embeddings.py sets COSTS_ONCE): each property (the
 values on worked cases, the shape and dtype, the precision, the views, ...) has one owning test, and
 the other tests let pass what the mistakes they do not own return (expect_close's ``accepted``).
