@@ -157,6 +157,10 @@ def rope_inv_freq(head_dim, base=10000.0):
     WrongAnswer("rope_rotation_matrix", "position off by one", _MATRIX_HEAD + '''
     angles = float(position + 1) * base ** (-2 * j / head_dim)
 ''' + _MATRIX_TAIL, feedback="position off by one"),
+    WrongAnswer("rope_rotation_matrix", "default layout half-split (interleaved=False)",
+                _MATRIX_HEAD.replace("interleaved=True", "interleaved=False") + '''
+    angles = float(position) * base ** (-2 * j / head_dim)
+''' + _MATRIX_TAIL, feedback="default interleaved=False"),
     WrongAnswer("rope_rotation_matrix", "base ignored", _MATRIX_HEAD + '''
     angles = float(position) * 10000.0 ** (-2 * j / head_dim)
 ''' + _MATRIX_TAIL),
@@ -910,6 +914,10 @@ def rope_cost(batch, heads, seq_len, head_dim, method, bytes_per_element=4):
 ]
 
 # -- rope_base_for_context (challenge) ----------------------------------------------------------
+# A challenge is graded by the thresholds its design clears (test_base_within_the_low/middle/top_threshold,
+# each on cases of its own): an entry's costs is the number of tests it fails. The shallow answers (the
+# constants, the published grid, the notebook's doubling and bisection, the public case hard-coded) must
+# lose at least half of the exercise's 25 points: the top threshold alone carries 14.
 _BASE_SEARCH = '''
 def rope_base_for_context(context_length, head_dim=128):
     if isinstance(context_length, bool) or not isinstance(context_length, int) or context_length < 1:
@@ -933,36 +941,7 @@ def rope_base_for_context(context_length, head_dim=128):
             low = middle
     return float(RESULT)
 '''
-
-WRONG_ANSWERS += [
-    WrongAnswer("rope_base_for_context", "the RoFormer default 10000 for every context", '''
-def rope_base_for_context(context_length, head_dim=128):
-    if isinstance(context_length, bool) or context_length < 1 or head_dim % 2:
-        raise ValueError("bad arguments")
-    return 10000.0
-''', costs=4),  # a challenge graded by thresholds: too small a base fails each context's criterion test
-    WrongAnswer("rope_base_for_context", "Llama 3's 500000 for every context", '''
-def rope_base_for_context(context_length, head_dim=128):
-    if isinstance(context_length, bool) or context_length < 1 or head_dim % 2:
-        raise ValueError("bad arguments")
-    return 500000.0
-''', costs=3),  # a challenge graded by thresholds: too large a base fails each context's not-wasteful test
-    WrongAnswer("rope_base_for_context", "the criterion tested only at the last offset, Delta = L",
-                _BASE_SEARCH.replace("OFFSETS(context_length)", "torch.tensor([float(context_length)], dtype=torch.float64)")
-                .replace("RESULT", "high"), costs=4),  # thresholds: a base too small fails each context's criterion
-    WrongAnswer("rope_base_for_context", "the failing end of the bisection returned",
-                _BASE_SEARCH.replace("OFFSETS(context_length)", "torch.arange(context_length + 1, dtype=torch.float64)")
-                .replace("RESULT", "low"), costs=4),  # thresholds: a base too small fails each context's criterion
-    WrongAnswer("rope_base_for_context", "the slowest wavelength set equal to the context (2 pi base^((d-2)/d) = L)", '''
-def rope_base_for_context(context_length, head_dim=128):
-    if isinstance(context_length, bool) or context_length < 1 or head_dim % 2:
-        raise ValueError("bad arguments")
-    return float((context_length / (2 * math.pi)) ** (head_dim / (head_dim - 2)))
-''', costs=4),  # a challenge graded by thresholds: too small a base fails each context's criterion test
-]
-
-CORRECT_VARIANTS += [
-    ("rope_base_for_context", "the first passing base on an upward grid of 10^(k/40)", '''
+_GRID_WALK = '''
 def rope_base_for_context(context_length, head_dim=128):
     if isinstance(context_length, bool) or not isinstance(context_length, int) or context_length < 1:
         raise ValueError("context_length must be a positive integer")
@@ -976,8 +955,45 @@ def rope_base_for_context(context_length, head_dim=128):
         if torch.cos(delta * base ** (-2 * j / head_dim)).sum(dim=1).min() > 0:
             return base
         k += 1
-'''),
-    ("rope_base_for_context", "a downward scan from 1e9 by factors of 1.1 while the criterion holds", '''
+'''
+
+WRONG_ANSWERS += [
+    WrongAnswer("rope_base_for_context", "the RoFormer default 10000 for every context", '''
+def rope_base_for_context(context_length, head_dim=128):
+    if isinstance(context_length, bool) or context_length < 1 or head_dim % 2:
+        raise ValueError("bad arguments")
+    return 10000.0
+''', costs=5, min_lost=0.5),  # shallow: fails the criterion on the public case and most thresholds' cases
+    WrongAnswer("rope_base_for_context", "Llama 3's 500000 for every context", '''
+def rope_base_for_context(context_length, head_dim=128):
+    if isinstance(context_length, bool) or context_length < 1 or head_dim % 2:
+        raise ValueError("bad arguments")
+    return 500000.0
+''', costs=4, min_lost=0.5),  # shallow: meets the criterion, far above every smallest base
+    WrongAnswer("rope_base_for_context", "the published grid 10^(k/40) walked upward (a later passing stretch)",
+                _GRID_WALK, costs=2, min_lost=0.5),  # shallow: above 1.5x on the public case, never the top threshold
+    WrongAnswer("rope_base_for_context", "doubling, then bisection (assumes the passing bases form an interval)",
+                _BASE_SEARCH.replace("OFFSETS(context_length)", "torch.arange(context_length + 1, dtype=torch.float64)")
+                .replace("RESULT", "high"), costs=2, min_lost=0.5),  # shallow: a later stretch on the public and top cases
+    WrongAnswer("rope_base_for_context", "the public case hard-coded, Llama 2's 10000 elsewhere", '''
+def rope_base_for_context(context_length, head_dim=128):
+    if isinstance(context_length, bool) or context_length < 1 or head_dim % 2:
+        raise ValueError("bad arguments")
+    return 3438.9076 if (context_length, head_dim) == (512, 64) else 10000.0
+''', costs=4, min_lost=0.5),  # shallow: right where the public check looks, nowhere else
+    WrongAnswer("rope_base_for_context", "the criterion tested only at the last offset, Delta = L",
+                _BASE_SEARCH.replace("OFFSETS(context_length)", "torch.tensor([float(context_length)], dtype=torch.float64)")
+                .replace("RESULT", "high"), costs=5),  # a base too small fails the criterion on most cases
+    WrongAnswer("rope_base_for_context", "the failing end of the bisection returned",
+                _BASE_SEARCH.replace("OFFSETS(context_length)", "torch.arange(context_length + 1, dtype=torch.float64)")
+                .replace("RESULT", "low"), costs=5),  # a failing base clears nothing
+    WrongAnswer("rope_base_for_context", "the slowest wavelength set equal to the context (2 pi base^((d-2)/d) = L)", '''
+def rope_base_for_context(context_length, head_dim=128):
+    if isinstance(context_length, bool) or context_length < 1 or head_dim % 2:
+        raise ValueError("bad arguments")
+    return float((context_length / (2 * math.pi)) ** (head_dim / (head_dim - 2)))
+''', costs=5),  # a base too small fails the criterion on every case
+    WrongAnswer("rope_base_for_context", "a downward scan from 1e9 by factors of 1.1 while the criterion holds", '''
 def rope_base_for_context(context_length, head_dim=128):
     if isinstance(context_length, bool) or not isinstance(context_length, int) or context_length < 1:
         raise ValueError("context_length must be a positive integer")
@@ -990,6 +1006,190 @@ def rope_base_for_context(context_length, head_dim=128):
     while base / 1.1 > 1 and ok(base / 1.1):
         base /= 1.1
     return base
+''', costs=3),  # stops at the top of the first failing gap below 1e9: a later stretch, often far above
+]
+
+CORRECT_VARIANTS += [
+    ("rope_base_for_context", "coarse scan of the worst score, a fine rescan wherever it nears zero, bisection of the edge",
+     '''
+def rope_base_for_context(context_length, head_dim=128):
+    if isinstance(context_length, bool) or not isinstance(context_length, int) or context_length < 1:
+        raise ValueError("context_length must be a positive integer")
+    if isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1 or head_dim % 2:
+        raise ValueError("head_dim must be a positive even integer")
+    exps = torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim
+
+    def worst(logs, stop):
+        # min over offsets of S per log-base, offsets in growing blocks; bases below `stop` drop out early
+        logs = torch.as_tensor(logs, dtype=torch.float64).reshape(-1)
+        out = torch.full((len(logs),), math.inf, dtype=torch.float64)
+        alive, start, size = torch.arange(len(logs)), 0, 64
+        while start <= context_length and len(alive):
+            offsets = torch.arange(start, min(start + size, context_length + 1), dtype=torch.float64)
+            theta = torch.exp(-logs[alive, None] * exps)
+            out[alive] = torch.minimum(out[alive], torch.cos(offsets[None, :, None] * theta[:, None, :]).mean(-1).min(-1).values)
+            alive = alive[out[alive] > stop]
+            start, size = start + size, 2 * size
+        return out
+
+    # coarse scan in log(base) steps of 1e-3; every step whose ends come within 0.02 of zero is rescanned in
+    # 100 steps, and the first passing fine point's left edge is bisected
+    step, log_b = 1e-3, 0.0
+    while True:
+        coarse = log_b + step * torch.arange(0, 257, dtype=torch.float64)
+        g = worst(coarse, -0.02).tolist()
+        for i in range(256):
+            if max(g[i], g[i + 1]) < -0.02:
+                continue
+            fine = torch.linspace(coarse[i].item(), coarse[i + 1].item(), 101, dtype=torch.float64)
+            ok = (worst(fine, 0.0) > 0).nonzero().flatten()
+            if len(ok):
+                k = ok[0].item()
+                lo, hi = fine[max(k - 1, 0)].item(), fine[k].item()
+                for _ in range(25):
+                    mid = 0.5 * (lo + hi)
+                    lo, hi = (lo, mid) if worst([mid], 0.0)[0] > 0 else (mid, hi)
+                return float(math.exp(hi))
+        log_b = coarse[-1].item()
+'''),
+    ("rope_base_for_context", "golden-section climb to each near-zero peak of the worst score, bisection of the edge",
+     '''
+def rope_base_for_context(context_length, head_dim=128):
+    if isinstance(context_length, bool) or not isinstance(context_length, int) or context_length < 1:
+        raise ValueError("context_length must be a positive integer")
+    if isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1 or head_dim % 2:
+        raise ValueError("head_dim must be a positive even integer")
+    offsets = torch.arange(context_length + 1, dtype=torch.float64)
+    exps = torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim
+
+    def g(log_base):
+        """The worst similar-token score over the context at one base."""
+        return torch.cos(offsets[:, None] * torch.exp(-log_base * exps)).mean(-1).min().item()
+
+    def g_many(logs):
+        return torch.stack([torch.cos(offsets[:, None] * torch.exp(-x * exps)).mean(-1).min() for x in logs])
+
+    # g on a coarse grid; at each local maximum that comes near zero, climb to the peak by golden-section
+    # search: a peak above zero is a passing window, whose left edge a bisection then finds
+    h = 2e-3
+    logs = torch.arange(0.0, 30.0, h, dtype=torch.float64)
+    for start in range(1, len(logs) - 1, 400):
+        xs = logs[start - 1:start + 401]
+        ys = g_many(xs)
+        for i in range(1, len(xs) - 1):
+            if ys[i] > 0:
+                lo, hi = xs[i - 1].item(), xs[i].item()
+            elif ys[i] >= ys[i - 1] and ys[i] >= ys[i + 1] and ys[i] > -0.1:
+                a, b = xs[i - 1].item(), xs[i + 1].item()
+                r = (math.sqrt(5) - 1) / 2
+                c, d = b - r * (b - a), a + r * (b - a)
+                gc, gd = g(c), g(d)
+                for _ in range(40):
+                    if gc > 0 or gd > 0:
+                        break
+                    if gc > gd:
+                        b, d, gd = d, c, gc
+                        c = b - r * (b - a)
+                        gc = g(c)
+                    else:
+                        a, c, gc = c, d, gd
+                        d = a + r * (b - a)
+                        gd = g(d)
+                if gc <= 0 and gd <= 0:
+                    continue
+                lo, hi = xs[i - 1].item(), (c if gc > 0 else d)
+            else:
+                continue
+            for _ in range(40):
+                mid = 0.5 * (lo + hi)
+                lo, hi = (lo, mid) if g(mid) > 0 else (mid, hi)
+            return float(math.exp(hi))
+    raise ValueError("no base up to e^30 meets the criterion")
+'''),
+]
+
+# -- matching_pairs (interpret) -----------------------------------------------------------------
+WRONG_ANSWERS += [
+    WrongAnswer("matching_pairs", "pairs with a wavelength longer than the context (section 8's count)", '''
+def matching_pairs(context_length, base, head_dim=128, level=0.5):
+    if context_length < 1 or head_dim % 2 or not base > 1 or not 0 < level < 1:
+        raise ValueError("bad arguments")
+    wavelengths = 2 * math.pi * base ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    return int((wavelengths > context_length).sum())
+''', feedback="wavelength is longer than L", costs=4, min_lost=0.5),  # shallow: the notebook's recipe, wrong everywhere
+    WrongAnswer("matching_pairs", "a constant: the public case's answer", '''
+def matching_pairs(context_length, base, head_dim=128, level=0.5):
+    if context_length < 1 or head_dim % 2 or not base > 1 or not 0 < level < 1:
+        raise ValueError("bad arguments")
+    return 6
+''', costs=3, min_lost=0.5),  # shallow
+    WrongAnswer("matching_pairs", "a constant: section 6's slowest band of four pairs", '''
+def matching_pairs(context_length, base, head_dim=128, level=0.5):
+    if context_length < 1 or head_dim % 2 or not base > 1 or not 0 < level < 1:
+        raise ValueError("bad arguments")
+    return 4
+''', costs=4, min_lost=0.5),  # shallow
+    WrongAnswer("matching_pairs", "the public case hard-coded, the wavelength count elsewhere", '''
+def matching_pairs(context_length, base, head_dim=128, level=0.5):
+    if context_length < 1 or head_dim % 2 or not base > 1 or not 0 < level < 1:
+        raise ValueError("bad arguments")
+    if (context_length, base, head_dim, level) == (4096, 1e4, 128, 0.5):
+        return 6
+    wavelengths = 2 * math.pi * base ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    return int((wavelengths > context_length).sum())
+''', costs=3, min_lost=0.5),  # shallow
+    WrongAnswer("matching_pairs", "level ignored: a wavelength of at least 6 L (right at level 0.5 only)", '''
+def matching_pairs(context_length, base, head_dim=128, level=0.5):
+    if context_length < 1 or head_dim % 2 or not base > 1 or not 0 < level < 1:
+        raise ValueError("bad arguments")
+    wavelengths = 2 * math.pi * base ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    return int((wavelengths >= 6 * context_length).sum())
+''', costs=2),  # the levels test and the property test (which draws levels)
+    WrongAnswer("matching_pairs", "the score checked at the last offset only, cos(L theta_j) >= level", '''
+def matching_pairs(context_length, base, head_dim=128, level=0.5):
+    if context_length < 1 or head_dim % 2 or not base > 1 or not 0 < level < 1:
+        raise ValueError("bad arguments")
+    theta = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    return int((torch.cos(context_length * theta) >= level).sum())
+''', costs=4),  # fast pairs that come round again at Delta = L count: wrong on every case with such a pair
+    WrongAnswer("matching_pairs", "level not validated", '''
+def matching_pairs(context_length, base, head_dim=128, level=0.5):
+    if context_length < 1 or head_dim % 2 or not base > 1:
+        raise ValueError("bad arguments")
+    theta = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    return int((context_length * theta <= math.acos(min(max(level, -1.0), 1.0))).sum())
+''', feedback="should raise ValueError"),
+]
+
+CORRECT_VARIANTS += [
+    ("matching_pairs", "every offset scanned for every pair (the definition, measured)", '''
+def matching_pairs(context_length, base, head_dim=128, level=0.5):
+    if isinstance(context_length, bool) or not isinstance(context_length, int) or context_length < 1:
+        raise ValueError("context_length must be a positive integer")
+    if isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1 or head_dim % 2:
+        raise ValueError("head_dim must be a positive even integer")
+    if not base > 1 or not 0 < level < 1:
+        raise ValueError("base must be above 1 and level in (0, 1)")
+    theta = float(base) ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    count = 0
+    for t in theta.tolist():
+        worst = 1.0
+        for start in range(0, context_length + 1, 65536):
+            offsets = torch.arange(start, min(start + 65536, context_length + 1), dtype=torch.float64)
+            worst = min(worst, torch.cos(offsets * t).min().item())
+        count += worst >= level
+    return count
+'''),
+    ("matching_pairs", "a wavelength of at least 2 pi L / arccos(level), derived", '''
+def matching_pairs(context_length, base, head_dim=128, level=0.5):
+    if isinstance(context_length, bool) or not isinstance(context_length, int) or context_length < 1:
+        raise ValueError("context_length must be a positive integer")
+    if isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1 or head_dim % 2:
+        raise ValueError("head_dim must be a positive even integer")
+    if base <= 1 or level <= 0 or level >= 1:
+        raise ValueError("base must be above 1 and level in (0, 1)")
+    wavelengths = 2 * math.pi * base ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    return sum(1 for w in wavelengths.tolist() if w >= 2 * math.pi * context_length / math.acos(level))
 '''),
 ]
 

@@ -36,6 +36,10 @@ class WrongAnswer:
     """Python source that replaces the exercise cell of the solution notebook."""
     feedback: str | None = None
     """A substring that the grader's feedback must contain (it names the mistake), if any."""
+    min_lost: float = 0.0
+    """The least share of its exercise's points the entry must lose. A shallow answer to a thinking
+    exercise (a constant, the notebook's own recipe, a grid the docstring publishes, the public case
+    hard-coded) sets 0.5: DESIGN's "each loses at least half of the exercise's points"."""
     costs: int = 1
     """How many hidden tests of its exercise the mistake may fail (checked where the catalogue
     sets ``COSTS_ONCE``): one test owns each property, so one unless the entry is several
