@@ -93,7 +93,7 @@ def colab() -> int:
     Colab lacks, into Colab's own Python; nothing else of Colab's runtime is replaced."""
     install = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     subprocess.run([*install, *pins(COLAB_PRESENT)], check=True)
-    subprocess.run([*install, "--no-deps", "--no-build-isolation", "-e", str(ROOT)], check=True)
+    subprocess.run([*install, "--no-deps", "-e", str(ROOT)], check=True)
     print(f"course: ready; the notebooks are in {ROOT / 'notebooks'}", flush=True)
     return 0
 

@@ -195,7 +195,7 @@ def test_the_colab_cell_sets_the_course_up_in_a_fresh_environment(tmp_path):
     result = subprocess.run(
         [str(python), str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600,
         env={**{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
-             "COURSE_URL": str(ROOT), "COURSE_HOME": str(home), "PIP_NO_INDEX": "1"})
+             "COURSE_URL": str(ROOT), "COURSE_HOME": str(home)})
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert f"grader {home / 'grader' / '__init__.py'}" in result.stdout
     assert f"assets {home / 'assets'}" in result.stdout
