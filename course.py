@@ -6,7 +6,9 @@
     python3 course.py test [pytest options]               run the project's whole test suite
     python3 course.py test --quick [pytest options]       the everyday loop: no notebook executed,
                                                           no catalogue graded (tests not marked slow)
-    python3 course.py lab                                 open the course in JupyterLab
+    python3 course.py lab                                 open the course in JupyterLab (as root,
+                                                          on a course machine, in a container or
+                                                          on Colab: with JupyterLab's --allow-root)
     python3 course.py release                             rebuild notebooks/ from solutions/
     python3 course.py site                                build the course's website into site/html
                                                           (from the stored outputs; fails on a warning)
@@ -14,7 +16,9 @@
                                                           need that Colab lacks (the first cell of each
                                                           released notebook runs it there)
 
-Each command first makes sure that the virtual environment ``.venv`` exists and holds the
+A command is offered only where what it needs ships: ``test`` needs ``tests/``, ``release``
+needs ``solutions/``, ``batch`` the hidden tests (a learner's starter repository has none of
+them). Each command first makes sure that the virtual environment ``.venv`` exists and holds the
 pinned packages of ``pyproject.toml``: it creates and installs it when missing or when
 ``pyproject.toml`` has changed since the last install, and does nothing otherwise.
 """
@@ -108,11 +112,59 @@ def site(rest: list[str]) -> int:
     return code
 
 
+NEEDS = {"test": ("tests", "the project's tests"),
+         "release": ("solutions", "the solution notebooks"),
+         "batch": ("grader/suites/PUBLIC_ONLY.txt", "the hidden tests"),
+         "site": ("docs/site", "the website's sources")}
+"""Command -> (the path it needs, what that is); ``batch`` needs that path to be absent."""
+
+
+def offered() -> list[str]:
+    """The commands this copy of the course can run (see :data:`NEEDS`)."""
+    commands = []
+    for command in ("grade", "batch", "test", "lab", "release", "site", "colab"):
+        path, _ = NEEDS.get(command, ("", ""))
+        present = (ROOT / path).exists() if path else True
+        if present != (command == "batch"):
+            commands.append(command)
+    return commands
+
+
+def usage() -> str:
+    """The module's usage, without the lines of commands this copy does not offer."""
+    lines, keep = [], True
+    for line in __doc__.splitlines():
+        if line.startswith("    python3 course.py "):
+            keep = line.split()[2] in offered()
+        elif not line.startswith("      "):
+            keep = True
+        if keep:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def lab_arguments(rest: list[str]) -> list[str]:
+    """``jupyter lab``'s arguments: the notebooks, then ``rest``; as root, JupyterLab's own
+    ``--allow-root`` (it refuses to start as root without it), said on stderr."""
+    arguments = ["-m", "jupyter", "lab", "notebooks", *rest]
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in rest:
+        print("course: running as root (a course machine, a container or Colab): starting "
+              "JupyterLab with its --allow-root", file=sys.stderr)
+        arguments.append("--allow-root")
+    return arguments
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in {"grade", "batch", "test", "lab", "release", "site", "colab"}:
-        print(__doc__)
+        print(usage())
         return 2
     command, rest = argv[0], argv[1:]
+    if command not in offered():
+        path, what = NEEDS[command]
+        print(f"course: `{command}` needs {what}, which this copy of the course does not hold "
+              f"({'it holds ' if command == 'batch' else 'no '}{path}); commands here: "
+              f"{', '.join(offered())}", file=sys.stderr)
+        return 2
     if command == "colab":
         return colab()
     try:
@@ -136,7 +188,7 @@ def main(argv: list[str]) -> int:
         return run(["-m", "grader", "release", *rest])
     if command == "site":
         return site(rest)
-    return run(["-m", "jupyter", "lab", "notebooks", *rest])
+    return run(lab_arguments(rest))
 
 
 if __name__ == "__main__":

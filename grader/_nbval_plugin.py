@@ -23,6 +23,8 @@ skip_slow_optional_imports()
 from nbval import kernel as nbval_kernel  # noqa: E402 - after the line above
 from nbval.plugin import IPyNbCell, NbCellError  # noqa: E402
 
+from grader.notebook import cell_label  # noqa: E402 - how every report names a cell
+
 _replies: dict[str, dict] = {}
 _clock = {"start": time.monotonic()}
 
@@ -100,7 +102,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         return
     left = budget - (time.monotonic() - _clock["start"])
     if left <= 1:
-        _stop(item, f"the notebook's execution budget of {budget:g} s was spent before {item.name}")
+        _stop(item, f"the notebook's execution budget of {budget:g} s was spent before "
+                    f"{cell_label(item.cell_num)}")
         pytest.skip("not run: the execution budget was spent")
     item.config.option.nbval_cell_timeout = min(_clock["cell_timeout"], left)
 
@@ -117,10 +120,10 @@ def pytest_runtest_call(item):
     finally:
         if isinstance(item, IPyNbCell):
             if getattr(item.parent, "timed_out", False):
-                _stop(item, f"{item.name} did not finish within "
+                _stop(item, f"{cell_label(item.cell_num)} did not finish within "
                             f"{item.config.option.nbval_cell_timeout:g} s")
             elif not _kernel_alive(item):
-                _stop(item, f"the kernel died while running {item.name}")
+                _stop(item, f"the kernel died while running {cell_label(item.cell_num)}")
     if isinstance(item, IPyNbCell) and not item.options.get("check_exception"):
         reply = _replies.pop(getattr(item.parent.kernel, "last_msg_id", None), None)
         if reply is not None and reply.get("status") == "error":

@@ -256,8 +256,13 @@ def _status(work: Plan, outcome: Outcome) -> str:
     return OK
 
 
-def write_learner(out: Path, work: Plan, outcome: Outcome, points: dict[str, list[dict]]) -> dict:
-    """Write a learner's results.json, results.xml and feedback.html; the record last."""
+def write_learner(out: Path, work: Plan, outcome: Outcome, points: dict[str, list[dict]],
+                  lateness: dict | None = None) -> dict:
+    """Write a learner's results.json, results.xml and feedback.html; the record last.
+
+    ``lateness`` (:func:`grader.deadlines.to_dict`, when a due time was given) goes into the
+    record, ``results.json``'s ``extra_data`` and the feedback page, with the total after the
+    late penalty."""
     from grader import feedback
 
     record = {
@@ -270,6 +275,11 @@ def write_learner(out: Path, work: Plan, outcome: Outcome, points: dict[str, lis
         "notebooks": [dataclasses.asdict(outcome.reports[s]) for s in sorted(outcome.reports)],
         "seconds": round(outcome.seconds, 3),
     }
+    if lateness is not None:
+        record["lateness"] = lateness
+    commit = graded_commit(work)
+    if commit is not None:
+        record["commit"] = commit
     reports = full_reports(record, points)
     folder = out / work.student_id
     results = reporters.gradescope(reports, outcome.seconds)
@@ -278,19 +288,110 @@ def write_learner(out: Path, work: Plan, outcome: Outcome, points: dict[str, lis
         "notes": work.notes, "sha256": {k: work.fingerprint[k] for k in ("notebooks", "suites")},
         "grader_version": work.fingerprint["grader_version"],
     }
+    if commit is not None:
+        results["extra_data"]["commit"] = commit
+    if lateness is not None:
+        after = deadlines.after_penalty(sum(r.score for r in reports), lateness)
+        results["extra_data"]["lateness"] = {**lateness,
+                                             "total_after_penalty": round(after, 4)}
     reporters.write_text(folder / "results.json", json.dumps(results, indent=2) + "\n")
     reporters.write_text(folder / "results.xml", reporters.junit(reports))
     reporters.write_text(folder / "feedback.html", feedback.render(
         reports, title=f"Feedback for {work.student_id}", student_id=work.student_id,
-        grading_status=record["grading_status"], notes=work.notes))
+        grading_status=record["grading_status"], notes=work.notes, lateness=lateness))
     reporters.write_text(folder / RECORD, json.dumps(record, indent=1) + "\n")
     return record
+
+
+def graded_commit(work: Plan) -> dict | None:
+    """The repository and commit the learner's files came from, where
+    :mod:`grader.classroom_collect` listed them (``commits.csv``), else None."""
+    return deadlines.collected_commit(work.folder)
+
+
+def _stored_outcome(record: dict) -> Outcome:
+    """The outcome a learner's stored record holds (to rewrite their files without grading)."""
+    reports = {}
+    for data in record["notebooks"]:
+        report = report_from_dict(json.loads(json.dumps(data)))
+        reports[report.suite] = report
+    status = record["grading_status"]
+    return Outcome(reports=reports, status=OK if status.startswith("partly graded") else status,
+                   seconds=record.get("seconds", 0.0))
 
 
 # -- the class loop -----------------------------------------------------------------------------
 def _up_to_date(out: Path, work: Plan) -> bool:
     record = read_record(out, work.student_id)
     return record is not None and record["fingerprint"] == work.fingerprint
+
+
+def class_late(records: list[dict], due_given: bool) -> dict | None:
+    """student_id -> :class:`grader.deadlines.Lateness`, read from the learners' records (None
+    without a due time): one run and the merge of its shards read the same records."""
+    if not due_given:
+        return None
+    return {r["student_id"]: deadlines.from_dict(r["lateness"]) for r in records
+            if r.get("lateness")}
+
+
+def write_class(out: Path, records: list[dict], points: dict[str, list[dict]], *,
+                people: enrolment.Roster | None, class_options: dict, echo=print) -> list[dict]:
+    """Write the class's files from the learners' records (``batch`` and ``merge`` alike):
+    ``gradebook.csv``, ``points_possible.csv``, ``summary.json`` and ``summary.png``, and
+    ``canvas.csv`` with ``lms``; returns every learner's record (the roster's absentees too).
+
+    ``class_options`` is the part of :func:`class_options` that changes the class's files."""
+    everyone = records if people is None else enrolment.apply(records, people)
+    late = class_late(records, class_options["due"] is not None)
+    write_gradebook(out, everyone, points, enrolment.columns(people),
+                    people.columns if people else [], late)
+    data = write_summary(out, everyone, points)
+    if late is not None:
+        policy = (None if class_options["late_policy"] is None
+                  else deadlines.LatePolicy.parse(class_options["late_policy"]))
+        due_at = deadlines.parse_time(class_options["due"])
+        extra = deadlines.summary(late, due_at, policy)
+        stored = json.loads((out / "summary.json").read_text())
+        reporters.write_text(out / "summary.json",
+                             json.dumps({**stored, "deadline": extra}, indent=2) + "\n")
+    echo(summary_table(data))
+    if people is not None:
+        absent = len(everyone) - len(records)
+        unknown = [r["student_id"] for r in records if r["student_id"] not in people.learners]
+        echo(f"roster {people.path}: {absent} learner(s) with nothing handed in (0, "
+             f"{enrolment.NOT_SUBMITTED}); not on the roster: {', '.join(unknown) or 'none'}")
+    if late is not None:
+        sources = Counter(entry.source for entry in late.values())
+        echo(f"due {due_at.isoformat(timespec='minutes')}: "
+             f"{sum(e.days_late > 0 for e in late.values())} learner(s) late; hand-in times from "
+             + ", ".join(f"{source} ({n})" for source, n in sorted(sources.items())))
+        warning = deadlines.file_times_warning(late)
+        if warning:
+            echo(warning)
+    if class_options["lms"] == "canvas":
+        title = class_options["assignment"] or "notebooks " + " ".join(
+            s.split("_")[0] for s in points)
+        reporters.write_text(out / "canvas.csv", lms_formats.canvas(
+            everyone, points, enrolment.columns(people), title,
+            {i: entry.penalty_percent for i, entry in (late or {}).items()}))
+        echo(f"Canvas import file written to {out / 'canvas.csv'} (assignment {title!r})")
+    return everyone
+
+
+def roster_record(people: enrolment.Roster | None) -> dict | None:
+    """The roster as a shard record carries it (so that ``merge`` needs no file)."""
+    if people is None:
+        return None
+    return {"path": str(people.path), "columns": people.columns, "learners": people.learners}
+
+
+def roster_from_record(data: dict | None) -> enrolment.Roster | None:
+    """The roster :func:`roster_record` wrote."""
+    if data is None:
+        return None
+    return enrolment.Roster(path=Path(data["path"]), learners=data["learners"],
+                            columns=data["columns"])
 
 
 def _grade_all(todo: list[Plan], run, *, jobs: int, stopping: threading.Event, bar) -> None:
@@ -323,25 +424,38 @@ def _shard_record(shard: Shard, learners: dict, plans: list[Plan], options: dict
                          points=points)
 
 
+def class_options(*, due: str | None, late_policy: str | None, assignment_name: str | None,
+                  people: enrolment.Roster | None, lms: str | None) -> dict:
+    """The options that change the class's files rather than a learner's grading: the due time
+    and late policy, the assignment's name, the roster and the LMS export. A shard records them
+    (:mod:`grader.shards`), so that ``merge`` writes what one run would."""
+    return {"due": due, "late_policy": late_policy, "assignment": assignment_name,
+            "roster": roster_record(people), "lms": lms}
+
+
 def main(*, submissions: Path, out: Path, jobs: int | None = None,
          students: list[str] | None = None, force: bool = False, flat: bool = False,
          timeout_per_student: float = 1200.0, options: Options | None = None,
          shard: Shard | None = None, echo=print, progress: bool = True,
          notebooks: list[str] | None = None, assignment_name: str | None = None,
          roster: Path | None = None, lms: str | None = None, due: str | None = None,
-         late_policy: str | None = None) -> list[dict]:
+         late_policy: str | None = None, no_file_times: bool = False,
+         _one_assignment: bool = False) -> list[dict]:
     """Entry point of ``python -m grader batch``: grade the class, write every file.
 
     With ``shard`` (K of N), grade only that slice of the learners (:mod:`grader.shards`) and
     write their files and ``shard.json`` instead of the class's files (``python -m grader
     merge`` writes those from every shard). With ``notebooks`` (or in nbgrader's layout, where
     each assignment folder is one assignment: :mod:`grader.assignment`), only those notebooks are
-    graded and the gradebook is out of their points; several nbgrader assignments give one
-    folder of ``out`` each. With ``roster`` (:mod:`grader.enrolment`), learners on it who handed
-    nothing in get a row, and its names and LMS ids become columns; ``lms="canvas"`` also writes
-    ``canvas.csv`` (:mod:`grader.lms`). With ``due`` (and ``late_policy``), the gradebook says
-    when each learner handed in, how late, and the penalty (:mod:`grader.deadlines`). Returns
-    the records of every learner graded here.
+    graded and the gradebook is out of their points; in nbgrader's layout each assignment (or
+    the one ``assignment_name`` names) gets the folder ``out/ASSIGNMENT``; in other layouts,
+    ``assignment_name`` only names the assignment (``canvas.csv``'s column). With ``roster``
+    (:mod:`grader.enrolment`), learners on it who handed nothing in get a row, and its names and
+    LMS ids become columns; ``lms="canvas"`` also writes ``canvas.csv`` (:mod:`grader.lms`). With
+    ``due`` (and ``late_policy``), the gradebook, each learner's record, ``results.json`` and
+    feedback page say when they handed in, how late, and the penalty (:mod:`grader.deadlines`);
+    hand-in times read from file times are named in the terminal and ``summary.json``, and
+    ``no_file_times`` refuses them. Returns the records of every learner graded here.
     Raises GraderError for a bad submissions folder or an unknown ``--student``;
     KeyboardInterrupt stops the running learners and leaves the finished learners' files
     complete (a shard then has no ``shard.json``).
@@ -362,29 +476,30 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     people = enrolment.read(roster) if roster is not None else None
     if late_policy is not None and due is None:
         raise GraderError("--late-policy needs --due (the date and time work is due)")
+    if no_file_times and due is None:
+        raise GraderError("--no-file-times needs --due (it refuses hand-in times read from file "
+                          "times)")
     due_at = deadlines.parse_time(due) if due is not None else None
     policy = deadlines.LatePolicy.parse(late_policy) if late_policy is not None else None
     nbgrader = not flat and assignment.is_nbgrader(submissions)
-    if assignment_name is not None and not nbgrader:
-        raise GraderError(f"--assignment {assignment_name}: {submissions} is not laid out as "
-                          "nbgrader's submitted/STUDENT/ASSIGNMENT/; use --notebooks instead")
-    if nbgrader and assignment_name is None:
-        names = assignment.nbgrader_assignments(submissions)
-        if len(names) > 1:  # one gradebook per assignment, each in a folder of its own
-            records = []
-            for name in names:
-                echo(f"assignment {name}: gradebook in {out / name}")
-                present = set(assignment.discover(submissions, name))
-                if students and not present & set(students):
-                    continue
-                records += main(submissions=submissions, out=out / name, jobs=jobs,
-                                students=[s for s in students or [] if s in present] or None,
-                                force=force, timeout_per_student=timeout_per_student,
-                                options=options, shard=shard, echo=echo, progress=progress,
-                                notebooks=notebooks, assignment_name=name, roster=roster,
-                                lms=lms, due=due, late_policy=late_policy)
+    if nbgrader and not _one_assignment:  # a gradebook per assignment, each in out/ASSIGNMENT
+        names = [assignment_name] if assignment_name else assignment.nbgrader_assignments(
+            submissions)
+        records = []
+        for name in names:
+            present = set(assignment.discover(submissions, name))
+            if students and not present & set(students):
+                continue
+            echo(f"assignment {name}: gradebook in {out / name}")
+            records += main(submissions=submissions, out=out / name, jobs=jobs,
+                            students=[s for s in students or [] if s in present] or None,
+                            force=force, timeout_per_student=timeout_per_student,
+                            options=options, shard=shard, echo=echo, progress=progress,
+                            notebooks=notebooks, assignment_name=name, roster=roster,
+                            lms=lms, due=due, late_policy=late_policy,
+                            no_file_times=no_file_times, _one_assignment=True)
+        if names:
             return records
-        assignment_name = names[0] if names else None
     if nbgrader and assignment_name is not None:
         learners = assignment.discover(submissions, assignment_name)
     else:
@@ -392,6 +507,17 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     unknown = sorted(set(students or []) - set(learners))
     if unknown:
         raise GraderError(f"no submissions for --student {', '.join(unknown)} in {submissions}")
+    late = {} if due_at is None else {
+        student_id: deadlines.lateness(folder, files, due_at, policy,
+                                       enrolment.columns(people).get(student_id))
+        for student_id, (folder, files) in learners.items()}
+    guessed = sorted(s for s, e in late.items() if e.source == deadlines.FILE_TIMES)
+    if no_file_times and guessed:
+        raise GraderError(f"--no-file-times: no nbgrader timestamp.txt or Gradescope metadata "
+                          f"for {', '.join(guessed[:8])}{' ...' if len(guessed) > 8 else ''} "
+                          f"({len(guessed)} learner(s)); give the hand-in times, or drop "
+                          "--no-file-times to read them from file times")
+    stamps = {s: deadlines.to_dict(e) for s, e in late.items()}
     points = cached_points(out)
     plans = [plan(student_id, folder, files, options)
              for student_id, (folder, files) in learners.items()
@@ -408,6 +534,12 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
         todo = [p for p in plans if force or not _up_to_date(out, p)]
     out.mkdir(parents=True, exist_ok=True)
     (out / shards.RECORD).unlink(missing_ok=True)  # written again once this run is complete
+    regrading = {work.student_id for work in todo}
+    for work in plans:  # graded already, but the due time or policy changed: rewrite its files
+        stored = None if work.student_id in regrading else read_record(out, work.student_id)
+        if stored is not None and (stored.get("lateness"), stored.get("commit")) != (
+                stamps.get(work.student_id), graded_commit(work)):
+            write_learner(out, work, _stored_outcome(stored), points, stamps.get(work.student_id))
     stopping = threading.Event()
     bar = tqdm(total=len(todo), unit="learner", disable=not progress or not todo,
                file=sys.stderr, dynamic_ncols=True)
@@ -417,47 +549,28 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
             outcome = grade_learner(work, options, timeout=timeout_per_student, stopping=stopping)
         except OSError as exc:  # no process or scratch folder could be made for this learner
             outcome = Outcome(reports={}, status=f"could not be graded: {exc}")
-        return write_learner(out, work, outcome, points)
+        return write_learner(out, work, outcome, points, stamps.get(work.student_id))
 
     try:
         _grade_all(todo, run, jobs=jobs, stopping=stopping, bar=bar)
     finally:
         bar.close()
         records = [r for r in (read_record(out, p.student_id) for p in plans) if r is not None]
-        everyone = records if people is None else enrolment.apply(records, people)
-        late = None if due_at is None else {
-            student_id: deadlines.lateness(folder, files, due_at, policy,
-                                           enrolment.columns(people).get(student_id))
-            for student_id, (folder, files) in learners.items()}
-        if shard is None:
-            write_gradebook(out, everyone, points, enrolment.columns(people),
-                            people.columns if people else [], late)
     counts = f"{len(todo)} regraded, {len(plans) - len(todo)} up to date"
+    settings = class_options(due=due, late_policy=late_policy, assignment_name=assignment_name,
+                             people=people, lms=lms)
     if shard is not None:
         run_options = {**dataclasses.asdict(options), "flat": flat,
-                       "timeout_per_student": timeout_per_student}
+                       "timeout_per_student": timeout_per_student, "class": settings}
         shards.write(out, _shard_record(shard, learners, plans, run_options, points))
         echo(f"shard {shard}: {counts} of the class's {len(learners)}; shard record written to "
              f"{out / shards.RECORD} (join the shards with `python -m grader merge`)")
+        warning = deadlines.file_times_warning({s: late[s] for s in late if shard.holds(s)})
+        if warning:
+            echo(warning)
         return records
-    echo(summary_table(write_summary(out, everyone, points)))
+    write_class(out, records, points, people=people, class_options=settings, echo=echo)
     echo(f"{counts}; gradebook written to {out / 'gradebook.csv'}")
-    if people is not None:
-        absent = len(everyone) - len(records)
-        unknown = [r["student_id"] for r in records if r["student_id"] not in people.learners]
-        echo(f"roster {people.path}: {absent} learner(s) with nothing handed in (0, "
-             f"{enrolment.NOT_SUBMITTED}); not on the roster: {', '.join(unknown) or 'none'}")
-    if late is not None:
-        sources = Counter(entry.source for entry in late.values())
-        echo(f"due {due_at.isoformat(timespec='minutes')}: "
-             f"{sum(e.days_late > 0 for e in late.values())} learner(s) late; hand-in times from "
-             + ", ".join(f"{source} ({n})" for source, n in sorted(sources.items())))
-    if lms == "canvas":
-        title = assignment_name or "notebooks " + " ".join(s.split("_")[0] for s in points)
-        reporters.write_text(out / "canvas.csv", lms_formats.canvas(
-            everyone, points, enrolment.columns(people), title,
-            {i: entry.penalty_percent for i, entry in (late or {}).items()}))
-        echo(f"Canvas import file written to {out / 'canvas.csv'} (assignment {title!r})")
     return records
 
 

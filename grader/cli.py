@@ -95,8 +95,9 @@ def _add_batch(commands) -> None:
                             "(default: every notebook; in nbgrader's layout, those handed in "
                             "for the assignment)")
     batch.add_argument("--assignment", metavar="NAME",
-                       help="nbgrader's layout: grade only this assignment folder (default: "
-                            "each assignment, into a folder of --out of its own)")
+                       help="the assignment's name (canvas.csv's column); in nbgrader's "
+                            "layout, grade only this assignment folder, into --out/NAME "
+                            "(default: each assignment, into a folder of --out of its own)")
     batch.add_argument("--roster", type=Path, metavar="CSV",
                        help="the class list: a student_id column, optionally name, lms_id, "
                             "sis_id, login, section; learners on it with nothing handed in get "
@@ -112,6 +113,10 @@ def _add_batch(commands) -> None:
                        help="percent of the points taken per day late (a started day counts), "
                             "at most CAP percent, e.g. 10,50; extensions come from the roster's "
                             "extension_days or due column")
+    batch.add_argument("--no-file-times", action="store_true",
+                       help="with --due: refuse to read a learner's hand-in time from file "
+                            "times (the time of the copy, unless it kept them) where nbgrader's "
+                            "timestamp.txt or Gradescope's metadata is missing")
     batch.add_argument("--shard", metavar="K/N",
                        help="grade only the K-th of N slices of the learners (by a hash of their "
                             "id) and write a shard record; join the shards with `merge`")
@@ -122,7 +127,10 @@ def _add_batch(commands) -> None:
     merge.add_argument("--out", type=Path, default=Path("grades"),
                        help="folder for the class's files (default: grades/)")
     merge.add_argument("--roster", type=Path, metavar="CSV", help="as for batch")
-    merge.add_argument("--lms", choices=("canvas",), help="as for batch")
+    merge.add_argument("--lms", choices=("canvas",), help="as for batch (needed only where the "
+                       "shards were graded without it: their own options travel in shard.json)")
+    merge.add_argument("--assignment", metavar="NAME",
+                       help="the assignment's name in canvas.csv, where the shards had none")
 
 
 def _gibibytes(text: str) -> float:
@@ -148,7 +156,8 @@ def _batch(args) -> None:
                                      cell_timeout=args.cell_timeout, run_as=args.run_as,
                                      memory_limit=_memory_limit(args.memory_limit)),
                shard=shard, notebooks=args.notebooks, assignment_name=args.assignment,
-               roster=args.roster, lms=args.lms, due=args.due, late_policy=args.late_policy)
+               roster=args.roster, lms=args.lms, due=args.due, late_policy=args.late_policy,
+               no_file_times=args.no_file_times)
 
 
 def _limits(run_as: str | None, memory_limit: float | None = None):
@@ -215,8 +224,9 @@ def _add_hosted_commands(commands) -> None:
 
     shards = commands.add_parser("class-workflow", help="print a workflow that grades a class in "
                                  "shards (GitHub Actions matrix, Slurm job array, Kubernetes)")
-    shards.add_argument("--shards", type=int, required=True, metavar="N",
-                        help="number of shards, each graded by a job of its own")
+    shards.add_argument("--shards", type=int, metavar="N",
+                        help="number of shards, each graded by a job of its own (required, but "
+                             "with --dockerfile)")
     shards.add_argument("--out", type=Path, metavar="FILE",
                         help="write to FILE instead of printing it, e.g. "
                              ".github/workflows/grade-class.yml")
@@ -224,8 +234,12 @@ def _add_hosted_commands(commands) -> None:
     engine.add_argument("--slurm", action="store_true",
                         help="a Slurm job-array script (run it with bash) instead of a workflow")
     engine.add_argument("--k8s", metavar="IMAGE",
-                        help="Kubernetes Jobs (an indexed Job of shards, then the merge) that run "
-                             "IMAGE: the course repository with the grader installed")
+                        help="a bash script that runs Kubernetes Jobs (an indexed Job of shards, "
+                             "then the merge) of IMAGE: the course repository with the grader "
+                             "installed (see --dockerfile)")
+    engine.add_argument("--dockerfile", action="store_true",
+                        help="the recipe of the --k8s image (a Dockerfile of the pinned "
+                             "packages) instead of a workflow")
     shards.add_argument("--jobs", type=int, default=2, metavar="N",
                         help="learners graded at once in each shard (default: 2)")
     shards.add_argument("--skip-execution", action="store_true",
@@ -233,6 +247,16 @@ def _add_hosted_commands(commands) -> None:
     shards.add_argument("--notebooks", nargs="+", metavar="NN",
                         help="the assignment's notebooks (batch --notebooks): the gradebook is "
                              "out of their points (default: every notebook)")
+    shards.add_argument("--roster", metavar="CSV",
+                        help="as for batch: its path inside the course repository")
+    shards.add_argument("--lms", choices=("canvas",), help="as for batch: the merge writes "
+                        "canvas.csv")
+    shards.add_argument("--due", metavar="TIME", help="as for batch; the Actions workflow also "
+                        "clones each learner's last commit by then (plus the roster's extensions)")
+    shards.add_argument("--late-policy", metavar="PER_DAY[,CAP]", help="as for batch; the Actions "
+                        "workflow then clones each learner's newest commit, penalised by its time")
+    shards.add_argument("--assignment", metavar="NAME",
+                        help="the assignment's name (canvas.csv's column; nbgrader's folder)")
 
 
 def _hosted(args: argparse.Namespace) -> None:
@@ -240,11 +264,18 @@ def _hosted(args: argparse.Namespace) -> None:
     if args.command == "class-workflow":
         from grader.hosted import class_workflow
 
+        if args.dockerfile:
+            _emit(class_workflow.dockerfile(), args.out, "Dockerfile")
+            return
+        if args.shards is None:
+            raise GraderError("class-workflow needs --shards N (the number of shards)")
         options = {"jobs": args.jobs, "skip_execution": args.skip_execution,
-                   "notebooks": args.notebooks}
+                   "notebooks": args.notebooks, "roster": args.roster, "lms": args.lms,
+                   "due": args.due, "late_policy": args.late_policy,
+                   "assignment": args.assignment}
         if args.k8s:
             _emit(class_workflow.k8s(args.shards, image=args.k8s, **options), args.out,
-                  "Kubernetes Jobs")
+                  "Kubernetes script")
         else:
             write = class_workflow.slurm if args.slurm else class_workflow.actions
             _emit(write(args.shards, **options), args.out,
@@ -319,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "merge":
             from grader import merge
 
-            merge.main(shard_dirs=args.shards, out=args.out, roster=args.roster, lms=args.lms)
+            merge.main(shard_dirs=args.shards, out=args.out, roster=args.roster, lms=args.lms,
+                       assignment_name=args.assignment)
         else:
             from grader import grade, recorded, supervise
 

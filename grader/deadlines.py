@@ -5,17 +5,26 @@ per day late (a started day counts), at most 50 %. A learner's due date moves by
 ``extension_days`` column (or is replaced by its ``due`` column). The time a learner handed in is
 read, in this order, from:
 
+0. ``commits.csv`` beside the learners' folders (never inside one, where a learner could write
+   it): the time of the commit that :mod:`grader.classroom_collect` checked out of their
+   repository;
 1. nbgrader's ``timestamp.txt`` in the learner's assignment folder;
 2. Gradescope's ``submission_metadata.json`` (its ``created_at``) in the learner's folder;
 3. the newest modification time of the learner's notebooks (file times survive a copy only when
    it keeps them: ``cp -p``, ``rsync -t``, an unzip);
 
-and the gradebook says which one was used for each learner.
+and the gradebook says which one was used for each learner. File times are the least sure:
+``batch`` says in the terminal and in ``summary.json`` which learners' times came from them, and
+``--no-file-times`` refuses to grade when any would. Each learner's record (``record.json``),
+``results.json`` and feedback page carry their lateness (:func:`to_dict`), so that the shards of
+a class merge to the gradebook of one run.
 """
 from __future__ import annotations
 
+import csv
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -23,6 +32,9 @@ from pathlib import Path
 from grader.errors import GraderError
 
 SOURCES = ("nbgrader timestamp.txt", "Gradescope submission_metadata.json", "file times")
+FILE_TIMES = SOURCES[2]
+COMMITS = "commits.csv"
+COMMIT_SOURCE = "git commit time"
 COLUMNS = ["submitted_at", "time_source", "due", "days_late", "late_penalty_percent",
            "total_after_penalty"]
 """What the gradebook adds, after ``percent``, when a due date is given."""
@@ -77,8 +89,50 @@ class Lateness:
     penalty_percent: float
 
 
+def to_dict(entry: Lateness) -> dict:
+    """``entry`` as plain JSON values (times in ISO 8601), as records and reports store it."""
+    return {"submitted_at": None if entry.submitted_at is None
+            else entry.submitted_at.isoformat(timespec="seconds"),
+            "source": entry.source, "due": entry.due.isoformat(timespec="seconds"),
+            "days_late": entry.days_late, "penalty_percent": entry.penalty_percent}
+
+
+def from_dict(data: dict) -> Lateness:
+    """The :class:`Lateness` that :func:`to_dict` wrote."""
+    moment = data.get("submitted_at")
+    return Lateness(None if moment is None else datetime.fromisoformat(moment), data["source"],
+                    datetime.fromisoformat(data["due"]), int(data["days_late"]),
+                    float(data["penalty_percent"]))
+
+
+def after_penalty(total: float, entry: Lateness | dict | None) -> float:
+    """``total`` less ``entry``'s late penalty (``total`` itself without one)."""
+    if isinstance(entry, dict):
+        entry = from_dict(entry)
+    return total if entry is None else total * (1 - entry.penalty_percent / 100)
+
+
+def collected_commit(folder: Path) -> dict | None:
+    """The repository, commit and commit time graded for the learner in ``folder``, from the
+    ``commits.csv`` that :mod:`grader.classroom_collect` wrote beside it; None without one."""
+    path = folder.parent / COMMITS
+    if not path.is_file():
+        return None
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = [row for row in csv.DictReader(handle) if row.get("student_id") == folder.name]
+    except (OSError, csv.Error, UnicodeDecodeError) as exc:
+        raise GraderError(f"{path}: unreadable ({exc}); collect the repositories again") from None
+    if not rows or not rows[0].get("commit") or not rows[0].get("committed_at"):
+        return None
+    return {k: rows[0][k] for k in ("repository", "commit", "committed_at")}
+
+
 def submitted_at(folder: Path, notebooks: list[Path]) -> tuple[datetime | None, str]:
     """When the learner handed in, and which source said so (see the module's list)."""
+    commit = collected_commit(folder)
+    if commit is not None:
+        return parse_time(commit["committed_at"], str(folder.parent / COMMITS)), COMMIT_SOURCE
     for candidate in (folder / "timestamp.txt", folder.parent / "timestamp.txt"):
         if candidate.is_file():
             return parse_time(candidate.read_text().strip(), str(candidate)), SOURCES[0]
@@ -94,7 +148,7 @@ def submitted_at(folder: Path, notebooks: list[Path]) -> tuple[datetime | None, 
     times = [p.stat().st_mtime for p in notebooks if p.is_file()]
     if not times:
         return None, "nothing handed in"
-    return datetime.fromtimestamp(max(times), tz=timezone.utc), SOURCES[2]
+    return datetime.fromtimestamp(max(times), tz=timezone.utc).replace(microsecond=0), FILE_TIMES
 
 
 def due_for(due: datetime, person: dict[str, str] | None) -> datetime:
@@ -126,7 +180,29 @@ def cells(entry: Lateness | None, total: float) -> list[str]:
     """The gradebook's :data:`COLUMNS` for one learner (blank when nothing was handed in)."""
     if entry is None or entry.submitted_at is None:
         return ["", "nothing handed in", "", "", "", "0"]
-    after = total * (1 - entry.penalty_percent / 100)
+    after = after_penalty(total, entry)
     return [entry.submitted_at.isoformat(timespec="seconds"), entry.source,
             entry.due.isoformat(timespec="seconds"), str(entry.days_late),
             f"{round(entry.penalty_percent, 4):g}", f"{round(after, 4):g}"]
+
+
+def summary(late: dict[str, Lateness], due: datetime, policy: LatePolicy | None) -> dict:
+    """What ``summary.json`` says of the deadline: the due time and policy, who was late, and
+    which learners' hand-in times came from file times (the least sure source)."""
+    return {"due": due.isoformat(timespec="seconds"),
+            "late_policy": None if policy is None else [policy.per_day, policy.cap],
+            "late": sorted(s for s, e in late.items() if e.days_late > 0),
+            "time_sources": dict(sorted(Counter(
+                e.source for e in late.values()).items())),
+            "from_file_times": sorted(s for s, e in late.items() if e.source == FILE_TIMES)}
+
+
+def file_times_warning(late: dict[str, Lateness]) -> str | None:
+    """One line naming the learners whose hand-in times come from file times, or None."""
+    ids = sorted(s for s, e in late.items() if e.source == FILE_TIMES)
+    if not ids:
+        return None
+    shown = ", ".join(ids[:8]) + (f" and {len(ids) - 8} more" if len(ids) > 8 else "")
+    return (f"warning: the hand-in times of {len(ids)} learner(s) ({shown}) come from file times "
+            "(right only where the copy kept them: cp -p, rsync -t, an unzip); give nbgrader's "
+            "timestamp.txt or Gradescope's metadata, or pass --no-file-times to refuse")

@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 from grader import supervise
-from grader.notebook import code_cells, read_notebook
+from grader.notebook import cell_label, code_cells, read_notebook
 from grader.results import CellFailure, ExecutionResult
 from grader.confinement import Confinement, Limits
 from grader.sandbox import GRADER_ROOT
@@ -74,6 +74,13 @@ def _first_lines(text: str) -> str:
     return message[:MESSAGE_CHARS]
 
 
+def _learners_name(nbval_name: str) -> str:
+    """nbval's ``Cell N`` (code cells from 0) as every report names it: ``code cell N+1``
+    (:func:`grader.notebook.cell_label`)."""
+    match = re.fullmatch(r"Cell (\d+)", nbval_name.strip())
+    return cell_label(int(match.group(1))) if match else nbval_name
+
+
 def _parse_junit(path: Path) -> tuple[int, int, list[CellFailure]]:
     """(cells run, cells without error, failures) from nbval's JUnit XML."""
     root = ElementTree.parse(path).getroot()
@@ -91,7 +98,8 @@ def _parse_junit(path: Path) -> tuple[int, int, list[CellFailure]]:
         else:
             detail = problem.get("message") or ""
             text = problem.text or ""
-            failures.append(CellFailure(case.get("name", "?"), _first_lines(_cell_error(text) or detail)))
+            failures.append(CellFailure(_learners_name(case.get("name", "?")),
+                                        _first_lines(_cell_error(text) or detail)))
     return cells, passed, failures
 
 

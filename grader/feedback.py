@@ -157,9 +157,31 @@ def _overview(reports: list[NotebookReport]) -> str:
     return "\n".join(rows) + "</table>"
 
 
+def _lateness(lateness: dict, total: float, maximum: float) -> list[str]:
+    """The feedback page's lines on the deadline: hand-in time, lateness, penalty, total after."""
+    handed = lateness.get("submitted_at")
+    due = escape(str(lateness["due"]))
+    if handed is None:
+        return [f'<p class="meta">Due: {due}; nothing handed in</p>']
+    days, penalty = int(lateness["days_late"]), float(lateness["penalty_percent"])
+    when = (f'<p class="meta">Handed in: {escape(handed)} ({escape(lateness["source"])}); due: '
+            f'{due}; ' + (f"{days} day{'s' if days != 1 else ''} late" if days else "on time")
+            + "</p>")
+    if not days:
+        return [when]
+    after = round(total * (1 - penalty / 100), 4)
+    share = f" ({100 * after / maximum:.1f}%)" if maximum else ""
+    return [when, f'<p class="total"><strong>Late penalty: {_points(penalty)}%; total after the '
+                  f"penalty: {_points(after)}/{_points(maximum)} points</strong>{share}</p>"]
+
+
 def render(reports: list[NotebookReport], *, title: str = "Feedback", student_id: str | None = None,
-           grading_status: str | None = None, notes: list[str] | tuple[str, ...] = ()) -> str:
-    """The feedback page for one learner's reports, as a self-contained HTML document."""
+           grading_status: str | None = None, notes: list[str] | tuple[str, ...] = (),
+           lateness: dict | None = None) -> str:
+    """The feedback page for one learner's reports, as a self-contained HTML document.
+
+    ``lateness`` (:func:`grader.deadlines.to_dict`) adds when the work was handed in and due,
+    how many days late, the late penalty and the total after it."""
     text = _Budget()
     total = sum(r.score for r in reports)
     maximum = sum(r.max_score for r in reports)
@@ -169,6 +191,8 @@ def render(reports: list[NotebookReport], *, title: str = "Feedback", student_id
         head.append(f'<p class="meta">Learner: {escape(student_id)}</p>')
     head.append(f'<p class="total"><strong>Total: {_points(total)}/{_points(maximum)} points'
                 f"</strong>{percent}</p>")
+    if lateness is not None:
+        head += _lateness(lateness, total, maximum)
     if grading_status:
         label = _badge(grading_status, text(grading_status, 600))
         head.append(f'<p class="status-line">Grading: {label}</p>')

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -197,12 +198,17 @@ def summary(records: list[dict], points: dict[str, list[dict]], top: int = 3) ->
     return result
 
 
+_LOAD_ERROR = re.compile(r"cells that failed to load: (code cell \d+): (\w+)")
+
+
 def _mistake_name(output: str) -> str | None:
     """The mistake a test names, without its failing example (cut or whole): one mistake is
-    counted once per learner however the tests that name it end."""
+    counted once per learner however the tests that name it end. A test that failed because a
+    cell did not load names that cell: ``error in code cell N (SyntaxError)``."""
     name = reporters.named_mistake(output)
     if name is None:
-        return None
+        match = _LOAD_ERROR.search(output or "")
+        return f"error in {match.group(1)} ({match.group(2)})" if match else None
     return name.split(" [failing", 1)[0].removesuffix(" ... (cut)").strip() or None
 
 

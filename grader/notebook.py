@@ -37,6 +37,14 @@ def tags(cell) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
 
 
+def cell_label(code_index: int) -> str:
+    """How every report names a code cell to the learner: ``code cell N``, N counting the
+    notebook's code cells from 1 in notebook order (``code_index`` counts them from 0, as nbval
+    does). Markdown cells are not counted, nor the run's execution counts, which change with every
+    run."""
+    return f"code cell {code_index + 1}"
+
+
 def code_cells(notebook) -> list[tuple[int, object]]:
     """``(index, cell)`` for every code cell; the index counts all cells from 0."""
     return [(i, c) for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
@@ -91,8 +99,8 @@ def sandbox_cells(notebook, exercises: set[str]) -> list[tuple[str, str]]:
     a learner who re-created an exercise cell is still graded without re-running experiments.
     """
     cells = []
-    for index, cell in code_cells(notebook):
-        label = f"cell {index}"
+    for position, (_, cell) in enumerate(code_cells(notebook)):
+        label = cell_label(position)
         cell_tags = tags(cell)
         if SETUP_TAG in cell_tags or EXERCISE_TAG in cell_tags:
             cells.append((label, to_python(cell.source)))

@@ -44,7 +44,8 @@ class CellFailure:
     """One notebook cell that did not execute cleanly."""
 
     cell: str
-    """nbval's name for the cell, e.g. ``"Cell 7"`` (counting code cells from 0)."""
+    """The cell, as every report names it: ``"code cell 8"`` (code cells counted from 1;
+    :func:`grader.notebook.cell_label`)."""
     message: str
     """The first lines of the error, bounded in size."""
 

@@ -22,7 +22,7 @@ from grader import report as reporters
 from grader.errors import GraderError
 
 RECORD = "shard.json"
-FORMAT = 1
+FORMAT = 2
 """Version of the shard record's layout."""
 _SPEC = re.compile(r"(\d+)/(\d+)")
 

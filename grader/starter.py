@@ -305,7 +305,9 @@ def build(out: Path, *, notebooks: list[str] | None = None,
     for name in COURSE_FILES:
         if (ROOT / name).is_file():
             _copy(ROOT / name, out / name)
-    _copy(ROOT / WORKFLOW, out / WORKFLOW)
+    (out / WORKFLOW).parent.mkdir(parents=True, exist_ok=True)
+    (out / WORKFLOW).write_text(classroom_public.starter_grading_workflow(
+        (ROOT / WORKFLOW).read_text()))  # by hand only: classroom.yml grades every push
     classroom = out / CLASSROOM_WORKFLOW
     classroom.write_text(classroom_public.workflow(suites))
     (out / "README.md").write_text(readme(suites))
@@ -320,5 +322,6 @@ def main(out: Path, notebooks: list[str] | None = None) -> None:
             if public.kept else ""
         print(f"{public.suite}: {len(public.tests)} public checks, {len(public.records)} "
               f"reference helpers replaced by recorded values{kept}")
-    print(f"starter repository written to {out}: push it as a new repository (a template for "
-          "GitHub Classroom); never give learners a fork of the course", file=sys.stderr)
+    print(f"starter repository written to {out}", flush=True)
+    print("push it as a new repository (a template for GitHub Classroom); never give learners a "
+          "fork of the course", file=sys.stderr)

@@ -25,17 +25,17 @@ from pathlib import Path
 from grader.errors import GraderError
 from grader.grade import _Connections, _Grading, _judge
 from grader.judge import known_suites, suite_exercises
-from grader.notebook import EXERCISE_TAG, code_cells, exercise_names, read_notebook, sandbox_cells
-from grader.notebook import suite_name, tags, top_level_names
+from grader.notebook import EXERCISE_TAG, cell_label, code_cells, exercise_names, read_notebook
+from grader.notebook import sandbox_cells, suite_name, tags, top_level_names
 from grader.results import NotebookReport
 from grader.sandbox import Limits, Sandbox, StudentError, Template
 
 
 def _first_exercise_label(notebook) -> str:
-    """The sandbox label (``cell N``) of the notebook's first exercise cell."""
-    for index, cell in code_cells(notebook):
+    """The sandbox label (``code cell N``) of the notebook's first exercise cell."""
+    for position, (_, cell) in enumerate(code_cells(notebook)):
         if EXERCISE_TAG in tags(cell):
-            return f"cell {index}"
+            return cell_label(position)
     raise GraderError("the notebook has no cell tagged 'exercise', so there is nothing to vary")
 
 

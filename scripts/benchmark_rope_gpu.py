@@ -3,6 +3,7 @@
 Usage:
     python scripts/benchmark_rope_gpu.py [--notebook solutions/06_gpu_rope_kernel.ipynb]
                                          [--dtype bfloat16] [--plot rope_bandwidth.png]
+                                         [--out assets/gpu06_h100_table.json]
 
 The kernels come from the notebook itself: its ``setup`` and ``exercise`` cells are written to a
 temporary module and imported (Triton's JIT needs the functions' source in a file), so the same
@@ -14,6 +15,10 @@ The copy column moves its own bytes (read + write of q and k) and is the practic
 measurement itself is grader.fixtures.gpu_rope_kernel.measure_rope_bandwidth, the function the
 notebook's benchmark cell and the grader's informational test use. The two smallest shapes are
 there as caveats: a decoding step (T = 1) is bound by launch latency, and 10 MB fits in L2.
+
+With ``--out`` it also writes the raw measurement as JSON (kind "measured": the device, the
+versions of torch and Triton, every row's times in milliseconds and GB/s), the file that
+notebook 06 reads for its H100 table and roofline (``assets/gpu06_h100_table.json``).
 
 Without a CUDA device (or with TRITON_INTERPRET=1) it prints why and exits with status 0:
 timings under Triton's interpreter measure Python, not the kernel.
@@ -82,6 +87,27 @@ def table(rows) -> str:
     return "\n".join(lines)
 
 
+def raw_record(rows) -> dict:
+    """The measurement as notebook 06 reads it: versions, device, and each row's times and rates."""
+    import torch
+    import triton
+
+    return {
+        "kind": "measured",
+        "provenance": "python scripts/benchmark_rope_gpu.py (the solution kernel), medians of "
+                      "triton.testing.do_bench",
+        "device": rows[0]["device"], "dtype": rows[0]["dtype"],
+        "torch": torch.__version__, "triton": triton.__version__,
+        "columns": "gbps: GB/s of one fused pass's useful bytes (copy: of its own bytes); "
+                   "triton_over_copy and eager_over_triton are ratios of times",
+        "rows": [{"shape": list(row["shape"]), "mb": round(row["bytes"] / 1e6, 1), "ms": row["ms"],
+                  "gbps": row["gbps"], "max_error": row["max_error"],
+                  "triton_over_copy": round(row["gbps"]["triton"] / row["gbps"]["copy"], 2),
+                  "eager_over_triton": round(row["ms"]["eager"] / row["ms"]["triton"], 1)}
+                 for row in rows],
+    }
+
+
 def plot(rows, path: Path) -> None:
     import matplotlib
 
@@ -107,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="notebook whose rope_forward_triton to benchmark (default: the solution)")
     parser.add_argument("--dtype", choices=["bfloat16", "float16", "float32"], default="bfloat16")
     parser.add_argument("--plot", type=Path, metavar="PNG", help="also save a bar chart to this file")
+    parser.add_argument("--out", type=Path, metavar="JSON",
+                        help="also write the raw measurement (notebook 06 reads assets/gpu06_h100_table.json)")
     args = parser.parse_args(argv)
 
     import torch
@@ -121,6 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.plot:
         plot(rows, args.plot)
         print(f"plot written to {args.plot}")
+    if args.out:
+        import json
+
+        args.out.write_text(json.dumps(raw_record(rows), indent=1) + "\n")
+        print(f"raw measurement written to {args.out}")
     return 0
 
 

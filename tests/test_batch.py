@@ -246,6 +246,29 @@ def test_assignments_are_scoped_nbgrader_folders_and_notebooks(graded, tmp_path)
     _variant(course / "submitted" / "ada" / "ps1", NB1)
     shutil.copy(NOTEBOOKS / f"{NB1}.ipynb", _variant(course / "submitted" / "bob" / "ps1", NB1))
     _variant(course / "submitted" / "ada" / "ps2", NB2)
+    # nbgrader's hand-in times: ada's ps1 is a day and a half late, bob's on time
+    (course / "submitted" / "ada" / "ps1" / "timestamp.txt").write_text(
+        "2026-03-03 10:00:00.000000 UTC\n")
+    (course / "submitted" / "bob" / "ps1" / "timestamp.txt").write_text(
+        "2026-03-01 10:00:00.000000 UTC\n")
+    (course / "submitted" / "ada" / "ps2" / "timestamp.txt").write_text(
+        "2026-03-01 10:00:00.000000 UTC\n")
+    late = {"due": "2026-03-01T23:59", "late_policy": "10,50"}
+    batch.main(submissions=course, out=tmp_path / "grades", jobs=2, options=SKIP, **late,
+               **QUIET)
+    ps1 = (tmp_path / "grades" / "ps1" / "gradebook.csv").read_bytes()
+    lines: list[str] = []
+    # given nbgrader's submitted/ itself: the same layout, times and gradebook; nothing regraded
+    regraded = batch.main(submissions=course / "submitted", out=tmp_path / "grades",
+                          assignment_name="ps1", jobs=2, options=SKIP, **late,
+                          echo=lines.append, progress=False)
+    assert (tmp_path / "grades" / "ps1" / "gradebook.csv").read_bytes() == ps1
+    assert "0 regraded, 2 up to date" in "\n".join(lines) and len(regraded) == 2
+    assert not any("file times" in line for line in lines)
+    late_rows = _rows(tmp_path / "grades" / "ps1")
+    assert (late_rows["ada"]["time_source"], late_rows["ada"]["days_late"],
+            late_rows["ada"]["late_penalty_percent"]) == ("nbgrader timestamp.txt", "2", "20")
+    assert (late_rows["bob"]["days_late"], late_rows["bob"]["late_penalty_percent"]) == ("0", "0")
     batch.main(submissions=course, out=tmp_path / "grades", jobs=2, options=SKIP, **QUIET)
     for folder, suite in (("ps1", NB1), ("ps2", NB2)):
         rows = _rows(tmp_path / "grades" / folder)
@@ -264,3 +287,20 @@ def test_assignments_are_scoped_nbgrader_folders_and_notebooks(graded, tmp_path)
     assert NB2 not in cyd and cyd["percent"] == "100" and cyd["grading_status"] == "ok"
     assert f"{NB2}.ipynb: not part of this assignment ({NB1}); not graded" in cyd["notes"]
     assert [r["suite"] for r in batch.read_record(tmp_path / "one", "cyd")["notebooks"]] == [NB1]
+
+
+@pytest.mark.slow
+def test_one_nbgrader_assignment_is_written_to_its_own_folder(graded, tmp_path):
+    """nbgrader's layout with a single assignment writes grades/ps1/, as with several (a
+    corrupt notebook: nothing to execute, so nothing is graded but the plan)."""
+    (tmp_path / "grades" / "ps1").mkdir(parents=True)
+    shutil.copy(graded[1] / ".points.json", tmp_path / "grades" / "ps1")
+    folder = tmp_path / "course" / "submitted" / "eve" / "ps1"
+    folder.mkdir(parents=True)
+    (folder / f"{NB1}.ipynb").write_text('{"cells": [ not json')
+    lines: list[str] = []
+    batch.main(submissions=tmp_path / "course", out=tmp_path / "grades", jobs=1, options=SKIP,
+               echo=lines.append, progress=False)
+    assert lines[0] == f"assignment ps1: gradebook in {tmp_path / 'grades' / 'ps1'}"
+    assert list(_rows(tmp_path / "grades" / "ps1")) == ["eve"]
+    assert not (tmp_path / "grades" / "gradebook.csv").exists()

@@ -169,3 +169,120 @@ def test_bad_deadlines_get_one_line(tmp_path, capsys):
                          *args]) == 2
         error = capsys.readouterr().err.strip()
         assert len(error.splitlines()) == 1 and expected in error, error
+
+
+def test_nbgrader_layout_is_recognised_given_submitted_itself_or_its_parent(tmp_path):
+    from grader import assignment
+
+    course = tmp_path / "course"
+    for learner in ("ada", "bob"):
+        folder = course / "submitted" / learner / "ps1"
+        folder.mkdir(parents=True)
+        (folder / f"{SUITE}.ipynb").write_text("{}")
+        (folder / "timestamp.txt").write_text("2026-03-02 00:30:00.000000 UTC\n")
+    for given in (course, course / "submitted"):
+        assert assignment.submitted_folder(given) == course / "submitted"
+        assert assignment.nbgrader_assignments(given) == ["ps1"]
+        found = assignment.discover(given, "ps1")
+        assert {s: folder for s, (folder, _) in found.items()} == {
+            s: course / "submitted" / s / "ps1" for s in ("ada", "bob")}
+    flat = tmp_path / "flat" / "submitted"  # one folder per learner, named "submitted"
+    (flat / "cyd").mkdir(parents=True)
+    (flat / "cyd" / f"{SUITE}.ipynb").write_text("{}")
+    assert not assignment.is_nbgrader(flat)
+
+
+def test_file_times_are_named_and_can_be_refused(tmp_path, capsys):
+    from grader import cli
+
+    due = deadlines.parse_time("2026-03-01T23:59")
+    stamped = tmp_path / "subs" / "ada"
+    stamped.mkdir(parents=True)
+    (stamped / "timestamp.txt").write_text("2026-03-01 10:00:00 UTC\n")
+    late = {"ada": deadlines.lateness(stamped, [], due, None)}
+    for student in ("bob", "cyd"):
+        folder = tmp_path / "subs" / student
+        folder.mkdir()
+        (folder / f"{SUITE}.ipynb").write_text("{}")
+        late[student] = deadlines.lateness(folder, [folder / f"{SUITE}.ipynb"], due, None)
+    warning = deadlines.file_times_warning(late)
+    assert warning.startswith("warning: the hand-in times of 2 learner(s) (bob, cyd) come from "
+                              "file times") and "--no-file-times" in warning
+    assert deadlines.file_times_warning({"ada": late["ada"]}) is None
+    data = deadlines.summary(late, due, deadlines.LatePolicy.parse("10"))
+    assert data["from_file_times"] == ["bob", "cyd"] and data["late"] == ["bob", "cyd"]
+    assert data["time_sources"] == {"file times": 2, "nbgrader timestamp.txt": 1}
+    # refused before anything is graded
+    assert cli.main(["batch", str(tmp_path / "subs"), "--out", str(tmp_path / "out"), "--due",
+                     "2026-03-01T23:59", "--no-file-times"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "--no-file-times: no nbgrader timestamp.txt" in error
+    assert "bob, cyd (2 learner(s))" in error and not (tmp_path / "out").exists()
+    assert cli.main(["batch", str(tmp_path / "subs"), "--no-file-times"]) == 2
+    assert "--no-file-times needs --due" in capsys.readouterr().err
+
+
+def test_lateness_travels_in_records_and_shows_on_the_feedback_page():
+    from grader import feedback
+
+    due = deadlines.parse_time("2026-03-01T23:59")
+    entry = deadlines.Lateness(deadlines.parse_time("2026-03-03T09:30"), "nbgrader timestamp.txt",
+                               due, 2, 20.0)
+    stored = json.loads(json.dumps(deadlines.to_dict(entry)))
+    assert deadlines.from_dict(stored) == entry
+    report = NotebookReport(path=f"{SUITE}.ipynb", suite=SUITE, tests=[
+        results.TestResult(**test, status=PASSED) for test in POINTS[SUITE]])
+    page = feedback.render([report], lateness=stored)
+    assert "Total: 4/4 points" in page and "2 days late" in page
+    assert "Late penalty: 20%; total after the penalty: 3.2/4 points" in page
+    assert "Late penalty" not in feedback.render([report])
+
+
+def test_one_cell_numbering_and_a_cell_that_did_not_load_is_named_in_the_summary():
+    import nbformat
+
+    from grader.execute import _learners_name
+    from grader.notebook import cell_label, sandbox_cells
+
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# title"),
+        nbformat.v4.new_code_cell("import math", metadata={"tags": ["setup"]}),
+        nbformat.v4.new_markdown_cell("text"),
+        nbformat.v4.new_code_cell("def f(:\n    pass", metadata={"tags": ["exercise"]})])
+    labels = [label for label, _ in sandbox_cells(notebook, {"f"})]
+    assert labels == ["code cell 1", "code cell 2"] == [cell_label(0), cell_label(1)]
+    assert _learners_name("Cell 1") == "code cell 2"  # nbval counts code cells from 0
+    output = ("f is missing: is the cell that defines it still in the notebook? (cells that "
+              "failed to load: code cell 2: SyntaxError: invalid syntax (line 1))")
+    data = summary([_record("ada", [FAILED, FAILED], (output, output))], POINTS)
+    assert data[f"{SUITE}/sdpa"]["mistakes"] == [
+        {"mistake": "error in code cell 2 (SyntaxError)", "learners": 1}]
+    assert "error in code cell 2 (SyntaxError) (1 learners)" in summary_table(data)
+
+
+@pytest.mark.slow  # executes notebook 01
+def test_a_syntax_error_is_the_same_cell_in_the_hidden_tests_and_the_execution(tmp_path):
+    """nbval's execution and the hidden tests' text name one cell the same way."""
+    import nbformat
+
+    from grader.grade import grade_notebook
+    from grader.notebook import cell_label, code_cells, read_notebook
+    from grader.variants import exercise_cell_index
+    from tests.conftest import SOLUTIONS, variant
+    from tests.graded_class import NB1, wrong_answer
+
+    exercise = wrong_answer(NB1).exercise
+    index = exercise_cell_index(read_notebook(SOLUTIONS / f"{NB1}.ipynb"), exercise)
+    path = variant(tmp_path, NB1, replace={exercise: f"def {exercise}(:\n    pass\n"})
+    notebook = read_notebook(path)
+    label = cell_label([i for i, _ in code_cells(notebook)].index(index))
+    report = grade_notebook(path, cell_timeout=120)
+    assert f"{label}: SyntaxError" in " ".join(report.load_errors)
+    assert any(f.cell == label and "SyntaxError" in f.message
+               for f in report.execution.failures), report.execution.failures
+    texts = [t.output for t in report.tests if t.exercise == exercise]
+    assert texts and all(f"{label}: SyntaxError" in text for text in texts)
+    from grader.gradebook import _mistake_name
+
+    assert {_mistake_name(text) for text in texts} == {f"error in {label} (SyntaxError)"}
+    assert nbformat.validate(nbformat.read(str(path), as_version=4)) is None

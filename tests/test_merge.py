@@ -12,7 +12,7 @@ import pytest
 
 from grader import batch, cli, merge, shards
 from tests.conftest import variant
-from tests.graded_class import LEARNERS, NB1, NB2, SKIP
+from tests.graded_class import LEARNERS, NB1, NB2, ROUTES, SKIP
 
 TIMING = re.compile(r' time="[0-9.]+"')
 
@@ -123,6 +123,11 @@ REFUSALS = {
                          f"different assignments (hidden tests of {NB1} differ)"),
     "other class": (_edit("class.learners", 5), ["1", "2"], "different classes (4 and 5"),
     "other shard count": (_edit("shards", 3), ["1", "2"], "different numbers of shards"),
+    "other due time": (_edit("options.class.due", "2026-03-02T00:00:00+00:00"), ["1", "2"],
+                       "different options (due)"),
+    "other roster": (_edit("options.class.roster", {"path": "r.csv", "columns": [],
+                                                    "learners": {}}), ["1", "2"],
+                     "different options (roster)"),
 }
 
 
@@ -170,7 +175,7 @@ def test_merge_adds_the_roster_and_writes_canvas_csv(graded, tmp_path):
         f"{s},{s.title()},{i}\n" for i, s in enumerate([*LEARNERS, "zoe"], start=1)))
     out = tmp_path / "grades"
     merge.main(shard_dirs=sorted((engine / "shards").iterdir()), out=out, echo=lambda *_: None,
-               roster=roster, lms="canvas")
+               roster=roster, lms="canvas", assignment_name="ps1")
     with open(out / "gradebook.csv", newline="") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
     assert list(rows) == sorted([*LEARNERS, "zoe"]) and rows["zoe"]["grading_status"] == \
@@ -178,3 +183,106 @@ def test_merge_adds_the_roster_and_writes_canvas_csv(graded, tmp_path):
     assert all(rows[s]["name"] == s.title() for s in LEARNERS)
     canvas = (out / "canvas.csv").read_text().splitlines()
     assert canvas[1].startswith("    Points Possible,") and len(canvas) == 2 + len(LEARNERS) + 1
+    assert canvas[0].endswith(",ps1")  # merge --assignment names the column, as batch's does
+
+
+# -- the class's options on every route (tests.graded_class.grade_with_options) -----------------
+def _rows(out: Path) -> dict[str, dict[str, str]]:
+    with open(out / "gradebook.csv", newline="") as handle:
+        return {row["student_id"]: row for row in csv.DictReader(handle)}
+
+
+def _class_files(graded_class) -> dict[str, Path]:
+    classes = graded_class.engine.parent / "classes"
+    return {route: classes / route / ("grades" if route != "one" else "") for route in ROUTES}
+
+
+@pytest.mark.slow
+def test_every_route_gives_one_runs_gradebook_and_canvas_csv_with_the_penalties(graded_class):
+    """batch, and the shards merged by the Actions workflow, the Slurm script (stand-in sbatch)
+    and the Kubernetes script (stand-in kubectl), all given the roster, Canvas, --due,
+    --late-policy and --assignment: the same bytes, and the penalty where it is due."""
+    folders = _class_files(graded_class)
+    for name in ("gradebook.csv", "canvas.csv", "points_possible.csv", "summary.json"):
+        first = (folders["one"] / name).read_bytes()
+        for route, folder in folders.items():
+            assert (folder / name).read_bytes() == first, f"{route}: {name}"
+    for student in LEARNERS:
+        page = (folders["one"] / student / "feedback.html").read_bytes()
+        assert all((f / student / "feedback.html").read_bytes() == page for f in folders.values())
+    rows = _rows(folders["one"])
+    ada, bob, cyd, dan, zoe = (rows[s] for s in ("ada", "bob", "cyd", "dan", "zoe"))
+    assert (ada["time_source"], ada["days_late"], ada["late_penalty_percent"]) == (
+        "nbgrader timestamp.txt", "2", "20")  # 33.5 hours late: a started day counts
+    assert float(ada["total_after_penalty"]) == pytest.approx(0.8 * float(ada["total"]))
+    assert (cyd["days_late"], cyd["total_after_penalty"]) == ("0", cyd["total"])
+    assert dan["time_source"] == "Gradescope submission_metadata.json"
+    assert bob["time_source"] == "file times"
+    assert zoe["grading_status"] == "not submitted" and zoe["time_source"] == "nothing handed in"
+    canvas = list(csv.reader((folders["one"] / "canvas.csv").read_text().splitlines()))
+    assert canvas[0][-1] == "ps1"  # --assignment names Canvas's column on every route
+    scores = {row[0]: float(row[-1]) for row in canvas[2:]}
+    assert float(ada["total"]) > 0 and scores["Ada"] == pytest.approx(0.8 * float(ada["total"]))
+    assert scores["Cyd"] == float(cyd["total"]) and scores["Zoe"] == 0
+    deadline = json.loads((folders["one"] / "summary.json").read_text())["deadline"]
+    assert deadline["late"] == ["ada", "bob"] and deadline["from_file_times"] == ["bob"]
+    for route in ("actions", "slurm", "k8s"):
+        record = shards.read(folders[route].parent / "shards" / "shard-1")
+        assert record["options"]["class"]["due"] == "2026-03-01T23:59:00+00:00"
+
+
+@pytest.mark.slow
+def test_a_late_learners_feedback_page_and_results_show_the_penalty(graded_class):
+    one = _class_files(graded_class)["one"]
+    ada = _rows(one)["ada"]
+    page = (one / "ada" / "feedback.html").read_text()
+    assert f"Total: {ada['total']}/{ada['max_total']} points" in page
+    assert "2 days late" in page and "nbgrader timestamp.txt" in page
+    assert (f"Late penalty: 20%; total after the penalty: {ada['total_after_penalty']}/"
+            f"{ada['max_total']} points") in page
+    lateness = json.loads((one / "ada" / "results.json").read_text())["extra_data"]["lateness"]
+    assert (lateness["days_late"], lateness["penalty_percent"]) == (2, 20.0)
+    assert lateness["total_after_penalty"] == float(ada["total_after_penalty"])
+    assert batch.read_record(one, "ada")["lateness"]["submitted_at"] == "2026-03-03T09:30:00+00:00"
+    on_time = (one / "cyd" / "feedback.html").read_text()
+    assert "on time" in on_time and "Late penalty" not in on_time
+    plain = (graded_class.one / "ada" / "feedback.html").read_text()  # graded without --due
+    assert "Late penalty" not in plain and "Handed in" not in plain
+
+
+@pytest.mark.slow
+def test_shards_of_nbgrader_assignments_merge_into_a_folder_each(graded, tmp_path):
+    """`batch --shard` in nbgrader's layout writes a folder per assignment in each shard; `merge`
+    of the shards' folders writes each assignment's files into OUT/ASSIGNMENT."""
+    _, engine = graded
+    for index in (1, 2):
+        shutil.copytree(engine / "shards" / f"shard-{index}", tmp_path / f"s{index}" / "ps1")
+    lines: list[str] = []
+    merge.main(shard_dirs=[tmp_path / "s1", tmp_path / "s2"], out=tmp_path / "grades",
+               echo=lines.append)
+    assert (tmp_path / "grades" / "ps1" / "gradebook.csv").read_bytes() == \
+        (engine / "grades" / "gradebook.csv").read_bytes()
+    assert lines[0] == f"assignment ps1: gradebook in {tmp_path / 'grades' / 'ps1'}"
+
+
+@pytest.mark.slow
+def test_merge_refuses_options_that_contradict_the_shards(graded_class, tmp_path, capsys):
+    shards_dir = graded_class.engine.parent / "classes" / "actions" / "shards"
+    folders = [str(shards_dir / f"shard-{k}") for k in (1, 2)]
+    other = tmp_path / "other.csv"
+    other.write_text("student_id,lms_id\nada,9\n")
+    for args, message in ((["--assignment", "ps2"], "the shards were graded as assignment ps1"),
+                          (["--roster", str(other)], "is not the roster the shards were graded")):
+        assert cli.main(["merge", *folders, "--out", str(tmp_path / "out"), *args]) == 2
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and message in error, error
+    plain = [str(graded_class.engine / "shards" / f"shard-{k}") for k in (1, 2)]
+    with_due = tmp_path / "due"
+    for k, folder in enumerate(plain, start=1):  # shards graded with --due but no roster
+        shutil.copytree(folder, with_due / str(k))
+        record = json.loads((with_due / str(k) / "shard.json").read_text())
+        record["options"]["class"]["due"] = "2026-03-01T23:59:00+00:00"
+        (with_due / str(k) / "shard.json").write_text(json.dumps(record))
+    assert cli.main(["merge", str(with_due / "1"), str(with_due / "2"), "--out",
+                     str(tmp_path / "out"), "--roster", str(other)]) == 2
+    assert "its extensions did not count" in capsys.readouterr().err

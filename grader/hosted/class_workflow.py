@@ -10,11 +10,16 @@ learner, or any layout ``batch`` reads):
   ``python -m grader batch submissions --out "shards/shard-$SHARD" --shard "$SHARD/N" --jobs 2``;
 * once every shard has succeeded: ``python -m grader merge shards/shard-* --out grades``.
 
-The grader schedules nothing itself: the engine starts the shards and the merge.
+The class's options (``--roster``, ``--lms``, ``--due``, ``--late-policy``, ``--assignment``)
+are given to the shard command; each shard records them (:mod:`grader.shards`) and the merge
+writes from them what one ``batch`` run would, ``canvas.csv`` included. The grader schedules
+nothing itself: the engine starts the shards and the merge.
 """
 from __future__ import annotations
 
+import re
 import shlex
+from pathlib import Path
 
 import yaml
 
@@ -31,18 +36,53 @@ SECRET = "CLASSROOM_TOKEN"
 """The grading repository's secret: a token that can read the classroom's repositories."""
 
 
+CLASS_OPTIONS = ("roster", "lms", "due", "late_policy", "assignment")
+"""The class's options, passed to the shard command as ``--roster`` ... ``--assignment``."""
+
+
+def check_class_options(settings: dict) -> None:
+    """Refuse, with one line, class options that ``batch`` would refuse when the shards run."""
+    from grader import deadlines, enrolment
+
+    if settings.get("lms") is not None and settings.get("roster") is None:
+        raise GraderError(f"--lms {settings['lms']}: needs --roster (with the LMS's ids)")
+    if settings.get("late_policy") is not None:
+        if settings.get("due") is None:
+            raise GraderError("--late-policy needs --due (the date and time work is due)")
+        deadlines.LatePolicy.parse(settings["late_policy"])
+    if settings.get("due") is not None:
+        deadlines.parse_time(settings["due"])
+    roster = settings.get("roster")
+    if roster is not None:
+        if Path(roster).is_absolute():
+            raise GraderError(f"--roster {roster}: give the roster's path inside the course "
+                              "repository (relative), where every shard's checkout finds it")
+        enrolment.read(Path(roster))
+
+
+def _class_arguments(settings: dict) -> str:
+    parts = []
+    for key in CLASS_OPTIONS:
+        if settings.get(key) is not None:
+            parts += [f"--{key.replace('_', '-')}", shlex.quote(str(settings[key]))]
+    return "".join(f" {part}" for part in parts)
+
+
 def shard_command(count: int, *, jobs: int = 2, skip_execution: bool = False,
-                  notebooks: list[str] | None = None) -> str:
+                  notebooks: list[str] | None = None, **settings) -> str:
     """The command that grades shard ``$SHARD`` of ``count`` (a shell command line); with
-    ``notebooks``, only the assignment's notebooks (``batch --notebooks``)."""
+    ``notebooks``, only the assignment's notebooks (``batch --notebooks``); ``settings`` are the
+    class's options (:data:`CLASS_OPTIONS`)."""
     extra = " --skip-execution" if skip_execution else ""
     extra += f" --notebooks {' '.join(notebooks)}" if notebooks else ""
+    extra += _class_arguments(settings)
     return (f'python -m grader batch submissions --out "shards/shard-$SHARD" '
             f'--shard "$SHARD/{count}" --jobs {jobs}{extra}')
 
 
 MERGE_COMMAND = "python -m grader merge shards/shard-* --out grades"
-"""The command that joins every shard into ``grades/``."""
+"""The command that joins every shard into ``grades/`` (the class's options travel in the shard
+records)."""
 
 
 class _Dumper(yaml.SafeDumper):
@@ -53,42 +93,44 @@ _Dumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
     "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None))
 
 
-def _check(count: int, jobs: int) -> None:
+def _check(count: int, jobs: int, settings: dict | None = None) -> None:
     if not 1 <= count <= MAX_SHARDS:
         raise GraderError(f"--shards {count}: give 1 to {MAX_SHARDS} shards (a GitHub Actions "
                           "matrix runs at most 256 jobs)")
     if jobs < 1:
         raise GraderError(f"--jobs {jobs}: give a positive number of learners per shard at once")
+    unknown = set(settings or {}) - set(CLASS_OPTIONS)
+    if unknown:
+        raise TypeError(f"unknown class options: {', '.join(sorted(unknown))}")
+    check_class_options(settings or {})
 
 
 def _generator(count: int, jobs: int, skip_execution: bool,
-               notebooks: list[str] | None = None) -> str:
+               notebooks: list[str] | None = None, settings: dict | None = None) -> str:
     """The command line that generates the file."""
     return (f"python -m grader class-workflow --shards {count}"
             + (f" --jobs {jobs}" if jobs != 2 else "")
             + (" --skip-execution" if skip_execution else "")
-            + (f" --notebooks {' '.join(notebooks)}" if notebooks else ""))
+            + (f" --notebooks {' '.join(notebooks)}" if notebooks else "")
+            + _class_arguments(settings or {}))
 
 
 # -- GitHub Actions -----------------------------------------------------------------------------
-_CLONE = f"""if [ -z "$ORGANIZATION" ] || [ -z "$PREFIX" ]; then
+def _clone(settings: dict) -> str:
+    """The collect step: the learners' repositories (never the starter), each at the commit
+    that counts (:mod:`grader.classroom_collect`)."""
+    extra = "".join(f" --{key.replace('_', '-')} {shlex.quote(str(settings[key]))}"
+                    for key in ("due", "roster") if settings.get(key) is not None)
+    extra += " --late-policy" if settings.get("late_policy") is not None else ""
+    return f"""if [ -z "$ORGANIZATION" ] || [ -z "$PREFIX" ]; then
   echo "give the classroom's organization and the assignment's repository prefix"
   exit 1
 fi
-mkdir -p submissions
-gh repo list "$ORGANIZATION" --limit 100000 --json name --jq '.[].name' | sort |
-  while read -r repository; do
-    case "$repository" in
-      "$PREFIX"-*) gh repo clone "$ORGANIZATION/$repository" \\
-                     "submissions/${{repository#"$PREFIX-"}}" -- --depth 1 --quiet ;;
-    esac
-  done
-rm -rf submissions/*/.git
-if [ -z "$(ls submissions)" ]; then
-  echo "no repositories $PREFIX-* in $ORGANIZATION: check the prefix and the {SECRET} secret"
-  exit 1
-fi
+python3 -m grader.classroom_collect --organization "$ORGANIZATION" --prefix "$PREFIX" \\
+  --out submissions{extra} ${{STARTER:+--starter "$STARTER"}}
 """
+
+
 _UNPACK = """mkdir -p submissions
 case "$ARCHIVE" in
   *.zip) python -m zipfile -e "$ARCHIVE" submissions ;;
@@ -119,19 +161,23 @@ def _inputs() -> dict:
         "prefix": {"description": "the assignment's repository prefix: learners' repositories "
                                   "are PREFIX-USERNAME (source: classroom)",
                    "type": "string", "default": ""},
+        "starter": {"description": "the starter repository's name, where it is not marked as a "
+                                   "template (template repositories are never graded)",
+                    "type": "string", "default": ""},
         "archive": {"description": "path of a .zip or .tar.gz with one folder per learner "
                                    "(source: archive)", "type": "string",
                     "default": "submissions.zip"},
     }
 
 
-def _collect_job() -> dict:
+def _collect_job(settings: dict) -> dict:
     return {"runs-on": "ubuntu-latest", "timeout-minutes": 60, "steps": [
         {"uses": "actions/checkout@v5"},
         {"name": "Clone the learners' repositories", "if": "inputs.source == 'classroom'",
          "env": {"GH_TOKEN": f"${{{{ secrets.{SECRET} }}}}",
-                 "ORGANIZATION": "${{ inputs.organization }}", "PREFIX": "${{ inputs.prefix }}"},
-         "run": _CLONE},
+                 "ORGANIZATION": "${{ inputs.organization }}", "PREFIX": "${{ inputs.prefix }}",
+                 "STARTER": "${{ inputs.starter }}"},
+         "run": _clone(settings)},
         {"name": "Unpack the archive", "if": "inputs.source == 'archive'",
          "env": {"ARCHIVE": "${{ inputs.archive }}"}, "run": _UNPACK},
         {"uses": "actions/upload-artifact@v6",
@@ -141,9 +187,10 @@ def _collect_job() -> dict:
 
 
 def actions(count: int, *, jobs: int = 2, skip_execution: bool = False,
-            notebooks: list[str] | None = None) -> str:
-    """The GitHub Actions workflow's text: collect, ``count`` shard jobs, merge."""
-    _check(count, jobs)
+            notebooks: list[str] | None = None, **settings) -> str:
+    """The GitHub Actions workflow's text: collect, ``count`` shard jobs, merge; ``settings``
+    are the class's options (:data:`CLASS_OPTIONS`)."""
+    _check(count, jobs, settings)
     grade = {
         "needs": "collect", "runs-on": "ubuntu-latest", "timeout-minutes": JOB_MINUTES,
         "strategy": {"fail-fast": False, "matrix": {"shard": list(range(1, count + 1))}},
@@ -153,7 +200,7 @@ def actions(count: int, *, jobs: int = 2, skip_execution: bool = False,
              "with": {"name": "submissions", "path": "submissions"}},
             {"name": "Grade the shard",
              "run": shard_command(count, jobs=jobs, skip_execution=skip_execution,
-                                   notebooks=notebooks)},
+                                   notebooks=notebooks, **settings)},
             {"uses": "actions/upload-artifact@v6",
              "with": {"name": "shard-${{ matrix.shard }}",
                       "path": "shards/shard-${{ matrix.shard }}", "if-no-files-found": "error",
@@ -172,28 +219,30 @@ def actions(count: int, *, jobs: int = 2, skip_execution: bool = False,
         "name": "Grade the class",
         "on": {"workflow_dispatch": {"inputs": _inputs()}},
         "permissions": {"contents": "read"},
-        "jobs": {"collect": _collect_job(), "grade": grade, "merge": merge},
+        "jobs": {"collect": _collect_job(settings), "grade": grade, "merge": merge},
     }
     header = f"""\
 # Grades a class in {count} shards; generated by
-# `{_generator(count, jobs, skip_execution, notebooks)}`: regenerate it rather than editing it.
+# `{_generator(count, jobs, skip_execution, notebooks, settings)}`: regenerate it rather than editing it.
 # Commit it to the instructor's private grading repository (the course repository, hidden
 # tests included) and run it from the Actions tab. With source `classroom`, the secret
-# {SECRET} must be a token that can read the classroom's repositories. The gradebook,
-# summary and feedback pages are the merge job's artifact `gradebook`.
+# {SECRET} must be a token that can read the classroom's repositories; the learners'
+# repositories are cloned (never a template repository), each at the commit that counts, listed
+# in submissions/commits.csv. The gradebook, summary, feedback pages (and canvas.csv with --lms)
+# are the merge job's artifact `gradebook`.
 """
     return header + yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=1000)
 
 
 # -- Slurm --------------------------------------------------------------------------------------
 def slurm(count: int, *, jobs: int = 2, skip_execution: bool = False,
-          notebooks: list[str] | None = None) -> str:
+          notebooks: list[str] | None = None, **settings) -> str:
     """A Slurm job-array script: ``bash`` it to submit ``count`` shard tasks and the merge."""
-    _check(count, jobs)
+    _check(count, jobs, settings)
     merge = shlex.quote(MERGE_COMMAND)
     return f"""#!/bin/bash
 # Grades a class in {count} shards on Slurm; generated by
-# `{_generator(count, jobs, skip_execution, notebooks)} --slurm`: regenerate it rather than editing it.
+# `{_generator(count, jobs, skip_execution, notebooks, settings)} --slurm`: regenerate it rather than editing it.
 # Run it with bash from the course repository (hidden tests included; the grader installed
 # in .venv or on PATH; the submissions in submissions/, one folder per learner): it submits
 # itself as an array of {count} tasks, one shard each, and a merge job that starts once every
@@ -216,45 +265,135 @@ if [ -z "${{SLURM_ARRAY_TASK_ID:-}}" ]; then
   exit 0
 fi
 SHARD=$SLURM_ARRAY_TASK_ID
-{shard_command(count, jobs=jobs, skip_execution=skip_execution, notebooks=notebooks)}
+{shard_command(count, jobs=jobs, skip_execution=skip_execution, notebooks=notebooks, **settings)}
 """
 
 
 # -- Kubernetes ---------------------------------------------------------------------------------
-def _job(name: str, step: str, image: str, script: str, cpus: int, spec: dict) -> dict:
+UID = 1000
+"""The unprivileged user (and group) the grading image and its pods run as."""
+_TEMP = {"name": "tmp", "mountPath": "/tmp"}
+
+
+def _mount(sub: str, *, read_only: bool) -> dict:
+    mount = {"name": "grading", "mountPath": f"/grading/{sub}", "subPath": sub}
+    return {**mount, "readOnly": True} if read_only else mount
+
+
+def _job(name: str, step: str, image: str, script: str, cpus: int, spec: dict,
+         mounts: list[dict]) -> dict:
     container = {"name": step, "image": image, "workingDir": "/grading",
                  "command": ["bash", "-e", "-c", script],
+                 "env": [{"name": "HOME", "value": "/tmp"},
+                         {"name": "MPLCONFIGDIR", "value": "/tmp"}],
                  "resources": {"requests": {"cpu": str(cpus), "memory": f"{2 * cpus}Gi"},
                                "limits": {"memory": f"{2 * cpus}Gi"}},
-                 "volumeMounts": [{"name": "grading", "mountPath": "/grading"}]}
+                 "securityContext": {"allowPrivilegeEscalation": False,
+                                     "readOnlyRootFilesystem": True,
+                                     "capabilities": {"drop": ["ALL"]}},
+                 "volumeMounts": [*mounts, _TEMP]}
     return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "labels": {"app": "grade-class", "step": step}},
+            "metadata": {"name": f"{name}-@RUN@", "labels": {"app": "grade-class", "step": step}},
             "spec": {**spec, "template": {"spec": {
-                "restartPolicy": "Never", "containers": [container],
+                "restartPolicy": "Never",
+                "securityContext": {"runAsNonRoot": True, "runAsUser": UID, "runAsGroup": UID,
+                                    "fsGroup": UID, "seccompProfile": {"type": "RuntimeDefault"}},
+                "containers": [container],
                 "volumes": [{"name": "grading",
-                             "persistentVolumeClaim": {"claimName": "grading"}}]}}}}
+                             "persistentVolumeClaim": {"claimName": "grading"}},
+                            {"name": "tmp", "emptyDir": {}}]}}}}
 
 
-def k8s(count: int, *, jobs: int = 2, skip_execution: bool = False,
-        image: str = "course-grader", notebooks: list[str] | None = None) -> str:
-    """Kubernetes manifests: an indexed Job of ``count`` shards and the merge Job."""
-    _check(count, jobs)
+def k8s_manifests(count: int, *, jobs: int = 2, skip_execution: bool = False,
+                  image: str = "course-grader", notebooks: list[str] | None = None,
+                  **settings) -> list[dict]:
+    """The two Jobs: an indexed Job of ``count`` shards and the merge; their names end in
+    ``-@RUN@``, which :func:`k8s`'s script replaces with the run's own name."""
     shards = _job("grade-class-shards", "shards", image,
                   "SHARD=$((JOB_COMPLETION_INDEX + 1))\n"
                   + shard_command(count, jobs=jobs, skip_execution=skip_execution,
-                                   notebooks=notebooks), jobs,
+                                  notebooks=notebooks, **settings), jobs,
                   {"completionMode": "Indexed", "completions": count, "parallelism": count,
-                   "backoffLimit": count, "activeDeadlineSeconds": SLURM_HOURS * 3600})
-    merge = _job("grade-class-merge", "merge", image, MERGE_COMMAND, 1, {"backoffLimit": 1})
-    header = f"""\
+                   "backoffLimit": count, "activeDeadlineSeconds": SLURM_HOURS * 3600},
+                  [_mount("submissions", read_only=True), _mount("shards", read_only=False)])
+    merge = _job("grade-class-merge", "merge", image, MERGE_COMMAND, 1,
+                 {"backoffLimit": 1, "activeDeadlineSeconds": 3600},
+                 [_mount("shards", read_only=True), _mount("grades", read_only=False)])
+    return [shards, merge]
+
+
+def k8s(count: int, *, jobs: int = 2, skip_execution: bool = False,
+        image: str = "course-grader", notebooks: list[str] | None = None, **settings) -> str:
+    """A bash script that runs the Kubernetes Jobs of :func:`k8s_manifests` with ``kubectl``:
+    the shards, then, once they have succeeded, the merge; it says which Job failed."""
+    _check(count, jobs, settings)
+    manifests = yaml.dump_all(k8s_manifests(count, jobs=jobs, skip_execution=skip_execution,
+                                            image=image, notebooks=notebooks, **settings),
+                              Dumper=_Dumper, sort_keys=False, width=1000)
+    return f"""#!/bin/bash
 # Grades a class in {count} shards on Kubernetes; generated by
-# `{_generator(count, jobs, skip_execution, notebooks)} --k8s {image}`: regenerate it rather than editing it.
-# The image holds the course repository (hidden tests included) with the grader installed;
-# the PersistentVolumeClaim `grading` (ReadWriteMany where pods run on several nodes) holds
-# submissions/, one folder per learner, and receives shards/ and grades/. Run the shards,
-# wait for all of them, then the merge:
-#   kubectl apply -f FILE -l step=shards
-#   kubectl wait --for=condition=complete --timeout={SLURM_HOURS}h job/grade-class-shards
-#   kubectl apply -f FILE -l step=merge
+# `{_generator(count, jobs, skip_execution, notebooks, settings)} --k8s {image}`: regenerate it rather than editing it.
+# The image {image} holds the course repository (hidden tests included) with the grader
+# installed (`python -m grader class-workflow --dockerfile` writes its recipe). Its pods run as
+# user {UID}, with a read-only root file system. The PersistentVolumeClaim `grading`
+# (ReadWriteMany where pods run on several nodes) holds submissions/ (one folder per learner,
+# mounted read-only), shards/ and grades/ (both writable by user {UID}).
+# Run it with bash where kubectl reaches the cluster: it starts the shards as the indexed Job
+# grade-class-shards-RUN (RUN: $RUN, or the time it starts), waits until it has succeeded or
+# failed and says which, then runs the merge Job grade-class-merge-RUN the same way.
+set -euo pipefail
+RUN=${{RUN:-$(date -u +%Y%m%d-%H%M%S)}}
+wait_for() {{  # 0 once job $1 has succeeded; 1, saying so, once it has failed
+  local job=$1 state
+  while true; do
+    state=$(kubectl get "job/$job" -o jsonpath='{{range .status.conditions[?(@.status=="True")]}}{{.type}} {{end}}')
+    case " $state " in
+      *" Complete "*) echo "job/$job succeeded"; return 0 ;;
+      *" Failed "*)
+        echo "job/$job failed: see kubectl describe job/$job and kubectl logs -l job-name=$job" >&2
+        return 1 ;;
+    esac
+    sleep "${{POLL_SECONDS:-30}}"
+  done
+}}
+manifests() {{
+  sed "s/@RUN@/$RUN/g" <<'MANIFESTS'
+{manifests}MANIFESTS
+}}
+manifests | kubectl apply -l step=shards -f -
+wait_for "grade-class-shards-$RUN"
+manifests | kubectl apply -l step=merge -f -
+wait_for "grade-class-merge-$RUN"
+echo "the gradebook, summary and feedback pages are in grades/ on the volume grading"
 """
-    return header + yaml.dump_all([shards, merge], Dumper=_Dumper, sort_keys=False, width=1000)
+
+
+def pinned_requirements(pyproject: Path | None = None) -> list[str]:
+    """The course's pinned packages, as ``pyproject.toml``'s ``[project] dependencies``."""
+    import tomllib
+
+    path = pyproject or Path(__file__).resolve().parents[2] / "pyproject.toml"
+    data = tomllib.loads(path.read_text())
+    return list(data["project"]["dependencies"])
+
+
+def dockerfile() -> str:
+    """The recipe of the grading image that :func:`k8s`'s pods run: the pinned packages (CPU-only
+    PyTorch), then the course repository, installed as the unprivileged user :data:`UID`."""
+    pins = " \\\n      ".join(shlex.quote(pin) for pin in pinned_requirements())
+    return f"""# The grading image of `python -m grader class-workflow --k8s IMAGE`; generated by
+# `python -m grader class-workflow --dockerfile`: regenerate it rather than editing it.
+# Build it in the course repository (hidden tests included), where this file is saved as
+# grader.Dockerfile: docker build -f grader.Dockerfile -t IMAGE .  (then push IMAGE where the
+# cluster pulls from; a .dockerignore listing .venv keeps a local environment out of it). The
+# packages are pyproject.toml's pins; PyTorch is its CPU-only build.
+FROM python:3.11-slim
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1 MPLBACKEND=Agg
+RUN useradd --uid {UID} --user-group --create-home grader
+RUN python -m pip install --extra-index-url {TORCH_INDEX} \\
+      {pins}
+COPY --chown=root:root . /course
+RUN python -m pip install --no-deps -e /course
+USER {UID}:{UID}
+WORKDIR /grading
+"""

@@ -33,3 +33,18 @@ def workflow(suites: list[str], *, step_minutes: int = STEP_MINUTES) -> str:
               "grader starter-repo`.\n# It runs the public checks only (partial credit per "
               "check); your instructor runs the hidden tests\n# elsewhere.\n")
     return header + yaml.safe_dump(document, sort_keys=False, width=1000)
+
+
+def starter_grading_workflow(text: str) -> str:
+    """``grade-my-notebooks.yml`` as the starter repository ships it: run by hand only (the Actions
+    tab's "Run workflow"), since the starter's ``classroom.yml`` already grades every push: one
+    grading per push, not two. ``text`` is the course's own workflow; raises ValueError when its
+    triggers are not laid out as expected."""
+    head, found, rest = text.partition("\non:\n")
+    triggers, found_next, tail = rest.partition("\n\n")
+    if not found or not found_next or "push:" not in triggers:
+        raise ValueError("grade-my-notebooks.yml: no `on:` block with `push:` followed by a "
+                         "blank line")
+    comment = ("# In this starter repository it runs only by hand (Actions tab, Run workflow):\n"
+               "# classroom.yml already grades every push.\n")
+    return head + "\n" + comment + "on:\n  workflow_dispatch:\n\n" + tail

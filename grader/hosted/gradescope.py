@@ -9,6 +9,7 @@ answers. Specification: https://gradescope-autograders.readthedocs.io/en/latest/
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 import zipfile
 from pathlib import Path
@@ -34,11 +35,43 @@ MAX_MINUTES = 40
 _DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same repository gives the same zip
 
 
-def requirements() -> str:
-    """The pinned requirements of ``pyproject.toml`` that grading needs, one per line."""
+ONLY_WHERE_IMPORTED = {"triton": "triton"}
+"""Pinned package -> its import name, for packages only some notebooks use (notebook 06's Triton):
+a zip installs one only when a chosen notebook, its hidden tests or a fixture module they import
+imports it."""
+_IMPORT = r"^[ \t\"]*(?:import|from)[ \t]+{}\b"
+_FIXTURE = re.compile(r"grader[./]fixtures[./](\w+)")
+
+
+def _imports(suites: list[str], name: str) -> bool:
+    """Whether a notebook of ``suites``, its hidden tests or a fixture they name imports
+    ``name``."""
+    pattern = re.compile(_IMPORT.format(re.escape(name)), re.MULTILINE)
+    texts = []
+    for suite in suites:
+        for path in (ROOT / "notebooks" / f"{suite}.ipynb",
+                     GRADER_DIR / "suites" / f"test_{suite}.py"):
+            if path.is_file():
+                texts.append(path.read_text())
+    fixtures = {m for text in texts for m in _FIXTURE.findall(text)}
+    texts += [(GRADER_DIR / "fixtures" / f"{m}.py").read_text() for m in sorted(fixtures)
+              if (GRADER_DIR / "fixtures" / f"{m}.py").is_file()]
+    return any(pattern.search(text) for text in texts)
+
+
+def requirements(suites: list[str] | None = None) -> str:
+    """The pinned requirements of ``pyproject.toml`` that grading ``suites`` (default: every
+    notebook) needs, one per line: :data:`ONLY_WHERE_IMPORTED` only where they are imported."""
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    lines = [r for r in pyproject["project"]["dependencies"]
-             if r.split("==")[0].strip().lower() not in NOT_NEEDED_TO_GRADE]
+    lines = []
+    for requirement in pyproject["project"]["dependencies"]:
+        name = re.split(r"[=<>!~; ]", requirement, maxsplit=1)[0].strip().lower()
+        if name in NOT_NEEDED_TO_GRADE:
+            continue
+        if name in ONLY_WHERE_IMPORTED and suites is not None and not _imports(
+                suites, ONLY_WHERE_IMPORTED[name]):
+            continue
+        lines.append(requirement)
     return "".join(f"{line}\n" for line in lines)
 
 
@@ -89,7 +122,7 @@ def build(*, out: Path, notebooks: list[str] | None = None,
     with zipfile.ZipFile(out, "w") as archive:
         for name in SCRIPTS:
             _add(archive, name, _script(name), 0o755)
-        _add(archive, "requirements.txt", requirements().encode(), 0o644)
+        _add(archive, "requirements.txt", requirements(suites).encode(), 0o644)
         _add(archive, "autograder.json", (json.dumps(config, indent=2) + "\n").encode(), 0o644)
         for path in _package_files(suites):
             _add(archive, f"grader/{path.relative_to(GRADER_DIR).as_posix()}", path.read_bytes(),

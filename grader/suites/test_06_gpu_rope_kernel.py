@@ -816,13 +816,13 @@ def _decode_inputs(seed, *, n_positions=1024, head_dim=32, rotary_dim=None, batc
     return (q, k, *_tables(n_positions, rotary_dim or head_dim))
 
 
-@pytest.mark.exercise("rope_forward_triton", points=2, public=True)
+@pytest.mark.exercise("rope_forward_triton", points=3, public=True)
 def test_forward_decode_step_at_offset_1000(student):
     """Decoding: one token at position_ids=1000 (an int offset) equals row 1000 of a full-length rotation."""
     _check_forward(student, *_decode_inputs(201), position_ids=1000, owner="formula")
 
 
-@pytest.mark.exercise("rope_forward_triton", points=1, public=True)
+@pytest.mark.exercise("rope_forward_triton", points=2, public=True)
 def test_forward_partial_rotary_half_split(student):
     """rotary_dim=16 of head_dim 64 (Pythia's rotary_pct=0.25): channels 16..63 pass through unchanged."""
     q, k, _, _ = _inputs(1, 2, 1, 12, 64, seed=202)
@@ -862,14 +862,14 @@ def test_forward_left_padding(student):
                     position_ids=position_ids)
 
 
-@pytest.mark.exercise("rope_forward_triton", points=1)
+@pytest.mark.exercise("rope_forward_triton", points=2)
 def test_forward_partial_rotary_interleaved_at_an_offset(student):
     """GPT-J style: rotary_dim=16 of head_dim 48, interleaved, positions from the int offset 30."""
     q, k, _, _ = _inputs(2, 3, 1, 20, 48, seed=206)
     _check_forward(student, q, k, *_tables(64, 16), True, rotary_dim=16, position_ids=30, owner="offset")
 
 
-@pytest.mark.exercise("rope_forward_triton", points=2)
+@pytest.mark.exercise("rope_forward_triton", points=3)
 def test_forward_in_place(student):
     """inplace=True: q and k hold the rotation afterwards; half-split, and interleaved with rotary_dim 24 of 32."""
     for interleaved in (False, True):
@@ -978,7 +978,7 @@ def test_forward_bandwidth_on_a_gpu(student, record_property):
 # position_ids ((B, T) ids and an int offset) and rotary_dim passed on; test_backward_float16 the dtype;
 # test_backward_leaves_gradients_unchanged the inputs. The others let those mistakes' results pass and
 # give no partial rotary_dim (a backward that drops it raises).
-@pytest.mark.exercise("rope_backward_triton", points=2, public=True)
+@pytest.mark.exercise("rope_backward_triton", points=1, public=True)
 def test_backward_matches_autograd_half_split(student):
     """Half-split, float32: the result equals autograd's gradient through the float64 reference."""
     g_q, g_k, cos, sin = _inputs(1, 2, 1, 8, 16, seed=30)
@@ -992,13 +992,13 @@ def test_backward_matches_autograd_half_split(student):
         expect_close(got, want, what=what, mistakes=_mistakes(x, cos, sin, False, -1.0), **FP32)
 
 
-@pytest.mark.exercise("rope_backward_triton", points=2)
+@pytest.mark.exercise("rope_backward_triton", points=1)
 def test_backward_interleaved_grouped_odd_length(student):
     """Interleaved, 6 query heads and 2 key heads, T = 97, head_dim 80: rotation by -θ."""
     _check_backward(student, *_inputs(1, 6, 2, 97, 80, seed=31), interleaved=True, owner="layout")
 
 
-@pytest.mark.exercise("rope_backward_triton", points=2)
+@pytest.mark.exercise("rope_backward_triton", points=1)
 def test_backward_inverts_the_forward_rotation(student):
     """bwd(fwd(x)) = x: backward applied to the reference rotation of x gives x back (float32, float16 values)."""
     for dtype, interleaved in ((torch.float32, False), (torch.float16, True)):
@@ -1039,7 +1039,7 @@ def test_backward_leaves_gradients_unchanged(student):
         _expect_unchanged(now, before, _rope64(before, *inputs[2:], sign=-1.0), f"{name} after the call")
 
 
-@pytest.mark.exercise("rope_backward_triton", points=2)
+@pytest.mark.exercise("rope_backward_triton", points=1)
 def test_backward_positions_and_partial_rotary(student):
     """Packed position_ids (half-split) or an int offset of 30 (interleaved), rotary_dim=16 of 48: -θ at each
     token's position, pass-through gradients copied."""
