@@ -10,6 +10,11 @@
                                                           on a course machine, in a container or
                                                           on Colab: with JupyterLab's --allow-root)
     python3 course.py release                             rebuild notebooks/ from solutions/
+    python3 course.py site                                build the course's website into site/html
+                                                          (from the stored outputs; fails on a warning)
+    python3 course.py colab                               on Google Colab: install what the notebooks
+                                                          need that Colab lacks (the first cell of each
+                                                          released notebook runs it there)
 
 A command is offered only where what it needs ships: ``test`` needs ``tests/``, ``release``
 needs ``solutions/``, ``batch`` the hidden tests (a learner's starter repository has none of
@@ -29,6 +34,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 PYTHON = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+SITE = ROOT / "site"
+"""The website's build folder (ignored by git): ``html/`` is the site, the rest Sphinx's caches."""
+COLAB_PRESENT = {"torch", "numpy", "matplotlib", "jupyterlab", "ipykernel", "triton", "tqdm",
+                 "psutil", "pyyaml", "nbformat", "jsonschema"}
+"""Packages Google Colab's runtime already has (its own builds and versions are kept: replacing
+its torch would download gigabytes); ``colab`` installs the course's other pins."""
 
 
 def _target(extra: str) -> str:
@@ -52,8 +65,8 @@ def is_current(extra: str) -> bool:
 
 def ensure_environment(extra: str = "") -> None:
     """Create ``.venv`` and install the project (with ``extra``) unless already up to date."""
-    if is_current(extra) or (not extra and is_current("test")):
-        return  # the test install is a superset of the plain one
+    if is_current(extra) or (extra != "test,site" and is_current("test,site")):
+        return  # the test install (with the site's builder) is a superset of the others
     target = _target(extra)
     if not PYTHON.exists():
         print(f"course: creating the virtual environment {VENV}", flush=True)
@@ -70,16 +83,46 @@ def run(args: list[str]) -> int:
     return subprocess.run([str(PYTHON), *args], cwd=ROOT).returncode
 
 
+def pins(exclude: set[str] = frozenset()) -> list[str]:
+    """The pinned requirements of ``pyproject.toml`` (the course's runtime), less ``exclude``."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return [r for r in project["dependencies"]
+            if r.split("==")[0].strip().lower() not in exclude]
+
+
+def colab() -> int:
+    """On Google Colab: install the course (editable, so its assets are found) and the pins
+    Colab lacks, into Colab's own Python; nothing else of Colab's runtime is replaced."""
+    install = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*install, *pins(COLAB_PRESENT)], check=True)
+    subprocess.run([*install, "--no-deps", "-e", str(ROOT)], check=True)
+    print(f"course: ready; the notebooks are in {ROOT / 'notebooks'}", flush=True)
+    return 0
+
+
+def site(rest: list[str]) -> int:
+    """Build the website into ``site/html`` with Sphinx and MyST-NB, warnings as errors."""
+    html = SITE / "html"
+    code = run(["-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "-c", "docs/site",
+                "-d", str(SITE / "doctrees"), *rest, ".", str(html)])
+    if code == 0:
+        print(f"course: the site is in {html}; open {html / 'docs' / 'index.html'}", flush=True)
+    return code
+
+
 NEEDS = {"test": ("tests", "the project's tests"),
          "release": ("solutions", "the solution notebooks"),
-         "batch": ("grader/suites/PUBLIC_ONLY.txt", "the hidden tests")}
+         "batch": ("grader/suites/PUBLIC_ONLY.txt", "the hidden tests"),
+         "site": ("docs/site", "the website's sources")}
 """Command -> (the path it needs, what that is); ``batch`` needs that path to be absent."""
 
 
 def offered() -> list[str]:
     """The commands this copy of the course can run (see :data:`NEEDS`)."""
     commands = []
-    for command in ("grade", "batch", "test", "lab", "release"):
+    for command in ("grade", "batch", "test", "lab", "release", "site", "colab"):
         path, _ = NEEDS.get(command, ("", ""))
         present = (ROOT / path).exists() if path else True
         if present != (command == "batch"):
@@ -112,7 +155,7 @@ def lab_arguments(rest: list[str]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"grade", "batch", "test", "lab", "release"}:
+    if not argv or argv[0] not in {"grade", "batch", "test", "lab", "release", "site", "colab"}:
         print(usage())
         return 2
     command, rest = argv[0], argv[1:]
@@ -122,8 +165,10 @@ def main(argv: list[str]) -> int:
               f"({'it holds ' if command == 'batch' else 'no '}{path}); commands here: "
               f"{', '.join(offered())}", file=sys.stderr)
         return 2
+    if command == "colab":
+        return colab()
     try:
-        ensure_environment("test" if command == "test" else "")
+        ensure_environment({"test": "test,site", "site": "site"}.get(command, ""))
     except subprocess.CalledProcessError as exc:
         print(f"course: installing the packages failed (exit {exc.returncode}); "
               "check the network and run the command again", file=sys.stderr)
@@ -141,6 +186,8 @@ def main(argv: list[str]) -> int:
         return run(["-m", "pytest", "-n", "auto", "--dist", "loadgroup", *rest])
     if command == "release":
         return run(["-m", "grader", "release", *rest])
+    if command == "site":
+        return site(rest)
     return run(lab_arguments(rest))
 
 

@@ -11,13 +11,17 @@ For each solution notebook, in order:
 3. clear the outputs of every code cell from the first exercise cell on (they depend on the
    learner's code), keeping those of the cells before it, and drop execution timestamps;
 4. record the suite that grades it in the notebook's metadata, so a renamed submission is
-   still graded by the right hidden tests.
+   still graded by the right hidden tests;
+5. where the course names its GitHub repository (``[tool.course] repository`` in
+   ``pyproject.toml``), put a cell after the title that, on Google Colab only, fetches the
+   course and installs what Colab lacks (:func:`colab_cell`); elsewhere it does nothing.
 
 Releasing twice gives the same bytes.
 """
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import nbformat
@@ -30,6 +34,44 @@ BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 STUB = 'raise NotImplementedError("{name}: replace this line with your implementation")'
 CONCLUSION_PROMPT = ("> **Your conclusion.** Replace this line with what your own results above show, "
                      "quoting the numbers your cells printed.")
+
+
+COLAB_TAG = "colab"
+COLAB_CELL = """\
+# On Google Colab only (elsewhere this cell does nothing): fetch the course (its grader and
+# assets), install what Colab lacks, and work from the course's notebooks/ folder.
+import os, sys
+if "google.colab" in sys.modules:
+    import importlib, subprocess
+    COURSE = os.environ.get("COURSE_HOME", "/content/positional-encodings-course")
+    if not os.path.isdir(COURSE):
+        subprocess.run(["git", "clone", "--quiet", "--depth", "1",
+                        os.environ.get("COURSE_URL", "https://github.com/{repository}"), COURSE],
+                       check=True)
+    subprocess.run([sys.executable, os.path.join(COURSE, "course.py"), "colab"], check=True)
+    sys.path.insert(0, COURSE)
+    importlib.invalidate_caches()
+    os.chdir(os.path.join(COURSE, "notebooks"))"""
+
+
+def course_repository(root: Path) -> str:
+    """The course's GitHub repository (``owner/name``) from ``root/pyproject.toml``, or ``""``."""
+    try:
+        config = tomllib.loads((root / "pyproject.toml").read_text())
+    except FileNotFoundError:
+        return ""
+    return str(config.get("tool", {}).get("course", {}).get("repository", ""))
+
+
+def colab_cell(repository: str, suite: str) -> nbformat.NotebookNode:
+    """The Colab cell of notebook ``suite``, for the GitHub repository ``owner/name``."""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
+        raise GraderError(f"[tool.course] repository = {repository!r} is not a GitHub "
+                          "'owner/name'; fix it in pyproject.toml")
+    cell = nbformat.v4.new_code_cell(COLAB_CELL.format(repository=repository))
+    cell.metadata["tags"] = [COLAB_TAG]
+    cell["id"] = f"colab-{suite}"[:64]  # fixed, so that releasing twice gives the same bytes
+    return cell
 
 
 _DEF = re.compile(r"^(\s*)(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
@@ -69,8 +111,11 @@ def _strip_regions(lines: list[str], begin: str, end: str, where: str,
     return out
 
 
-def release_notebook(notebook, where: str, suite: str):
-    """Return the student version of a solution notebook (a new NotebookNode)."""
+def release_notebook(notebook, where: str, suite: str, repository: str = ""):
+    """Return the student version of a solution notebook (a new NotebookNode).
+
+    ``repository`` (``owner/name``), when given, adds the Colab cell after the title.
+    """
     student = nbformat.from_dict(notebook)
     student.cells = [c for c in student.cells if INSTRUCTOR_TAG not in tags(c)]
     first_exercise = next((i for i, c in enumerate(student.cells)
@@ -103,14 +148,21 @@ def release_notebook(notebook, where: str, suite: str):
             cell.outputs = []
             cell.execution_count = None
     student.metadata.setdefault("grader", {})["suite"] = suite
+    if repository:
+        title = 1 if student.cells and student.cells[0].cell_type == "markdown" else 0
+        student.cells.insert(title, colab_cell(repository, suite))
     return student
 
 
-def release(*, source: Path, dest: Path) -> list[Path]:
+def release(*, source: Path, dest: Path, repository: str | None = None) -> list[Path]:
     """Write the student version of every ``source/*.ipynb`` into ``dest``; returns the paths.
 
     Student notebooks in ``dest`` without a solution are removed, so the two folders stay in step.
+    ``repository`` (``owner/name``) names the course's GitHub repository for the Colab cell;
+    ``None`` reads it from the ``pyproject.toml`` beside ``source`` (``""``: no Colab cell).
     """
+    if repository is None:
+        repository = course_repository(source.resolve().parent)
     if not source.is_dir():
         raise GraderError(f"{source}: no such folder of solution notebooks")
     solutions = sorted(source.glob("*.ipynb"))
@@ -119,7 +171,7 @@ def release(*, source: Path, dest: Path) -> list[Path]:
     dest.mkdir(parents=True, exist_ok=True)
     written = []
     for path in solutions:
-        student = release_notebook(read_notebook(path), str(path), path.stem)
+        student = release_notebook(read_notebook(path), str(path), path.stem, repository)
         target = dest / path.name
         text = nbformat.writes(student) + "\n"
         if not target.is_file() or target.read_text() != text:

@@ -78,7 +78,7 @@ def test_course_workflow_runs_the_readmes_test_command():
     document = _load("course.yml")
     triggers = document[True] if True in document else document["on"]  # YAML 1.1 reads on: as true
     assert {"push", "pull_request", "schedule"} <= set(triggers)
-    (job,) = document["jobs"].values()
+    job = document["jobs"]["test"]
     assert job["strategy"]["matrix"]["python-version"] == ["3.11", "3.12"]
     assert 0 < job["timeout-minutes"] <= 90
     assert document["concurrency"]["cancel-in-progress"] is True
@@ -106,8 +106,7 @@ def _runs_in(condition: str, *, repository: str, fork: bool, variable: str) -> b
 
 
 def test_course_workflow_runs_only_in_the_courses_own_repository():
-    (job,) = _load("course.yml")["jobs"].values()
-    condition = job["if"]
+    condition = _load("course.yml")["jobs"]["test"]["if"]
     course = {"repository": "teacher/pe-course"}
     assert _runs_in(condition, **course, fork=False, variable="")
     assert _runs_in(condition, **course, fork=False, variable="teacher/pe-course")
@@ -115,6 +114,36 @@ def test_course_workflow_runs_only_in_the_courses_own_repository():
     assert not _runs_in(condition, repository="learner/pe-course", fork=False,
                         variable="teacher/pe-course")  # a copy that kept the variable's value
     assert "COURSE_REPOSITORY" in README
+
+
+def test_the_website_is_built_on_every_push_and_deployed_only_from_the_courses_repository(tmp_path):
+    """The site job runs the README's site command; the deploy job runs only when the step that
+    compares ``[tool.course] repository`` with the repository it runs in says so."""
+    jobs = _load("course.yml")["jobs"]
+    site, deploy = jobs["site"], jobs["deploy"]
+    assert "if" not in site, "the site is built on every push, in every repository"
+    assert "python3 course.py site" in [step.get("run") for step in site["steps"]]
+    (upload,) = [s for s in site["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact")]
+    assert upload["with"]["path"] == "site/html"
+    assert deploy["needs"] == "site" and deploy["if"] == "needs.site.outputs.deploy == 'true'"
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    (own,) = [s for s in site["steps"] if s.get("id") == "own"]
+    pyproject = tmp_path / "pyproject.toml"
+
+    def decides(named: str, repository: str, event: str = "push", ref: str = "refs/heads/main") -> str:
+        pyproject.write_text(f'[tool.course]\nrepository = "{named}"\n')
+        output = tmp_path / "output"
+        output.write_text("")
+        subprocess.run(["bash", "-e", "-c", own["run"]], cwd=tmp_path, check=True, capture_output=True,
+                       env={**os.environ, "REPOSITORY": repository, "EVENT": event, "REF": ref,
+                            "GITHUB_OUTPUT": str(output)})
+        return output.read_text().strip()
+
+    assert decides("teacher/pe-course", "teacher/pe-course") == "deploy=true"
+    assert decides("teacher/pe-course", "learner/pe-course") == "deploy=false"  # a fork or a copy
+    assert decides("", "teacher/pe-course") == "deploy=false"  # the course names no repository
+    assert decides("teacher/pe-course", "teacher/pe-course", event="pull_request") == "deploy=false"
+    assert decides("teacher/pe-course", "teacher/pe-course", ref="refs/heads/topic") == "deploy=false"
 
 
 def test_grade_my_notebooks_reports_without_failing_the_push():

@@ -6,7 +6,7 @@ import pytest
 
 from grader.errors import GraderError
 from grader.notebook import EXERCISE_TAG, tags
-from grader.release import BEGIN_SOLUTION, CONCLUSION_PROMPT, END_SOLUTION, release
+from grader.release import BEGIN_SOLUTION, COLAB_TAG, CONCLUSION_PROMPT, END_SOLUTION, release
 from tests.conftest import NOTEBOOKS, SOLUTIONS, inline_notebook
 
 
@@ -71,6 +71,24 @@ def test_a_conclusion_region_in_markdown_becomes_the_learners_prompt(tmp_path):
     release(source=tmp_path, dest=tmp_path / "out")
     text = nbformat.read(str(tmp_path / "out" / "96_demo.ipynb"), 4).cells[1].source
     assert text == "## What it shows\n" + CONCLUSION_PROMPT + "\nNext section."
+
+
+def test_the_colab_cell_follows_the_title_only_where_the_course_names_its_repository(tmp_path):
+    inline_notebook(tmp_path / "95_demo.ipynb", [
+        ("markdown", "# Demo", []),
+        ("code", "import torch", ["setup"]),
+    ])
+    plain = release(source=tmp_path, dest=tmp_path / "plain", repository="")
+    assert [c.cell_type for c in nbformat.read(str(plain[0]), 4).cells] == ["markdown", "code"]
+    first = release(source=tmp_path, dest=tmp_path / "a", repository="teacher/pe-course")[0].read_text()
+    again = release(source=tmp_path, dest=tmp_path / "b", repository="teacher/pe-course")[0].read_text()
+    assert first == again, "releasing twice gives the same bytes"
+    cells = nbformat.reads(first, 4).cells
+    assert COLAB_TAG in tags(cells[1]) and tags(cells[2]) == ["setup"]
+    assert 'if "google.colab" in sys.modules:' in cells[1].source
+    assert "https://github.com/teacher/pe-course" in cells[1].source
+    with pytest.raises(GraderError, match="is not a GitHub 'owner/name'"):
+        release(source=tmp_path, dest=tmp_path / "c", repository="https://github.com/x")
 
 
 @pytest.mark.parametrize("body, message", [
