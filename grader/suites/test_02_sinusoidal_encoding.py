@@ -225,10 +225,12 @@ def _line_code(num_points, spacing, width, seed):
 
 
 # A sound protocol (enough noise draws for a few thousand decodings per noise level, then a
-# bisection, a fine grid or an interpolation in sigma) lands within 1% of the exact breakdown;
-# 5% leaves room for any of them and still rejects a noise level off by sqrt(d) or a decoder that
-# is not the nearest row (catalogued).
-RTOL_BREAKDOWN = 0.05
+# bisection, a fine grid or an interpolation in sigma) lands within 1-2% of the exact breakdown
+# where the fraction falls steeply, and within about 4% where it falls slowly (an accuracy close
+# to 1/P: the property test keeps a quarter of the way above it). 8% leaves room for any of them
+# and still rejects a noise level off by sqrt(d), a decoder that is not the nearest row, or half
+# the smallest gap between rows (18% off on the 3-bit code), all catalogued.
+RTOL_BREAKDOWN = 0.08
 
 
 def _expect_breakdown(student, table, accuracy, truth, what):
@@ -236,7 +238,7 @@ def _expect_breakdown(student, table, accuracy, truth, what):
     expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")
     expect_true(math.isfinite(got) and got > 0, f"{what} = {got!r}: the noise level should be a positive number")
     expect_true(abs(got - truth) <= RTOL_BREAKDOWN * truth,
-                f"{what} = {got:.4g}, which is off by more than 5% from the noise level at which this code "
+                f"{what} = {got:.4g}, which is off by more than 8% from the noise level at which this code "
                 f"(built with a known breakdown) decodes {accuracy:g} of its positions exactly")
 
 
@@ -287,7 +289,7 @@ def test_breakdown_at_a_high_accuracy(student):
 @pytest.mark.exercise("breakdown_noise", points=2)
 @grading(max_examples=6)
 @given(num_points=st.integers(3, 24), spacing=st.floats(0.2, 3.0), width=st.integers(1, 5),
-       level=st.floats(0.15, 0.85), dtype=dtypes("float32", "float64"),
+       level=st.floats(0.25, 0.85), dtype=dtypes("float32", "float64"),
        layout=layouts("contiguous", "transposed", "strided"), seed=seeds())
 def test_breakdown_over_its_inputs(student, num_points, spacing, width, level, dtype, layout, seed):
     """Points on a line: any number, spacing, width, accuracy, float32 or float64 and layout; the table is left unchanged."""

@@ -417,7 +417,7 @@ def best_band(sigma, num_positions):
     WrongAnswer("best_band", "the dimensions instead of the band's name", """
 def best_band(sigma, num_positions):
     return "0..15"
-""", feedback="should be one of", costs=4, min_lost=0.5),
+""", feedback="should be one of", costs=5, min_lost=0.5),
     # -- decoding_inv_freq -----------------------------------------------------------------------
     # A challenge is graded by the thresholds its design clears: a design that clears fewer fails
     # several of them by intent, so each entry's costs is the number of thresholds it misses. The
@@ -496,7 +496,7 @@ def breakdown_noise(table, accuracy=0.5):
         mid = math.sqrt(lo * hi)
         lo, hi = (mid, hi) if fraction(mid) > accuracy else (lo, mid)
     return math.sqrt(lo * hi)
-""", costs=5),  # right only where d = 1 (some lines of the property test)
+""", costs=6),  # right only where d = 1 (some lines of the property test)
     WrongAnswer("breakdown_noise", "nearest row by the largest dot product, not the smallest distance", """
 def breakdown_noise(table, accuracy=0.5):
     if table.dim() != 2 or table.shape[0] < 2 or not 1 / table.shape[0] < accuracy < 1:
@@ -546,7 +546,7 @@ def shiftable_encoding(positions):
 def shiftable_encoding(positions):
     p = positions.double()[:, None]
     return torch.cat([torch.ones_like(p), p, torch.zeros(len(p), 6, dtype=torch.float64)], dim=1)
-""", feedback="longest vector", costs=4, min_lost=0.5),
+""", feedback="longest vector", costs=5, min_lost=0.5),
     WrongAnswer("shiftable_encoding", "the +-1 bits of the position (8 bits wrap after 256)", """
 def shiftable_encoding(positions):
     return 2.0 * ((positions[:, None] % 256 >> torch.arange(8)) & 1).double() - 1.0
