@@ -198,6 +198,21 @@ def _solve_sigma(fraction, accuracy):
     return math.sqrt(lo * hi)
 
 
+def _bits_breakdown(num_bits, accuracy, amplitude=1.0):
+    """The exact breakdown noise of the +-amplitude code of num_bits bits."""
+    return _solve_sigma(lambda s: _bits_fraction(s, num_bits, amplitude), accuracy)
+
+
+def _line_breakdown(num_points, spacing, accuracy):
+    """The exact breakdown noise of num_points points spaced apart on a line."""
+    return _solve_sigma(lambda s: _line_fraction(s, num_points, spacing), accuracy)
+
+
+def _grid_breakdown(shape, spacings, accuracy):
+    """The exact breakdown noise of a grid of lines of shape[j] points spaced spacings[j] apart."""
+    return _solve_sigma(lambda s: math.prod(_line_fraction(s, n, d) for n, d in zip(shape, spacings)), accuracy)
+
+
 def _orthogonal(seed, d):
     q, r = torch.linalg.qr(tensor(seed, d, d))
     return q * torch.sign(torch.diagonal(r))
@@ -246,7 +261,7 @@ def _expect_breakdown(student, table, accuracy, truth, what):
 def test_breakdown_of_a_three_bit_code(student):
     """The +-1 code of 3 bits (8 positions), accuracy 0.5: the noise level at which half the positions decode exactly."""
     student.may_modify_arguments = True  # a hidden test owns leaving the table unchanged
-    truth = _solve_sigma(lambda s: _bits_fraction(s, 3), 0.5)
+    truth = _bits_breakdown(3, 0.5)
     _expect_breakdown(student, _bit_code(3), 0.5, truth, "breakdown_noise(<the +-1 code of 3 bits>, 0.5)")
 
 
@@ -254,7 +269,7 @@ def test_breakdown_of_a_three_bit_code(student):
 def test_breakdown_of_a_disguised_bit_code(student):
     """A +-0.7 code of 5 bits, rows shuffled, padded to width 7, rotated and moved: accuracy 0.5."""
     student.may_modify_arguments = True
-    truth = _solve_sigma(lambda s: _bits_fraction(s, 5, 0.7), 0.5)
+    truth = _bits_breakdown(5, 0.5, 0.7)
     _expect_breakdown(student, _disguised(_bit_code(5, 0.7), 301, 7), 0.5, truth,
                       "breakdown_noise(<a +-0.7 code of 5 bits, turned and moved in 7 dimensions>, 0.5)")
 
@@ -263,7 +278,7 @@ def test_breakdown_of_a_disguised_bit_code(student):
 def test_breakdown_of_points_on_a_line(student):
     """16 positions spaced 0.8 apart on a line in 6 dimensions (rows of different norms): accuracy 0.5."""
     student.may_modify_arguments = True
-    truth = _solve_sigma(lambda s: _line_fraction(s, 16, 0.8), 0.5)
+    truth = _line_breakdown(16, 0.8, 0.5)
     _expect_breakdown(student, _line_code(16, 0.8, 6, 302), 0.5, truth,
                       "breakdown_noise(<16 points 0.8 apart on a line>, 0.5)")
 
@@ -274,7 +289,7 @@ def test_breakdown_of_a_grid(student):
     student.may_modify_arguments = True
     a, b = torch.meshgrid(torch.arange(5, dtype=torch.float64), torch.arange(4, dtype=torch.float64), indexing="ij")
     grid = torch.stack([1.0 * a.flatten(), 0.6 * b.flatten()], dim=1)              # (20, 2)
-    truth = _solve_sigma(lambda s: _line_fraction(s, 5, 1.0) * _line_fraction(s, 4, 0.6), 0.7)
+    truth = _grid_breakdown((5, 4), (1.0, 0.6), 0.7)
     _expect_breakdown(student, _disguised(grid, 303, 4), 0.7, truth, "breakdown_noise(<a 5 x 4 grid>, 0.7)")
 
 
@@ -282,7 +297,7 @@ def test_breakdown_of_a_grid(student):
 def test_breakdown_at_a_high_accuracy(student):
     """The +-1 code of 4 bits, accuracy 0.95: where the first errors appear."""
     student.may_modify_arguments = True
-    truth = _solve_sigma(lambda s: _bits_fraction(s, 4), 0.95)
+    truth = _bits_breakdown(4, 0.95)
     _expect_breakdown(student, _bit_code(4), 0.95, truth, "breakdown_noise(<the +-1 code of 4 bits>, 0.95)")
 
 
@@ -295,7 +310,7 @@ def test_breakdown_over_its_inputs(student, num_points, spacing, width, level, d
     """Points on a line: any number, spacing, width, accuracy, float32 or float64 and layout; the table is left unchanged."""
     accuracy = 1 / num_points + level * (1 - 1 / num_points)       # strictly between 1/P and 1
     table = _line_code(num_points, spacing, width, seed % 10_000).to(FLOAT_DTYPES[dtype])
-    truth = _solve_sigma(lambda s: _line_fraction(s, num_points, spacing), accuracy)
+    truth = _line_breakdown(num_points, spacing, accuracy)
     _expect_breakdown(student, laid_out(table, layout), accuracy, truth,
                       f"breakdown_noise(<{num_points} points {spacing:.3g} apart on a line in {width} dimensions>, "
                       f"{accuracy:.3g})")
