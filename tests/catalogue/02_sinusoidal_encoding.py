@@ -538,6 +538,10 @@ def shiftable_encoding(positions):
     angles = positions.double()[:, None] * 10000.0 ** (-torch.arange(0, 8, 2, dtype=torch.float64) / 8)
     return torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).flatten(1)
 """, feedback="smallest distance", costs=2, min_lost=0.5),  # the middle and top thresholds
+    WrongAnswer("shiftable_encoding", "a constant vector (the identity moves it, it tells nothing apart)", """
+def shiftable_encoding(positions):
+    return torch.ones(len(positions), 8, dtype=torch.float64)
+""", costs=5, min_lost=0.5),
     WrongAnswer("shiftable_encoding", "sines alone (no fixed linear map)", """
 def shiftable_encoding(positions):
     return torch.sin(positions.double()[:, None] * 10000.0 ** (-torch.arange(8, dtype=torch.float64) / 8))
