@@ -30,10 +30,10 @@ def test_wrong_answer_is_rejected(variant_grader, suite, wrong, costs_once):
     assert report.tests, "the hidden tests selected nothing"
     assert {t.exercise for t in report.tests} == {wrong.exercise}
     assert report.score < report.max_score, f"'{wrong.mistake}' got full marks"
-    lost = report.max_score - report.score
-    assert lost >= wrong.min_lost * report.max_score, (
-        f"'{wrong.mistake}' loses {lost:g} of {report.max_score:g} points; a shallow answer must lose at least "
-        f"{wrong.min_lost:.0%}")
+    if wrong.min_lost:  # a shallow answer loses at least this share of the exercise's points
+        assert report.max_score - report.score >= wrong.min_lost * report.max_score, (
+            f"'{wrong.mistake}' kept {report.score}/{report.max_score} points; it must lose at least "
+            f"{wrong.min_lost:.0%} of them")
     if wrong.feedback:
         feedback = " ".join(t.output for t in report.tests if t.status != PASSED)
         assert wrong.feedback in feedback, f"feedback does not name the mistake: {feedback[:600]}"

@@ -16,6 +16,10 @@ from grader.judge import (expect_close, expect_dtype, expect_equal, expect_raise
                           expect_true)
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
+EXERCISE_ORDER = ("sinusoidal_encoding", "breakdown_noise", "shiftable_encoding", "offset_matrix",
+                  "linear_shift_residual", "relative_attention_projections", "offset_head_share", "best_band",
+                  "decoding_inv_freq")
+
 BASE = 10000.0
 BASES = st.sampled_from([10000.0, 2.5, 777.7, 10000.5, 1e6])
 """Bases of the property tests: the paper's, small and large ones, and ones that are not whole numbers."""
@@ -163,6 +167,289 @@ def test_encoding_over_its_inputs(student, num_positions, d_model, base):
                      owned_elsewhere=("layout", "exponent", "first position", "base"))
 
 
+# -- breakdown_noise ----------------------------------------------------------------------------
+# Codes whose breakdown noise is known by construction, so the grader needs no simulation of its
+# own. Nearest-clean-row decoding of the +-c code of b bits (all 2^b sign patterns) reads each
+# coordinate's sign on its own: a position comes back exactly with probability Phi(c/sigma)^b.
+# For L points spaced delta apart on a line, only the noise along the line matters: an inner
+# point comes back if that noise stays within delta/2 (probability 2 Phi(delta / 2 sigma) - 1), an
+# end point if it does not cross towards its one neighbour (Phi(delta / 2 sigma)). A grid of
+# such lines in orthogonal directions decodes line by line, so the probabilities multiply.
+# Rotations, added offsets, zero columns and a shuffled row order change none of this.
+def _phi(x):
+    return float(torch.special.ndtr(torch.tensor(x, dtype=torch.float64)))
+
+
+def _bits_fraction(sigma, num_bits, amplitude=1.0):
+    return _phi(amplitude / sigma) ** num_bits
+
+
+def _line_fraction(sigma, num_points, spacing):
+    p = _phi(spacing / (2 * sigma))
+    return ((num_points - 2) * (2 * p - 1) + 2 * p) / num_points
+
+
+def _solve_sigma(fraction, accuracy):
+    """The sigma at which the decreasing function fraction(sigma) equals accuracy (bisection in log sigma)."""
+    lo, hi = 1e-4, 1e4
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if fraction(mid) > accuracy else (lo, mid)
+    return math.sqrt(lo * hi)
+
+
+def _bits_breakdown(num_bits, accuracy, amplitude=1.0):
+    """The exact breakdown noise of the +-amplitude code of num_bits bits."""
+    return _solve_sigma(lambda s: _bits_fraction(s, num_bits, amplitude), accuracy)
+
+
+def _line_breakdown(num_points, spacing, accuracy):
+    """The exact breakdown noise of num_points points spaced apart on a line."""
+    return _solve_sigma(lambda s: _line_fraction(s, num_points, spacing), accuracy)
+
+
+def _grid_breakdown(shape, spacings, accuracy):
+    """The exact breakdown noise of a grid of lines of shape[j] points spaced spacings[j] apart."""
+    return _solve_sigma(lambda s: math.prod(_line_fraction(s, n, d) for n, d in zip(shape, spacings)), accuracy)
+
+
+def _orthogonal(seed, d):
+    q, r = torch.linalg.qr(tensor(seed, d, d))
+    return q * torch.sign(torch.diagonal(r))
+
+
+def _bit_code(num_bits, amplitude=1.0):
+    """The +-amplitude code of num_bits bits: all 2^num_bits sign patterns, binary counting order."""
+    pos = torch.arange(2 ** num_bits)[:, None]
+    return amplitude * (2.0 * ((pos >> torch.arange(num_bits)) & 1).double() - 1.0)
+
+
+def _disguised(table, seed, width):
+    """table (P, d) with zero columns up to width, turned by a random rotation, moved by a random
+    offset and its rows shuffled: the same code for nearest-row decoding."""
+    gen = torch.Generator().manual_seed(seed)
+    padded = torch.cat([table, torch.zeros(len(table), width - table.shape[1], dtype=torch.float64)], dim=1)
+    moved = padded @ _orthogonal(seed, width).T + tensor(seed + 1, width)
+    return moved[torch.randperm(len(table), generator=gen)]
+
+
+def _line_code(num_points, spacing, width, seed):
+    direction = tensor(seed, width)
+    direction = direction / direction.norm()
+    return torch.arange(num_points, dtype=torch.float64)[:, None] * spacing * direction + tensor(seed + 1, width)
+
+
+# A sound protocol (enough noise draws for a few thousand decodings per noise level, then a
+# bisection, a fine grid or an interpolation in sigma) lands within 1-2% of the exact breakdown
+# where the fraction falls steeply, and within about 4% where it falls slowly (an accuracy close
+# to 1/P: the property test keeps a quarter of the way above it). 8% leaves room for any of them
+# and still rejects a noise level off by sqrt(d), a decoder that is not the nearest row, or half
+# the smallest gap between rows (18% off on the 3-bit code), all catalogued.
+RTOL_BREAKDOWN = 0.08
+
+
+def _expect_breakdown(student, table, accuracy, truth, what):
+    got = student.breakdown_noise(table, accuracy)
+    expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")
+    expect_true(math.isfinite(got) and got > 0, f"{what} = {got!r}: the noise level should be a positive number")
+    expect_true(abs(got - truth) <= RTOL_BREAKDOWN * truth,
+                f"{what} = {got:.4g}, which is off by more than 8% from the noise level at which this code "
+                f"(built with a known breakdown) decodes {accuracy:g} of its positions exactly")
+
+
+@pytest.mark.exercise("breakdown_noise", points=2, public=True)
+def test_breakdown_of_a_three_bit_code(student):
+    """The +-1 code of 3 bits (8 positions), accuracy 0.5: the noise level at which half the positions decode exactly."""
+    student.may_modify_arguments = True  # a hidden test owns leaving the table unchanged
+    truth = _bits_breakdown(3, 0.5)
+    _expect_breakdown(student, _bit_code(3), 0.5, truth, "breakdown_noise(<the +-1 code of 3 bits>, 0.5)")
+
+
+@pytest.mark.exercise("breakdown_noise", points=2)
+def test_breakdown_of_a_disguised_bit_code(student):
+    """A +-0.7 code of 5 bits, rows shuffled, padded to width 7, rotated and moved: accuracy 0.5."""
+    student.may_modify_arguments = True
+    truth = _bits_breakdown(5, 0.5, 0.7)
+    _expect_breakdown(student, _disguised(_bit_code(5, 0.7), 301, 7), 0.5, truth,
+                      "breakdown_noise(<a +-0.7 code of 5 bits, turned and moved in 7 dimensions>, 0.5)")
+
+
+@pytest.mark.exercise("breakdown_noise", points=2)
+def test_breakdown_of_points_on_a_line(student):
+    """16 positions spaced 0.8 apart on a line in 6 dimensions (rows of different norms): accuracy 0.5."""
+    student.may_modify_arguments = True
+    truth = _line_breakdown(16, 0.8, 0.5)
+    _expect_breakdown(student, _line_code(16, 0.8, 6, 302), 0.5, truth,
+                      "breakdown_noise(<16 points 0.8 apart on a line>, 0.5)")
+
+
+@pytest.mark.exercise("breakdown_noise", points=2)
+def test_breakdown_of_a_grid(student):
+    """A 5 x 4 grid (spacings 1.0 and 0.6), turned in 4 dimensions: accuracy 0.7."""
+    student.may_modify_arguments = True
+    a, b = torch.meshgrid(torch.arange(5, dtype=torch.float64), torch.arange(4, dtype=torch.float64), indexing="ij")
+    grid = torch.stack([1.0 * a.flatten(), 0.6 * b.flatten()], dim=1)              # (20, 2)
+    truth = _grid_breakdown((5, 4), (1.0, 0.6), 0.7)
+    _expect_breakdown(student, _disguised(grid, 303, 4), 0.7, truth, "breakdown_noise(<a 5 x 4 grid>, 0.7)")
+
+
+@pytest.mark.exercise("breakdown_noise", points=1)
+def test_breakdown_at_a_high_accuracy(student):
+    """The +-1 code of 4 bits, accuracy 0.95: where the first errors appear."""
+    student.may_modify_arguments = True
+    truth = _bits_breakdown(4, 0.95)
+    _expect_breakdown(student, _bit_code(4), 0.95, truth, "breakdown_noise(<the +-1 code of 4 bits>, 0.95)")
+
+
+@pytest.mark.exercise("breakdown_noise", points=2)
+@grading(max_examples=6)
+@given(num_points=st.integers(3, 24), spacing=st.floats(0.2, 3.0), width=st.integers(1, 5),
+       level=st.floats(0.25, 0.85), dtype=dtypes("float32", "float64"),
+       layout=layouts("contiguous", "transposed", "strided"), seed=seeds())
+def test_breakdown_over_its_inputs(student, num_points, spacing, width, level, dtype, layout, seed):
+    """Points on a line: any number, spacing, width, accuracy, float32 or float64 and layout; the table is left unchanged."""
+    accuracy = 1 / num_points + level * (1 - 1 / num_points)       # strictly between 1/P and 1
+    table = _line_code(num_points, spacing, width, seed % 10_000).to(FLOAT_DTYPES[dtype])
+    truth = _line_breakdown(num_points, spacing, accuracy)
+    _expect_breakdown(student, laid_out(table, layout), accuracy, truth,
+                      f"breakdown_noise(<{num_points} points {spacing:.3g} apart on a line in {width} dimensions>, "
+                      f"{accuracy:.3g})")
+
+
+@pytest.mark.exercise("breakdown_noise", points=1)
+def test_breakdown_rejects_bad_inputs(student):
+    """A table that is not 2-D or has one row, and an accuracy outside (1/P, 1), are rejected with ValueError."""
+    student.may_modify_arguments = True
+    code = _bit_code(2)                                                         # 4 positions
+    for args, what in (((code, 1.0), "accuracy 1"), ((code, 0.0), "accuracy 0"), ((code, 1.5), "accuracy 1.5"),
+                       ((code, 0.2), "accuracy 0.2 <= 1/4"), ((code[:, 0], 0.5), "a 1-D table"),
+                       ((code[:1], 0.5), "one row"), ((code.reshape(2, 2, 2), 0.5), "a 3-D table")):
+        expect_raises(ValueError, student.breakdown_noise, *args, what=f"breakdown_noise with {what}")
+
+
+# -- shiftable_encoding -------------------------------------------------------------------------
+SHIFT_WINDOW = 256
+"""The grader fits each offset's map on positions 0..255."""
+DISTINCT_POSITIONS = 1024
+"""Positions 0..1023 must be told apart."""
+SHIFT_RTOL = 1e-4
+"""Largest relative residual of a fitted map at positions the fit never saw."""
+BOUND_RATIO = 2.0
+"""No position up to |pos| = 10^6 may get a vector longer than twice the longest of positions 0..1023."""
+FAR_POSITIONS = torch.linspace(-1e6, 1e6, 401, dtype=torch.float64).round().long()
+"""Where boundedness is checked: 401 positions from -10^6 to 10^6."""
+
+
+def _encode(student, positions):
+    """The learner's encoding of positions (int64), checked for shape and finiteness, as float64."""
+    got = student.shiftable_encoding(positions)
+    expect_true(isinstance(got, torch.Tensor) and got.is_floating_point(),
+                f"shiftable_encoding should return a float tensor, not {type(got).__name__}")
+    expect_shape(got, (len(positions), 8), what=f"shiftable_encoding(<{len(positions)} positions>)")
+    got = got.double()
+    expect_true(bool(torch.isfinite(got).all()), "shiftable_encoding returned non-finite values")
+    return got
+
+
+def _min_distance(rows):
+    """Smallest distance between two different rows, after scaling to mean square 1 per coordinate."""
+    rows = rows / rows.pow(2).mean().sqrt().clamp_min(1e-300)
+    dist = torch.cdist(rows, rows)
+    dist.fill_diagonal_(float("inf"))
+    return dist.min().item()
+
+
+def _shift_score(student, offsets, starts):
+    """Largest relative residual, at positions start .. start + 63 for each start, of the least-squares
+    map fitted on positions 0..255 to move the encoding by each offset."""
+    window = torch.arange(SHIFT_WINDOW)
+    held_out = torch.cat([s + torch.arange(64) for s in starts])
+    needed = torch.cat([window] + [held_out + k for k in (0, *offsets)])
+    codes = _encode(student, needed)
+    table = dict(zip(needed.tolist(), range(len(needed))))
+
+    def rows(positions):
+        return codes[[table[p] for p in positions.tolist()]]
+
+    worst = 0.0
+    for k in offsets:
+        src = window[(window + k >= 0) & (window + k < SHIFT_WINDOW)]
+        fit = torch.linalg.lstsq(rows(src), rows(src + k), rcond=1e-12, driver="gelsd").solution   # (8, 8): M_k^T
+        target = rows(held_out + k)
+        worst = max(worst, ((target - rows(held_out) @ fit).norm() / target.norm().clamp_min(1e-300)).item())
+    return worst
+
+
+def _expect_tier(student, min_distance, what):
+    """Bounded, one fitted map per offset that holds far away, and positions 0..1023 at least
+    min_distance apart (the feedback prints each measurement and its threshold)."""
+    near = _encode(student, torch.arange(DISTINCT_POSITIONS))
+    far = _encode(student, FAR_POSITIONS)
+    ratio = (far.norm(dim=1).max() / near.norm(dim=1).max().clamp_min(1e-300)).item()
+    shift = _shift_score(student, (1, 7, -5, 100), (100_000, -5_000, 987_654))
+    distance = _min_distance(near)
+    expect_true(ratio <= BOUND_RATIO and shift <= SHIFT_RTOL and distance >= min_distance,
+                f"{what}: longest vector up to |pos| = 10^6 over the longest of positions 0..1023 {ratio:.3g} "
+                f"(at most {BOUND_RATIO}); residual of the fitted shift maps far from where they were fitted "
+                f"{shift:.2g} (at most {SHIFT_RTOL:g}); smallest distance between positions 0..1023 {distance:.4f} "
+                f"(at least {min_distance})")
+
+
+@pytest.mark.exercise("shiftable_encoding", points=1, public=True)
+def test_shiftable_encoding_tells_positions_apart(student):
+    """Positions 0..255 get 8 finite coordinates each, no two of them closer than 0.05 (at unit mean square)."""
+    distance = _min_distance(_encode(student, torch.arange(256)))
+    expect_true(distance >= 0.05, f"the smallest distance between the vectors of positions 0..255 is "
+                                  f"{distance:.4f} (at least 0.05)")
+
+
+@pytest.mark.exercise("shiftable_encoding", points=1)
+def test_shiftable_encoding_stays_bounded(student):
+    """Bounded: no position up to |pos| = 10^6 gets a vector longer than twice those of positions 0..1023 (which stay apart)."""
+    near = _encode(student, torch.arange(DISTINCT_POSITIONS))
+    far = _encode(student, FAR_POSITIONS)
+    ratio = (far.norm(dim=1).max() / near.norm(dim=1).max().clamp_min(1e-300)).item()
+    distance = _min_distance(near)
+    expect_true(ratio <= BOUND_RATIO and distance >= 0.05,
+                f"longest vector up to |pos| = 10^6 over the longest of positions 0..1023: {ratio:.3g} "
+                f"(at most {BOUND_RATIO}); smallest distance between positions 0..1023: {distance:.4f} (at least 0.05)")
+
+
+@pytest.mark.exercise("shiftable_encoding", points=3)
+@grading(max_examples=6)
+@given(offset=st.one_of(st.integers(-200, -1), st.integers(1, 200)),
+       start=st.one_of(st.integers(-1_000_000, -300), st.integers(500, 1_000_000)))
+def test_shiftable_encoding_has_one_map_per_offset(student, offset, start):
+    """Bounded, and the map fitted on positions 0..255 moves positions it never saw by the offset (residual <= 1e-4)."""
+    near = _encode(student, torch.arange(DISTINCT_POSITIONS))
+    far = _encode(student, FAR_POSITIONS)
+    ratio = (far.norm(dim=1).max() / near.norm(dim=1).max().clamp_min(1e-300)).item()
+    shift = _shift_score(student, (offset,), (start,))
+    distance = _min_distance(near)
+    expect_true(ratio <= BOUND_RATIO and distance >= 0.05 and shift <= SHIFT_RTOL,
+                f"offset {offset}: the map fitted on positions 0..255 leaves a relative residual of {shift:.2g} at "
+                f"positions {start}..{start + 63} (at most {SHIFT_RTOL:g}); longest vector over those of "
+                f"positions 0..1023 {ratio:.3g} (at most {BOUND_RATIO}); smallest distance between positions "
+                f"0..1023 {distance:.4f} (at least 0.05)")
+
+
+# Thresholds on the smallest distance between positions 0..1023 (at unit mean square), for
+# encodings that pass the shift test. The notebook's encoding at d_model = 8 (the paper's ladder
+# 1, 0.1, 0.01, 0.001) measures 0.913 and the 4 fastest pairs of the d_model = 64 encoding 0.365:
+# below both thresholds. Geometric ladders placed for 1024 positions reach 1.0 to 1.29 (from 2.7
+# down to 6/1024: 1.289); random searches over four frequencies find 1.47 and 1.61.
+@pytest.mark.exercise("shiftable_encoding", points=2)
+def test_shiftable_encoding_separates_positions(student):
+    """One map per offset, bounded, and positions 0..1023 at least 1.0 apart: the middle threshold."""
+    _expect_tier(student, 1.0, "middle threshold")
+
+
+@pytest.mark.exercise("shiftable_encoding", points=3)
+def test_shiftable_encoding_separates_positions_widely(student):
+    """One map per offset, bounded, and positions 0..1023 at least 1.2 apart: the top threshold."""
+    _expect_tier(student, 1.2, "top threshold")
+
+
 # -- offset_matrix ------------------------------------------------------------------------------
 def _offset_matrix(k, d_model, base=BASE, *, transpose=False, no_frequency=False, half_split=False,
                    exponent="2i/d"):
@@ -229,8 +516,17 @@ def _expect_offset(got, k, d_model, base=BASE, *, what, owned_elsewhere, atol=AT
 
 @pytest.mark.exercise("offset_matrix", points=1)
 def test_offset_matrix_negative_offset(student):
-    """offset_matrix(-7, 12) moves PE[p] back to PE[p - 7]: negative offsets are handled."""
-    _expect_offset(student.offset_matrix(-7, 12), -7, 12, what="offset_matrix(-7, 12)", owned_elsewhere=("blocks",))
+    """offset_matrix(-7, 12) undoes offset_matrix(7, 12): a negative offset moves backwards."""
+    # This test owns the sign of the offset; the block formula belongs to the public test. Every
+    # catalogued block mistake is still a rotation by some angle per pair, so its M_-7 is its M_7
+    # transposed and undoes it: those pass here. An offset read as |k| gives M_7 twice, which moves
+    # forwards by 14 instead of undoing the move.
+    back, forth = (torch.as_tensor(student.offset_matrix(k, 12)).double() for k in (-7, 7))
+    expect_shape(back, (12, 12), what="offset_matrix(-7, 12)")
+    expect_close(back @ forth, torch.eye(12, dtype=torch.float64), atol=1e-5, rtol=0,
+                 what="offset_matrix(-7, 12) @ offset_matrix(7, 12) (moving 7 forwards, then 7 back)",
+                 mistakes={"the offset taken as |k| (a negative offset moves forwards)": _offset_matrix(14, 12)})
+    expect_close(back, forth.T, atol=1e-6, rtol=0, what="offset_matrix(-7, 12) against offset_matrix(7, 12).T")
 
 
 @pytest.mark.exercise("offset_matrix", points=1)
@@ -642,15 +938,22 @@ BANDS = {"fast": list(range(16)), "middle": list(range(24, 40)), "slow": list(ra
 """The four 16-dimensional bands of the d_model = 64 encoding that best_band chooses from."""
 
 
-def _band_accuracies(sigma, num_positions=1024, seeds_=(0, 1)):
-    """Fraction of positions decoded exactly by each band, on the grader's own noise draws."""
+def _band_errors(sigma, num_positions, queries=512):
+    """Mean |decoded - true position| of each band, on the grader's own noise draws.
+
+    Each draw decodes a random subset of at most ``queries`` positions (against all num_positions
+    clean rows): an unbiased estimate of the mean over every position at a quarter of the cost
+    for the longest sequences. Enough draws for at least 1024 decodings per band."""
     pe = _pe(num_positions, 64)
-    truth = torch.arange(num_positions)
     found = dict.fromkeys(BANDS, 0.0)
+    seeds_ = range(max(2, -(-1024 // min(num_positions, queries))))
     for seed in seeds_:
-        noisy = pe + sigma * torch.randn(pe.shape, generator=torch.Generator().manual_seed(1000 + seed), dtype=torch.float64)
+        gen = torch.Generator().manual_seed(1000 + seed)
+        truth = torch.randperm(num_positions, generator=gen)[:queries]
+        noisy = pe[truth] + sigma * torch.randn(len(truth), 64, generator=gen, dtype=torch.float64)
         for name, dims in BANDS.items():
-            found[name] += (torch.cdist(noisy[:, dims], pe[:, dims]).argmin(dim=1) == truth).double().mean().item()
+            decoded = torch.cdist(noisy[:, dims], pe[:, dims], compute_mode="donot_use_mm_for_euclid_dist").argmin(dim=1)
+            found[name] += (decoded - truth).abs().double().mean().item()
     return {name: value / len(seeds_) for name, value in found.items()}
 
 
@@ -661,8 +964,8 @@ def _expect_band_name(got, what):
 
 @pytest.mark.exercise("best_band", points=1, public=True)
 def test_best_band_names_a_band(student):
-    """best_band(0.1) names one of the four bands ("fast", "middle", "slow", "fast+slow")."""
-    _expect_band_name(student.best_band(0.1), "best_band(0.1)")
+    """best_band(0.1, 1024) names one of the four bands ("fast", "middle", "slow", "fast+slow")."""
+    _expect_band_name(student.best_band(0.1, 1024), "best_band(0.1, 1024)")
 
 
 _DIMENSION_RANGE = re.compile(r"(\d+)\s*(?:\.\.|-)\s*(\d+)")
@@ -683,20 +986,73 @@ def _band_meant(got):
     return next((name for name, band in BANDS.items() if dims == band), None)
 
 
-@pytest.mark.exercise("best_band", points=3)
-@grading(max_examples=8)
-@given(sigma=st.floats(0.02, 0.5))
-def test_best_band_matches_the_measurement(student, sigma):
-    """At noise levels from 0.02 to 0.5, the named band decodes within 0.01 of the best band (measured by the grader)."""
-    answer = student.best_band(sigma)
+# A band counts if its mean error is within 25% (plus one position) of the best band's: the
+# grader's four noise draws and the learner's own draws then agree wherever one band is clearly
+# ahead, and near a crossover either band counts.
+BAND_RTOL, BAND_ATOL = 0.25, 1.0
+
+
+def _expect_best_band(student, sigma, num_positions):
+    answer = student.best_band(sigma, num_positions)
     got = _band_meant(answer)
-    expect_true(got is not None, f"best_band({sigma:.3f}) = {answer!r} means none of the bands {sorted(BANDS)}")
-    accuracy = _band_accuracies(sigma)
-    best = max(accuracy.values())
-    measured = ", ".join(f"{name} {value:.3f}" for name, value in accuracy.items())
-    expect_true(accuracy[got] >= best - 0.01,
-                f"at sigma = {sigma:.3f} the grader measured the fraction decoded exactly as {measured}: "
-                f"{got!r} is not within 0.01 of the best")
+    what = f"best_band({sigma:.3g}, {num_positions})"
+    expect_true(got is not None, f"{what} = {answer!r} means none of the bands {sorted(BANDS)}")
+    errors = _band_errors(sigma, num_positions)
+    best = min(errors.values())
+    measured = ", ".join(f"{name} {value:.1f}" for name, value in errors.items())
+    expect_true(errors[got] <= best * (1 + BAND_RTOL) + BAND_ATOL,
+                f"at sigma = {sigma:.3g} over {num_positions} positions the grader measured the mean |error| "
+                f"(positions) of each band as {measured}: {got!r} is not within 25% of the best")
+
+
+# Six cases the notebook prints nothing about, in pairs of one length: below the crossover the
+# fast band misses least, above it the middle band does, and the crossover's noise level falls as
+# the sequence grows. Measured by the grader: at L = 256, sigma 0.5 fast 3.1 against middle 8.0,
+# sigma 1.1 middle 22 against fast 52; at L = 512, sigma 0.4 fast 0.4 against 6.5, sigma 0.75
+# middle 15 against fast 56; at L = 2048, sigma 0.25 fast 0.0 against 4.1, sigma 0.55 middle 13
+# against fast 129. A constant answer is right on three of them.
+@pytest.mark.exercise("best_band", points=1)
+def test_best_band_short_sequence_moderate_noise(student):
+    """256 positions, sigma = 0.5: the band with the smallest mean error (measured by the grader)."""
+    _expect_best_band(student, 0.5, 256)
+
+
+@pytest.mark.exercise("best_band", points=1)
+def test_best_band_short_sequence_high_noise(student):
+    """256 positions, sigma = 1.1: the band with the smallest mean error (measured by the grader)."""
+    _expect_best_band(student, 1.1, 256)
+
+
+@pytest.mark.exercise("best_band", points=1)
+def test_best_band_medium_sequence_low_noise(student):
+    """512 positions, sigma = 0.4: the band with the smallest mean error (measured by the grader)."""
+    _expect_best_band(student, 0.4, 512)
+
+
+@pytest.mark.exercise("best_band", points=1)
+def test_best_band_medium_sequence_high_noise(student):
+    """512 positions, sigma = 0.75: the band with the smallest mean error (measured by the grader)."""
+    _expect_best_band(student, 0.75, 512)
+
+
+@pytest.mark.exercise("best_band", points=1)
+def test_best_band_long_sequence_low_noise(student):
+    """2048 positions, sigma = 0.25: the band with the smallest mean error (measured by the grader)."""
+    _expect_best_band(student, 0.25, 2048)
+
+
+@pytest.mark.exercise("best_band", points=1)
+def test_best_band_long_sequence_moderate_noise(student):
+    """2048 positions, sigma = 0.55: the band with the smallest mean error (measured by the grader)."""
+    _expect_best_band(student, 0.55, 2048)
+
+
+@pytest.mark.exercise("best_band", points=2)
+@grading(max_examples=4)
+@given(sigma=st.floats(0.05, 1.5), num_positions=st.integers(64, 1024))
+def test_best_band_over_its_inputs(student, sigma, num_positions):
+    """Any noise level from 0.05 to 1.5 and length from 64 to 1024: within 25% of the best band's mean error."""
+    _expect_best_band(student, sigma, num_positions)
 
 
 # -- decoding_inv_freq --------------------------------------------------------------------------
@@ -737,9 +1093,14 @@ def test_design_decodes_256_positions_at_low_noise(student):
     _expect_decodes(student, 256, 0.1, 0.99, seeds_=(7,))
 
 
-# Thresholds at L = 1024, three noise draws each (3072 decodings: a standard error near 0.002 at
-# these accuracies). The paper's ladder 10000^(-2i/16) measures 1.000, 0.989, 0.904, 0.734; a
-# geometric ladder from 2 rad to 2/L rad per position measures 1.000, 1.000, 0.997, 0.949.
+# Thresholds at L = 1024, three noise draws each (3072 decodings: a standard error near 0.003 at
+# these accuracies). What the notebook's own designs measure (sigma 0.1, 0.2, 0.3, 0.4, 0.5):
+# the paper's ladder 10000^(-2i/16) 1.000, 0.987, 0.911, 0.729, 0.517; the 8 fastest pairs of
+# the d_model = 64 encoding (the fast band of the band experiment) 1.000, 1.000, 0.986, 0.928,
+# 0.809; equal steps from 2.9 to 0.25 far less. They reach the middle thresholds at most; the
+# top ones (sigma 0.4 and 0.5, and sigma 0.3 at every length) need a design of one's own, as
+# the catalogue's correct variants show (a ladder from 2.5 down to 0.1 rad per position: 0.986
+# and 0.898; square roots of primes folded below pi: 0.979 and 0.884).
 @pytest.mark.exercise("decoding_inv_freq", points=1)
 def test_design_at_sigma_0_1(student):
     """L = 1024, sigma = 0.1: at least 0.99 of the positions decoded exactly."""
@@ -760,13 +1121,19 @@ def test_design_at_sigma_0_3(student):
 
 @pytest.mark.exercise("decoding_inv_freq", points=2)
 def test_design_at_sigma_0_4(student):
-    """L = 1024, sigma = 0.4: at least 0.93 of the positions decoded exactly."""
-    _expect_decodes(student, 1024, 0.4, 0.93)
+    """L = 1024, sigma = 0.4: at least 0.96 of the positions decoded exactly."""
+    _expect_decodes(student, 1024, 0.4, 0.96)
+
+
+@pytest.mark.exercise("decoding_inv_freq", points=2)
+def test_design_at_sigma_0_5(student):
+    """L = 1024, sigma = 0.5: at least 0.85 of the positions decoded exactly."""
+    _expect_decodes(student, 1024, 0.5, 0.85)
 
 
 @pytest.mark.exercise("decoding_inv_freq", points=2)
 @grading(max_examples=8)
 @given(num_positions=st.integers(64, 2048))
 def test_design_over_lengths(student, num_positions):
-    """Any length from 64 to 2048 positions, sigma = 0.2: at least 0.99 decoded exactly."""
-    _expect_decodes(student, num_positions, 0.2, 0.99, seeds_=(5,))
+    """Any length from 64 to 2048 positions, sigma = 0.3: at least 0.99 decoded exactly."""
+    _expect_decodes(student, num_positions, 0.3, 0.99, seeds_=(5,))

@@ -120,6 +120,11 @@ def offset_matrix(k, d_model, base=10000.0):
     m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
     return m.float()
 ''', feedback="exponent i/d_model"),
+    WrongAnswer("offset_matrix", "the offset taken as |k| (negative offsets move forwards)", _OFFSET_HEAD + '''
+    c, s = torch.cos(abs(k) * omega), torch.sin(abs(k) * omega)
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
+    return m.float()
+''', feedback="|k|"),
     WrongAnswer("offset_matrix", "float64 returned", _OFFSET_HEAD + '''
     c, s = torch.cos(k * omega), torch.sin(k * omega)
     m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
@@ -375,55 +380,191 @@ WRONG_ANSWERS += [
     q = torch.arange(abs(k), num)
     return weights[q, q - abs(k)].mean().item()
 """),
-    # -- best_band -------------------------------------------------------------------------------
-    WrongAnswer("best_band", "fast and slow together (each scale covering the other's weakness)", """
-def best_band(sigma):
-    return "fast+slow"
-"""),
-    WrongAnswer("best_band", "the slow band", """
-def best_band(sigma):
-    return "slow"
-"""),
-    WrongAnswer("best_band", "the middle band", """
-def best_band(sigma):
+    # -- best_band -----------------------------------------------------------------------------
+    # Shallow answers (a constant, the notebook's "the fast end decodes", a measurement of the
+    # wrong metric) lose at least half: the six named cases need "fast" three times and "middle"
+    # three times, and the property test meets both. Each fails four hidden tests by intent.
+    WrongAnswer("best_band", "always the fast band (the exact-decoding table read as the answer)", """
+def best_band(sigma, num_positions):
+    return "fast"
+""", costs=4, min_lost=0.5),
+    WrongAnswer("best_band", "always the middle band", """
+def best_band(sigma, num_positions):
     return "middle"
-"""),
-    WrongAnswer("best_band", "fast at low noise, fast and slow at high noise", """
-def best_band(sigma):
-    return "fast" if sigma < 0.15 else "fast+slow"
-"""),
+""", costs=4, min_lost=0.5),
+    WrongAnswer("best_band", "always fast and slow together (each scale covering the other's weakness)", """
+def best_band(sigma, num_positions):
+    return "fast+slow"
+""", costs=7, min_lost=0.5),
+    WrongAnswer("best_band", "the slow band", """
+def best_band(sigma, num_positions):
+    return "slow"
+""", costs=7, min_lost=0.5),
+    WrongAnswer("best_band", "measured by the fraction decoded exactly instead of the mean error", """
+def best_band(sigma, num_positions):
+    bands = {"fast": list(range(16)), "middle": list(range(24, 40)), "slow": list(range(48, 64)),
+             "fast+slow": list(range(8)) + list(range(56, 64))}
+    pe = sinusoidal_encoding(num_positions, 64).double()
+    noisy = pe + sigma * torch.randn(pe.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    hits = {name: (torch.cdist(noisy[:, d], pe[:, d]).argmin(1) == torch.arange(num_positions)).double().mean().item()
+            for name, d in bands.items()}
+    return max(hits, key=hits.get)
+""", costs=4, min_lost=0.5),
+    WrongAnswer("best_band", "a noise threshold that ignores the length (fast below sigma 0.45)", """
+def best_band(sigma, num_positions):
+    return "fast" if sigma < 0.45 else "middle"
+""", costs=3),  # wrong at L = 256, sigma 0.5 and at L = 2048, sigma 0.55... and over the inputs
     WrongAnswer("best_band", "the dimensions instead of the band's name", """
-def best_band(sigma):
+def best_band(sigma, num_positions):
     return "0..15"
-""", feedback="should be one of"),
+""", feedback="should be one of", costs=5, min_lost=0.5),
     # -- decoding_inv_freq -----------------------------------------------------------------------
     # A challenge is graded by the thresholds its design clears: a design that clears fewer fails
-    # several of them by intent, so each entry's costs is the number of thresholds it misses.
+    # several of them by intent, so each entry's costs is the number of thresholds it misses. The
+    # notebook's own designs (the paper's ladder, the fast band of the band experiment, equal steps)
+    # reach the middle thresholds at most and lose at least half of the points.
     WrongAnswer("decoding_inv_freq", "the paper's ladder (clears the lowest noise level only)", """
 def decoding_inv_freq(num_positions):
     return 10000.0 ** (-torch.arange(0, 16, 2, dtype=torch.float64) / 16)
-""", feedback="threshold", costs=4),  # misses sigma 0.2, 0.3, 0.4 and the lengths
+""", feedback="threshold", costs=5, min_lost=0.5),  # misses sigma 0.2 to 0.5 and the lengths
+    WrongAnswer("decoding_inv_freq", "the fast band of the band experiment (the 8 fastest pairs of d_model = 64)", """
+def decoding_inv_freq(num_positions):
+    return 10000.0 ** (-torch.arange(0, 16, 2, dtype=torch.float64) / 64)
+""", feedback="threshold", costs=3, min_lost=0.5),  # misses sigma 0.4, 0.5 and the lengths
     WrongAnswer("decoding_inv_freq", "one frequency for every pair", """
 def decoding_inv_freq(num_positions):
     return torch.ones(8, dtype=torch.float64)
-""", costs=6),  # a period of 2 pi positions: clears no threshold
+""", costs=7, min_lost=0.5),  # a period of 2 pi positions: clears no threshold
     WrongAnswer("decoding_inv_freq", "only fast frequencies, close together", """
 def decoding_inv_freq(num_positions):
     return torch.linspace(1.0, 1.7, 8, dtype=torch.float64)
-""", costs=5),  # clears only L = 256 at sigma 0.1
-    WrongAnswer("decoding_inv_freq", "evenly spaced frequencies (the pattern nearly repeats)", """
+""", costs=6),
+    WrongAnswer("decoding_inv_freq", "evenly spaced frequencies (the notebook's control)", """
 def decoding_inv_freq(num_positions):
     return torch.linspace(2.9, 0.25, 8, dtype=torch.float64)
-""", costs=4),  # misses sigma 0.2, 0.3, 0.4 and the lengths
-    WrongAnswer("decoding_inv_freq", "the paper's ladder sped up twice (fails the highest noise level)", """
+""", costs=5, min_lost=0.5),
+    WrongAnswer("decoding_inv_freq", "a ladder from 2 rad down to 2/L (its slow pairs waste dimensions)", """
 def decoding_inv_freq(num_positions):
-    return 2 * 10000.0 ** (-torch.arange(0, 16, 2, dtype=torch.float64) / 16)
-"""),
+    return 2.0 * (1.0 / num_positions) ** (torch.arange(8, dtype=torch.float64) / 7)
+""", costs=3),
     WrongAnswer("decoding_inv_freq", "one frequency per dimension (16 values)", """
 def decoding_inv_freq(num_positions):
-    fastest, slowest = 2.0, 2.0 / num_positions
+    fastest, slowest = 2.8, 0.2
     return fastest * (slowest / fastest) ** (torch.arange(16, dtype=torch.float64) / 15)
-""", feedback="shape", costs=6),  # 16 values are no design for 8 pairs: there is nothing to measure at any threshold
+""", feedback="shape", costs=7),  # 16 values are no design for 8 pairs: there is nothing to measure at any threshold
+    # -- breakdown_noise -------------------------------------------------------------------------
+    WrongAnswer("breakdown_noise", "a constant", """
+def breakdown_noise(table, accuracy=0.5):
+    if table.dim() != 2 or table.shape[0] < 2 or not 1 / table.shape[0] < accuracy < 1:
+        raise ValueError("bad table or accuracy")
+    return 0.5
+""", costs=6, min_lost=0.5),
+    WrongAnswer("breakdown_noise", "the public case's value hard-coded", """
+def breakdown_noise(table, accuracy=0.5):
+    if table.dim() != 2 or table.shape[0] < 2 or not 1 / table.shape[0] < accuracy < 1:
+        raise ValueError("bad table or accuracy")
+    return 1.2204
+""", costs=5, min_lost=0.5),
+    WrongAnswer("breakdown_noise", "the closed form of a +-1 bit code, one bit per column, for any table", """
+def breakdown_noise(table, accuracy=0.5):
+    if table.dim() != 2 or table.shape[0] < 2 or not 1 / table.shape[0] < accuracy < 1:
+        raise ValueError("bad table or accuracy")
+    half_gap = table.double().abs().max().item()
+    z = torch.special.ndtri(torch.tensor(accuracy ** (1 / table.shape[1]), dtype=torch.float64)).item()
+    return half_gap / z
+""", costs=4, min_lost=0.5),  # right on the plain bit codes only
+    WrongAnswer("breakdown_noise", "half the smallest distance between rows (no measurement)", """
+def breakdown_noise(table, accuracy=0.5):
+    if table.dim() != 2 or table.shape[0] < 2 or not 1 / table.shape[0] < accuracy < 1:
+        raise ValueError("bad table or accuracy")
+    gaps = torch.cdist(table.double(), table.double())
+    return gaps[gaps > 0].min().item() / 2
+""", costs=6, min_lost=0.5),
+    WrongAnswer("breakdown_noise", "noise of standard deviation sigma for the whole vector, not per coordinate", """
+def breakdown_noise(table, accuracy=0.5):
+    if table.dim() != 2 or table.shape[0] < 2 or not 1 / table.shape[0] < accuracy < 1:
+        raise ValueError("bad table or accuracy")
+    clean = table.double()
+    num, width = clean.shape
+    z = torch.randn(max(1, 10_000 // num), num, width, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    truth = torch.arange(num).repeat(len(z))
+    def fraction(s):
+        noisy = (clean + s / math.sqrt(width) * z).reshape(-1, width)
+        return (torch.cdist(noisy, clean).argmin(1) == truth).double().mean().item()
+    lo, hi = 1e-4, 1e4
+    for _ in range(40):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if fraction(mid) > accuracy else (lo, mid)
+    return math.sqrt(lo * hi)
+""", costs=6),  # right only where d = 1 (some lines of the property test)
+    WrongAnswer("breakdown_noise", "nearest row by the largest dot product, not the smallest distance", """
+def breakdown_noise(table, accuracy=0.5):
+    if table.dim() != 2 or table.shape[0] < 2 or not 1 / table.shape[0] < accuracy < 1:
+        raise ValueError("bad table or accuracy")
+    clean = table.double()
+    num, width = clean.shape
+    z = torch.randn(max(1, 10_000 // num), num, width, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    truth = torch.arange(num).repeat(len(z))
+    def fraction(s):
+        noisy = (clean + s * z).reshape(-1, width)
+        return ((noisy @ clean.T).argmax(1) == truth).double().mean().item()
+    lo, hi = 1e-4, 1e4
+    for _ in range(40):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if fraction(mid) > accuracy else (lo, mid)
+    return math.sqrt(lo * hi)
+""", costs=4),  # right where every row has the same norm around the origin (the plain bit codes)
+    WrongAnswer("breakdown_noise", "no check of the accuracy (1 and 0 accepted)", """
+def breakdown_noise(table, accuracy=0.5):
+    if table.dim() != 2 or table.shape[0] < 2:
+        raise ValueError("bad table")
+    clean = table.double()
+    num, width = clean.shape
+    z = torch.randn(max(1, 10_000 // num), num, width, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    truth = torch.arange(num).repeat(len(z))
+    def fraction(s):
+        return (torch.cdist((clean + s * z).reshape(-1, width), clean).argmin(1) == truth).double().mean().item()
+    lo, hi = 1e-4, 1e4
+    for _ in range(40):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if fraction(mid) > accuracy else (lo, mid)
+    return math.sqrt(lo * hi)
+"""),
+    # -- shiftable_encoding ----------------------------------------------------------------------
+    # A challenge: an encoding that clears fewer thresholds fails several tests by intent (costs
+    # is the number of thresholds missed). The notebook's recipes lose at least half of the points.
+    WrongAnswer("shiftable_encoding", "the sinusoidal encoding of section 1 at d_model = 8 (the notebook's recipe)", """
+def shiftable_encoding(positions):
+    angles = positions.double()[:, None] * 10000.0 ** (-torch.arange(0, 8, 2, dtype=torch.float64) / 8)
+    return torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).flatten(1)
+""", feedback="smallest distance", costs=2, min_lost=0.5),  # the middle and top thresholds
+    WrongAnswer("shiftable_encoding", "a constant vector (the identity moves it, it tells nothing apart)", """
+def shiftable_encoding(positions):
+    return torch.ones(len(positions), 8, dtype=torch.float64)
+""", costs=5, min_lost=0.5),
+    WrongAnswer("shiftable_encoding", "sines alone (no fixed linear map)", """
+def shiftable_encoding(positions):
+    return torch.sin(positions.double()[:, None] * 10000.0 ** (-torch.arange(8, dtype=torch.float64) / 8))
+""", feedback="residual", costs=3, min_lost=0.5),
+    WrongAnswer("shiftable_encoding", "the position itself (an exact shift map, unbounded)", """
+def shiftable_encoding(positions):
+    p = positions.double()[:, None]
+    return torch.cat([torch.ones_like(p), p, torch.zeros(len(p), 6, dtype=torch.float64)], dim=1)
+""", feedback="longest vector", costs=5, min_lost=0.5),
+    WrongAnswer("shiftable_encoding", "the +-1 bits of the position (8 bits wrap after 256)", """
+def shiftable_encoding(positions):
+    return 2.0 * ((positions[:, None] % 256 >> torch.arange(8)) & 1).double() - 1.0
+""", costs=4, min_lost=0.5),
+    WrongAnswer("shiftable_encoding", "one frequency for every pair", """
+def shiftable_encoding(positions):
+    angles = positions.double()[:, None] * torch.ones(4, dtype=torch.float64)
+    return torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).flatten(1)
+""", costs=5, min_lost=0.5),
+    WrongAnswer("shiftable_encoding", "angles computed in float32 (wrong far from the window)", """
+def shiftable_encoding(positions):
+    angles = positions.float()[:, None] * torch.tensor([1.713, 0.0338, 0.0054, 1.9571])
+    return torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).flatten(1).double()
+""", feedback="residual", costs=3),
 ]
 
 CORRECT_VARIANTS += [
@@ -452,28 +593,91 @@ def offset_head_share(tokens, k, temperature=1.0, base=10000.0):
             count += 1
     return total / count
 """),
-    ("best_band", "measures the four bands at the given noise and returns the best", """
-def best_band(sigma):
-    pe = sinusoidal_encoding(1024, 64).double()
-    noisy = pe + sigma * torch.randn(pe.shape, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    ("best_band", "measures a subset of positions per draw, with other seeds, and returns the smallest mean error", """
+def best_band(sigma, num_positions):
+    pe = sinusoidal_encoding(num_positions, 64).double()
     bands = {"fast": list(range(16)), "middle": list(range(24, 40)), "slow": list(range(48, 64)),
              "fast+slow": list(range(8)) + list(range(56, 64))}
-    hits = {name: (torch.cdist(noisy[:, d], pe[:, d]).argmin(1) == torch.arange(1024)).double().mean().item()
-            for name, d in bands.items()}
-    return max(hits, key=hits.get)
+    err = dict.fromkeys(bands, 0.0)
+    for seed in range(6):
+        gen = torch.Generator().manual_seed(50 + seed)
+        pick = torch.randperm(num_positions, generator=gen)[:400]
+        noisy = pe[pick] + sigma * torch.randn(len(pick), 64, generator=gen, dtype=torch.float64)
+        for name, d in bands.items():
+            err[name] += (torch.cdist(noisy[:, d], pe[:, d]).argmin(1) - pick).abs().double().mean().item()
+    return min(err, key=err.get)
 """),
-    ("best_band", "a constant answer read from the table", """
-def best_band(sigma):
-    answer = "fast"  # 1.00 at sigma = 0.1, 0.99 at 0.3, 0.80 at 0.5: above every other band
-    return answer
+    ("best_band", "a rule read off the learner's own measurements: the crossover falls as L grows", """
+def best_band(sigma, num_positions):
+    crossover = 0.53 * (num_positions / 512) ** -0.33   # measured at L = 128, 512 and 2048
+    return "fast" if sigma < crossover else "middle"
 """),
-    ("decoding_inv_freq", "a steeper geometric ladder, from 2.8 rad down to 4/L, as base^(-2i/16)", """
+    ("decoding_inv_freq", "a steeper geometric ladder, from 2.5 down to 0.1 rad per position", """
 def decoding_inv_freq(num_positions):
-    base = (2.8 * num_positions / 4.0) ** (16 / 14)
-    return 2.8 * base ** (-torch.arange(0, 16, 2, dtype=torch.float64) / 16)
+    return 2.5 * (0.1 / 2.5) ** (torch.arange(8, dtype=torch.float64) / 7)
 """),
     ("decoding_inv_freq", "no ladder: square roots of the first primes, folded below pi", """
 def decoding_inv_freq(num_positions):
     return torch.tensor([2.0, 3, 5, 7, 11, 13, 17, 19]).sqrt() % math.pi
+"""),
+    ("breakdown_noise", "a grid of noise levels with fresh draws at each, interpolated in log sigma", """
+def breakdown_noise(table, accuracy=0.5):
+    if table.ndim != 2 or len(table) < 2:
+        raise ValueError("need a 2-D table of at least two rows")
+    if not 1 / len(table) < accuracy < 1:
+        raise ValueError("accuracy must lie between 1/P and 1")
+    clean = table.to(torch.float64)
+    num, width = clean.shape
+    gaps = torch.cdist(clean, clean)
+    sigmas = torch.logspace(math.log10(gaps[gaps > 0].min().item() / 50), math.log10(gaps.max().item() * 20), 90,
+                            dtype=torch.float64)
+    gen = torch.Generator().manual_seed(11)
+    reps = max(1, 6000 // num)
+    found = []
+    for s in sigmas.tolist():
+        noisy = clean.repeat(reps, 1) + s * torch.randn(reps * num, width, generator=gen, dtype=torch.float64)
+        found.append((torch.cdist(noisy, clean).argmin(1) == torch.arange(num).repeat(reps)).double().mean().item())
+    for j in range(1, len(found)):
+        if found[j] <= accuracy < found[j - 1]:
+            t = (found[j - 1] - accuracy) / (found[j - 1] - found[j])
+            return math.exp((1 - t) * math.log(sigmas[j - 1].item()) + t * math.log(sigmas[j].item()))
+    return sigmas[-1].item()
+"""),
+    ("breakdown_noise", "exact exit distances of noise rays from each row's Voronoi cell, then a quantile", """
+def breakdown_noise(table, accuracy=0.5):
+    if table.dim() != 2 or table.shape[0] < 2:
+        raise ValueError("table must be (P, d) with P >= 2")
+    num, width = table.shape
+    if accuracy <= 1 / num or accuracy >= 1:
+        raise ValueError("accuracy must lie strictly between 1/P and 1")
+    rows = table.double()
+    # Along a noise direction z the decoding of row r is exact for sigma below the point where the
+    # ray r + sigma z leaves r's Voronoi cell (a convex cell: it leaves once), at
+    # sigma_c = min over q with z.(q - r) > 0 of |q - r|^2 / (2 z.(q - r)). The fraction decoded
+    # exactly at sigma is the share of (row, direction) pairs with sigma_c > sigma.
+    z = torch.randn(max(1, 40_000 // num), width, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    critical = []
+    for r in range(num):
+        diff = rows - rows[r]                                   # (P, d)
+        sq = (diff * diff).sum(1)                                # (P,)
+        proj = z @ diff.T                                        # (n, P)
+        exit_at = torch.where(proj > 0, sq / (2 * proj.clamp_min(1e-300)), torch.full_like(proj, float("inf")))
+        exit_at[:, r] = float("inf")
+        critical.append(exit_at.min(1).values)
+    critical = torch.cat(critical).clamp_max(1e300)            # a ray that never leaves its cell
+    return torch.quantile(critical, 1 - accuracy).item()
+"""),
+    ("shiftable_encoding", "a geometric ladder from 2.7 to 6/1024 rad per position, in a rotated basis", """
+def shiftable_encoding(positions):
+    inv_freq = 2.7 * (6 / 2.7 / 1024) ** (torch.arange(4, dtype=torch.float64) / 3)
+    angles = positions.to(torch.float64)[:, None] * inv_freq
+    pairs = torch.stack([angles.sin(), angles.cos()], dim=-1).reshape(len(positions), 8)
+    q, _ = torch.linalg.qr(torch.randn(8, 8, generator=torch.Generator().manual_seed(3), dtype=torch.float64))
+    return pairs @ q.T          # any fixed orthogonal mix: distances, lengths and shift maps carry over
+"""),
+    ("shiftable_encoding", "searched frequencies stored as (cos, sin), half-split", """
+def shiftable_encoding(positions):
+    angles = positions.double().unsqueeze(1) * torch.tensor([0.254, 1.45, 1.432, 0.0407], dtype=torch.float64)
+    return torch.cat([torch.cos(angles), torch.sin(angles)], dim=1)
 """),
 ]
