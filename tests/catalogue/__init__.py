@@ -44,8 +44,3 @@ class WrongAnswer:
     """How many hidden tests of its exercise the mistake may fail (checked where the catalogue
     sets ``COSTS_ONCE``): one test owns each property, so one unless the entry is several
     mistakes at once (a comment beside the entry says which tests own them)."""
-    min_lost: float = 0.0
-    """The share of its exercise's points the entry must lose at least (``tests/test_catalogue.py``
-    checks it). A shallow answer to a thinking exercise (a constant, the docstring transcribed,
-    the notebook's own recipe, the public case hard-coded) sets 0.5: DESIGN's "shallow answers
-    lose at least half of the exercise's points"."""
