@@ -45,10 +45,16 @@ def yarn_factors(scale, beta_fast=5.0, beta_slow=1.0):
     return 1 / ((1 - ramp) + ramp / scale)
 
 
-def per_pair(scale):
-    """Coordinate descent on ln(factor) of each pair and on the attention factor."""
-    log_f, factor = torch.log(yarn_factors(scale)), 0.1 * math.log(scale) + 1
-    best = loss(THETA / log_f.exp(), factor, scale)
+def ntk_factors(scale):
+    d = 2 * len(THETA)
+    return scale ** (torch.arange(len(THETA), dtype=torch.float64) * 2 / (d - 2))
+
+
+def per_pair(scale, start=yarn_factors, windows=SEARCH):
+    """Coordinate descent on ln(factor) of each pair and on the attention factor, from ``start``'s factors."""
+    loss_ = lambda f, a, s: loss(f, a, s, indices=windows)
+    log_f, factor = torch.log(start(scale)), 0.1 * math.log(scale) + 1
+    best = loss_(THETA / log_f.exp(), factor, scale)
     for step in (0.4, 0.2, 0.1):
         for i in [*range(len(THETA)), None]:
             for sign in (1, -1):
@@ -57,7 +63,7 @@ def per_pair(scale):
                 else:
                     cand_f, cand_a = log_f.clone(), factor
                     cand_f[i] += sign * step
-                value = loss(THETA / cand_f.exp(), cand_a, scale)
+                value = loss_(THETA / cand_f.exp(), cand_a, scale)
                 if value < best:
                     best, log_f, factor = value, cand_f, cand_a
         print(f"  s = {scale:g}, step {step}: {best:.4f} on the search windows", flush=True)
@@ -93,19 +99,24 @@ def ramp_search():
 
 def main() -> None:
     torch.set_num_threads(1)
-    tables = {}
+    tables, second = {}, {}
     for scale in (8.0, 4.0):
         tables[scale] = per_pair(scale)
         print(f"per-pair factors at s = {scale:g}: {tables[scale][0]}, attention factor {tables[scale][1]}")
+    for scale in (8.0, 4.0):  # another search: from NTK-aware's factors, on other windows (every fifth from the third)
+        second[scale] = per_pair(scale, ntk_factors, tuple(range(2, 78, 5)))
+        print(f"per-pair factors from NTK-aware at s = {scale:g}: {second[scale][0]}, attention factor {second[scale][1]}")
     ramp = ramp_search()
     print(f"log-ramp (lo, hi, a) = {ramp}")
     grader = tuple(range(context_lm.GRADER_WINDOWS))
     for scale in (8.0, 4.0):
         f, a = tables[scale]
         pp = loss(THETA / torch.tensor(f, dtype=torch.float64), a, scale, "grader", grader)
+        f2, a2 = second[scale]
+        pp2 = loss(THETA / torch.tensor(f2, dtype=torch.float64), a2, scale, "grader", grader)
         lr = loss(*log_ramp(THETA.float(), scale, *ramp), scale, "grader", grader)
         print(f"s = {scale:g} at {int(TRAIN_LEN * scale)}, all {len(grader)} grader windows: per-pair {pp:.3f}, "
-              f"log-ramp {lr:.3f}")
+              f"per-pair from NTK-aware {pp2:.3f}, log-ramp {lr:.3f}")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, 
 from grader.sandbox import StudentRaised
 
 EXERCISE_ORDER = ("linear_scaling_inv_freq", "ntk_aware_base", "dynamic_ntk_base", "yarn_inv_freq",
-                  "llama3_inv_freq", "extension_inv_freq", "diagnose_rope", "passkey_prompt", "passkey_accuracy")
+                  "llama3_inv_freq", "positional_pairs", "extension_inv_freq", "diagnose_rope", "passkey_prompt", "passkey_accuracy")
 """The exercises in the notebook's order (of their cells): reports number and list them so."""
 
 # float32 outputs of a float64 formula are within 6e-8 relative of it; inverse frequencies
@@ -1165,3 +1165,136 @@ def test_diagnose_hidden_modules(student, case, config):
     def owned(got):  # the named tests of this verdict (public and hidden) charge a detector that fails them
         return _misses(student, PUBLIC_DIAGNOSES.get(bug, []) + NAMED_DIAGNOSES[bug])
     _expect_diagnosis(student, method, bug, *config, owned_elsewhere=owned)
+
+
+# -- positional_pairs (interpret) ---------------------------------------------------------------------
+# Heads planted with known roles per rotary pair (Barbero et al., 2024, sections 4-5: positional heads
+# built from constant query and key parts on fast pairs, content carried by token-dependent parts):
+#   "position": a constant query part and a constant key part (plus 10% noise) on a pair that turns at least
+#               once over the offsets asked about: its token-averaged logit swings by about 2 A^2 / sqrt(d);
+#   "bias":     constant parts on a pair that turns by less than 0.05 rad over those offsets: a constant, not position;
+#   "content":  zero-mean token-dependent parts, larger than the constant ones (1.5 A): they average out;
+#   "unused":   parts of 1% of A.
+# Only "position" pairs are True. T = 2,048 tokens: the token average of a content pair then varies by about
+# 0.15 A^2 / sqrt(d) over the offsets, a thirteenth of a position pair's swing. The scale A changes from case
+# to case (0.05 to 20), so no absolute threshold on the logits separates the roles.
+ROLES = ("position", "bias", "content", "unused")
+
+
+def _planted_head(head_dim, base, max_offset, roles, amplitude=1.0, seed=0, tokens=1024, batch=()):
+    """(queries, keys, inv_freq): float32 (*batch, tokens, head_dim) pre-rotation parts with ``roles`` per pair."""
+    g = torch.Generator().manual_seed(seed)
+    half = head_dim // 2
+    inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    shape = (*batch, tokens)
+    q = torch.zeros(*shape, half, dtype=torch.complex128)
+    k = torch.zeros_like(q)
+    noise = lambda std: torch.complex(torch.randn(*shape, generator=g, dtype=torch.float64),
+                                      torch.randn(*shape, generator=g, dtype=torch.float64)) * std / math.sqrt(2)
+    for i, role in enumerate(roles):
+        turn = float(inv_freq[i]) * max_offset
+        if role == "position":
+            assert turn >= 2 * math.pi, (i, turn)
+        if role == "bias":
+            assert turn <= 0.05, (i, turn)
+        if role in ("position", "bias"):
+            phase_q, phase_k = (2 * math.pi * torch.rand(2, generator=g, dtype=torch.float64)).tolist()
+            q[..., i] = amplitude * complex(math.cos(phase_q), math.sin(phase_q)) + noise(0.1 * amplitude)
+            k[..., i] = amplitude * complex(math.cos(phase_k), math.sin(phase_k)) + noise(0.1 * amplitude)
+        elif role == "content":
+            q[..., i], k[..., i] = noise(1.5 * amplitude), noise(1.5 * amplitude)
+        else:
+            q[..., i], k[..., i] = noise(0.01 * amplitude), noise(0.01 * amplitude)
+    split = lambda z: torch.cat([z.real, z.imag], dim=-1).float()        # half-split layout: pair i in i, i + d/2
+    return split(q), split(k), inv_freq.float()
+
+
+def _fast_pairs(head_dim, base, max_offset):
+    inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    return [i for i in range(head_dim // 2) if inv_freq[i] * max_offset >= 2 * math.pi], \
+        [i for i in range(head_dim // 2) if inv_freq[i] * max_offset <= 0.05]
+
+
+def _positional(student, head_dim, base, max_offset, roles, *, what_case, **kwargs):
+    queries, keys, inv_freq = _planted_head(head_dim, base, max_offset, roles, **kwargs)
+    what = f"positional_pairs(<{what_case}: {tuple(queries.shape)}>, inv_freq of base {base:g}, max_offset={max_offset})"
+    got = student.positional_pairs(queries, keys, inv_freq, max_offset)
+    expect_true(isinstance(got, torch.Tensor) and got.dtype == torch.bool and tuple(got.shape) == (head_dim // 2,),
+                f"{what} should return a bool tensor of shape ({head_dim // 2},), not "
+                f"{getattr(got, 'dtype', type(got).__name__)} {tuple(getattr(got, 'shape', ()))}")
+    want = torch.tensor([role == "position" for role in roles])
+    wrong = [i for i in range(len(roles)) if bool(got[i]) != bool(want[i])]
+    expect_true(not wrong, f"{what}: pairs {wrong} are wrong; their planted roles are "
+                           f"{[roles[i] for i in wrong]} (only 'position' pairs are True; you said "
+                           f"{[bool(got[i]) for i in wrong]})")
+
+
+@pytest.mark.exercise("positional_pairs", points=2, public=True)
+def test_positional_pairs_public_head(student):
+    """A head of this chapter's shape (d 32, base 100, offsets to 128) with position on pairs 0, 3 and 9."""
+    roles = ["content"] * 16
+    for i in (0, 3, 9):
+        roles[i] = "position"
+    roles[12] = "unused"
+    _positional(student, 32, 100.0, 128, roles, what_case="public head", seed=1)
+
+
+@pytest.mark.exercise("positional_pairs", points=4)
+def test_positional_pairs_content_is_not_position(student):
+    """Content pairs, larger than the positional ones, are not position (d 24, base 1e3, offsets to 64)."""
+    fast, _ = _fast_pairs(24, 1e3, 64)
+    roles = ["content"] * 12
+    for i in fast[1::2]:
+        roles[i] = "position"
+    _positional(student, 24, 1e3, 64, roles, what_case="content and position", seed=2)
+
+
+@pytest.mark.exercise("positional_pairs", points=4)
+def test_positional_pairs_a_constant_is_not_position(student):
+    """Constant parts on pairs too slow to turn over the offsets asked about are a bias, not position
+    (d 32, base 1e4, offsets to 100)."""
+    fast, slow = _fast_pairs(32, 1e4, 100)
+    roles = ["unused"] * 16
+    for i in slow:
+        roles[i] = "bias"
+    for i in fast[:3]:
+        roles[i] = "position"
+    _positional(student, 32, 1e4, 100, roles, what_case="bias and position", seed=3)
+
+
+@pytest.mark.exercise("positional_pairs", points=4)
+def test_positional_pairs_not_only_the_fastest(student):
+    """Position carried by the slowest pairs that still turn, the fastest carrying content (d 48, base 500)."""
+    fast, _ = _fast_pairs(48, 500.0, 200)
+    roles = ["content"] * 24
+    for i in fast[-3:]:
+        roles[i] = "position"
+    _positional(student, 48, 500.0, 200, roles, what_case="slow position, fast content", seed=4)
+
+
+@pytest.mark.exercise("positional_pairs", points=3)
+def test_positional_pairs_any_scale(student):
+    """The same roles with the head's parts 0.05 or 20 times as large (logits 400 times smaller or larger)."""
+    fast, slow = _fast_pairs(16, 1e4, 128)
+    roles = ["content"] * 8
+    roles[fast[0]], roles[slow[-1]], roles[3] = "position", "bias", "unused"
+    for amplitude in (0.05, 20.0):
+        _positional(student, 16, 1e4, 128, roles, what_case=f"parts scaled by {amplitude:g}", seed=5,
+                    amplitude=amplitude)
+
+
+@pytest.mark.exercise("positional_pairs", points=3)
+@grading(max_examples=4)
+@given(head_dim=st.sampled_from([16, 32, 64]), base=st.sampled_from([100.0, 1e4]), max_offset=st.sampled_from([64, 128]),
+       seed=st.integers(10, 10_000), amplitude=st.sampled_from([0.3, 1.0, 3.0]))
+def test_positional_pairs_random_heads(student, head_dim, base, max_offset, seed, amplitude):
+    """Roles drawn at random (position only where the pair turns once, bias only where it does not turn),
+    over a batch of 4 sequences of 512 tokens."""
+    fast, slow = _fast_pairs(head_dim, base, max_offset)
+    g = np.random.default_rng(seed)
+    roles = []
+    for i in range(head_dim // 2):
+        allowed = ["content", "unused"] + (["position", "position"] if i in fast else []) + (["bias"] if i in slow else [])
+        roles.append(str(g.choice(allowed)))
+    _positional(student, head_dim, base, max_offset, roles, what_case=f"random roles (seed {seed})", seed=seed,
+                amplitude=amplitude, tokens=512, batch=(4,))

@@ -634,3 +634,85 @@ def passkey_accuracy(generate_fn, lengths, depths, trials):
     return out
 '''),
 ]
+
+# -- positional_pairs (interpret): shallow answers and mistakes -------------------------------------------
+# The shallow answers are designs, not one mistake: each fails most of the planted heads, and must lose at
+# least half of the exercise's points (min_lost).
+_PP_PARTS = '''
+def _complex(x):
+    half = x.shape[-1] // 2
+    return torch.complex(x[..., :half].double(), x[..., half:].double()).reshape(-1, x.shape[-2], half)
+'''
+WRONG_ANSWERS += [
+    WrongAnswer("positional_pairs", "constant: no pair carries position", '''
+def positional_pairs(queries, keys, inv_freq, max_offset):
+    return torch.zeros(len(inv_freq), dtype=torch.bool)
+''', costs=6, min_lost=0.5),
+    WrongAnswer("positional_pairs", "the paper's finding transcribed: the fastest half of the pairs", '''
+def positional_pairs(queries, keys, inv_freq, max_offset):
+    return torch.arange(len(inv_freq)) < len(inv_freq) // 2
+''', costs=6, min_lost=0.5),
+    WrongAnswer("positional_pairs", "frequency alone: every pair that turns once within max_offset", '''
+def positional_pairs(queries, keys, inv_freq, max_offset):
+    return inv_freq.double() * max_offset >= 2 * math.pi
+''', costs=6, min_lost=0.5),
+    WrongAnswer("positional_pairs", "the pairs with the largest query norms", _PP_PARTS + '''
+def positional_pairs(queries, keys, inv_freq, max_offset):
+    norm = _complex(queries).abs().pow(2).mean((0, 1))
+    return norm > norm.mean()
+''', costs=6, min_lost=0.5),
+    WrongAnswer("positional_pairs", "the public case hard-coded (pairs 0, 3 and 9)", '''
+def positional_pairs(queries, keys, inv_freq, max_offset):
+    out = torch.zeros(len(inv_freq), dtype=torch.bool)
+    out[[i for i in (0, 3, 9) if i < len(inv_freq)]] = True
+    return out
+''', costs=5, min_lost=0.5),
+    # Two tests hold bias pairs (constant parts on pairs that do not turn): the one that owns them and the
+    # scale test, whose head has one.
+    WrongAnswer("positional_pairs", "constant parts taken for position (the rotation ignored)", _PP_PARTS + '''
+def positional_pairs(queries, keys, inv_freq, max_offset):
+    q, k = _complex(queries), _complex(keys)
+    constant = q.mean((0, 1)).abs() * k.mean((0, 1)).abs()
+    size = (q.abs().pow(2).mean((0, 1)) * k.abs().pow(2).mean((0, 1))).sqrt()
+    return constant > 0.5 * size
+''', costs=2),
+    # An absolute threshold fails the heads of other scales: the scale test and the random heads.
+    WrongAnswer("positional_pairs", "an absolute threshold on the logits (0.1)", _PP_PARTS + '''
+def positional_pairs(queries, keys, inv_freq, max_offset):
+    q, k = _complex(queries), _complex(keys)
+    T = q.shape[1]
+    profile = torch.stack([((q[:, n:] * k[:, :T - n].conj()).mean((0, 1)) * torch.exp(1j * n * inv_freq.double())).real
+                           for n in range(max_offset + 1)]) / math.sqrt(queries.shape[-1])
+    return (profile.max(0).values - profile.min(0).values) > 0.1
+''', costs=2),
+]
+
+CORRECT_VARIANTS += [
+    ("positional_pairs", "mean query and key parts per pair, judged against the largest pair", '''
+def positional_pairs(queries, keys, inv_freq, max_offset):
+    half = queries.shape[-1] // 2
+    q = torch.complex(queries[..., :half].double(), queries[..., half:].double()).reshape(-1, half)
+    k = torch.complex(keys[..., :half].double(), keys[..., half:].double()).reshape(-1, half)
+    n = torch.arange(max_offset + 1, dtype=torch.float64)[:, None]
+    profile = (q.mean(0) * k.mean(0).conj() * torch.exp(1j * n * inv_freq.double())).real
+    swing = profile.max(0).values - profile.min(0).values
+    return swing > 0.3 * (q.abs().pow(2).mean(0) * k.abs().pow(2).mean(0)).sqrt().max()
+'''),
+    ("positional_pairs", "rotated queries and keys, logits averaged by distance in real arithmetic, judged against the mean pair", '''
+def positional_pairs(queries, keys, inv_freq, max_offset):
+    d = queries.shape[-1]
+    T = queries.shape[-2]
+    q = queries.double().reshape(-1, T, d)
+    k = keys.double().reshape(-1, T, d)
+    angles = torch.arange(T, dtype=torch.float64)[:, None] * inv_freq.double()[None, :]
+    cos, sin = torch.cat([angles.cos()] * 2, -1), torch.cat([angles.sin()] * 2, -1)
+    rot = lambda x: torch.cat([-x[..., d // 2:], x[..., :d // 2]], -1)
+    qr, kr = q * cos + rot(q) * sin, k * cos + rot(k) * sin
+    per_dim = torch.stack([(qr[:, n:] * kr[:, :T - n]).mean((0, 1)) for n in range(max_offset + 1)])
+    per_pair = per_dim[:, :d // 2] + per_dim[:, d // 2:]
+    swing = per_pair.max(0).values - per_pair.min(0).values
+    size = (q[..., :d // 2] ** 2 + q[..., d // 2:] ** 2).mean((0, 1)).sqrt() * \\
+        (k[..., :d // 2] ** 2 + k[..., d // 2:] ** 2).mean((0, 1)).sqrt()
+    return swing > 0.4 * size.mean()
+'''),
+]
