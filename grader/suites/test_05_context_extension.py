@@ -917,15 +917,17 @@ def test_accuracy_grid_layout(student, grid_lengths, depths, trials, pick):
 
 
 # -- extension_inv_freq (challenge) -------------------------------------------------------------------
-# The learner's rule is scored by what it does to the shipped base checkpoint: the held-out loss of
-# windows the notebook never shows, computed here by grader.context_lm (trusted), never in the
-# sandbox. The notebook's methods are scored on the same windows, from this file's float64 formulas,
-# for the feedback. Measured on windows 40-47 (one thread): no scaling 3.344, PI 4.243, NTK-aware
-# 1.724, Llama 3 1.780, YaRN (beta_fast 5) 1.644 at 1,024 with s = 8; NTK-aware with YaRN's
-# temperature 1.682. At 512 with s = 4: no scaling 2.771, NTK-aware 1.478, YaRN 1.419.
-HIDDEN_WINDOWS = tuple(range(40, 48))
-PUBLIC_WINDOWS = tuple(range(16, 20))
+# The learner's rule is scored by what it does to the shipped base checkpoint, computed here by
+# grader.context_lm (trusted), never in the sandbox. The public check uses four of the notebook's own held-out
+# windows. The hidden tests use the grader's text (assets/ctx05_grader_windows.txt: the Python library
+# reference, which corpus.txt leaves out and no notebook reads), three disjoint sets of 16 of its 48 windows drawn
+# here. Every rule the notebook teaches, with any of its constants (beta_fast 2, 5 or 32; the attention factor
+# none, 0.1 ln s + 1, 0.082 ln s + 1 or 1.15; NTK-aware's alpha s, 2s, 4s; dynamic NTK; Llama 3 with
+# high_freq_factor 4 or 1.79, with or without YaRN's temperature) stays above the top thresholds (measured by
+# scripts/search_context_extension.py --recipes): the top needs a design of one's own.
 _CTX_D, _CTX_BASE, _CTX_LEN = 32, 100.0, 128
+PUBLIC_WINDOWS = (0, 1, 2, 3)
+"""Held-out windows of the notebook (its tables show them): the public check's."""
 
 
 def _notebook_methods(scale):
@@ -941,17 +943,20 @@ def _notebook_methods(scale):
 _METHOD_LOSSES = {}
 
 
-def _method_losses(scale, length, windows_):
-    key = (scale, length, windows_)
+def _method_losses(scale, length, windows_, source):
+    key = (scale, length, windows_, source)
     if key not in _METHOD_LOSSES:
         from grader import context_lm
-        _METHOD_LOSSES[key] = {name: context_lm.held_out_loss(f, a, length, windows_)
+        _METHOD_LOSSES[key] = {name: context_lm.held_out_loss(f, a, length, windows_, source)
                                for name, (f, a) in _notebook_methods(scale).items()}
     return _METHOD_LOSSES[key]
 
 
-def _rule_loss(student, scale, length, windows_, *, judge_the_pair=False):
-    """The held-out loss (nats/char) of the base checkpoint with the learner's rule at `scale`.
+_RULE_LOSSES = {}
+
+
+def _rule_loss(student, scale, length, windows_, source, *, judge_the_pair=False):
+    """The loss (nats/char) of the base checkpoint with the learner's rule at `scale` (cached per rule and windows).
 
     The public test judges that the rule returns a pair (judge_the_pair); the threshold tests grade the
     design, so frequencies returned alone are read there with an attention factor of 1."""
@@ -969,63 +974,86 @@ def _rule_loss(student, scale, length, windows_, *, judge_the_pair=False):
     expect_true(isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 0,
                 f"{what}[1], the attention factor, should be a positive finite float, not {factor!r}")
     expect_true(bool(torch.isfinite(inv_freq).all()), f"{what}[0] has non-finite frequencies")
-    return context_lm.held_out_loss(inv_freq, float(factor), length, windows_)
+    key = (tuple(inv_freq.double().tolist()), float(factor), length, windows_, source)
+    if key not in _RULE_LOSSES:
+        _RULE_LOSSES[key] = context_lm.held_out_loss(inv_freq, float(factor), length, windows_, source)
+    return _RULE_LOSSES[key]
 
 
-def _expect_rule_below(student, scale, length, threshold, windows_=HIDDEN_WINDOWS, *, judge_the_pair=False):
-    loss = _rule_loss(student, scale, length, windows_, judge_the_pair=judge_the_pair)
-    methods = ", ".join(f"{name} {value:.3f}" for name, value in _method_losses(scale, length, windows_).items())
-    expect_true(loss < threshold,
-                f"s = {scale:g}, {len(windows_)} held-out windows at {length} characters: your rule gives "
-                f"{loss:.3f} nats/char; the threshold is {threshold}. The notebook's methods on the same "
-                f"windows: {methods}")
+def _expect_rule_below(student, scale, length, threshold, windows_, source, *, judge_the_pair=False):
+    loss = _rule_loss(student, scale, length, windows_, source, judge_the_pair=judge_the_pair)
+    if loss < threshold:
+        return
+    methods = ", ".join(f"{name} {value:.3f}" for name, value in _method_losses(scale, length, windows_, source).items())
+    where = "the notebook's held-out windows" if source == "held-out" else "windows of text no notebook reads"
+    fail(f"s = {scale:g}, {len(windows_)} {where}, at {length} characters: your rule gives {loss:.3f} nats/char; "
+         f"the threshold is {threshold}. The notebook's methods on the same windows: {methods}")
 
 
 @pytest.mark.exercise("extension_inv_freq", points=2, public=True)
 def test_rule_at_8x_public_windows(student):
-    """s = 8 at 1,024 characters, on 4 held-out windows the notebook does not use: below 2.0 nats/char."""
-    _expect_rule_below(student, 8.0, 1024, 2.0, PUBLIC_WINDOWS, judge_the_pair=True)
+    """s = 8 at 1,024 characters, on 4 of the notebook's held-out windows: below 2.0 nats/char."""
+    _expect_rule_below(student, 8.0, 1024, 2.0, PUBLIC_WINDOWS, "held-out", judge_the_pair=True)
 
 
-@pytest.mark.exercise("extension_inv_freq", points=4)
+# Three disjoint sets of 16 grader windows, drawn here (the positions are in no shipped file).
+_GRADER_ORDER = tuple(int(k) for k in np.random.default_rng(20240527).permutation(48))
+_WINDOWS_8X, _WINDOWS_4X, _WINDOWS_SCALES = _GRADER_ORDER[:16], _GRADER_ORDER[16:32], _GRADER_ORDER[32:]
+# Measured on these windows (one thread, nats/char). s = 8 at 1,024: no scaling 3.282, PI 3.906, NTK-aware 1.789
+# (1.753 with an attention factor of 1.15), YaRN with beta_fast 5 1.728 (1.725 with 0.082 ln s + 1), Llama 3 1.792
+# with YaRN's temperature (1.789 with 0.082 ln s + 1), YaRN with beta_fast 2 or 32 1.808 and 1.794; two designs found by a per-pair search on the
+# notebook's windows (tests/catalogue/05_context_extension.py) 1.595 and 1.588. s = 4 at 512: the best recipe is
+# YaRN with beta_fast 2 (1.640) or 5 (1.641 with 0.082 ln s + 1), the per-pair designs 1.577 and 1.581.
+_MIDDLE_8X, _TOP_8X = 1.80, 1.66
+_MIDDLE_4X, _TOP_4X = 1.70, 1.61
+
+
+@pytest.mark.exercise("extension_inv_freq", points=2)
 def test_rule_at_8x_beats_no_scaling(student):
-    """s = 8 at 1,024 on 8 hidden windows: below 2.5 nats/char (no scaling measures 3.3, PI 4.2)."""
-    _expect_rule_below(student, 8.0, 1024, 2.5)
+    """s = 8 at 1,024 on 16 hidden windows: below 2.5 nats/char (no scaling and PI are above 3)."""
+    _expect_rule_below(student, 8.0, 1024, 2.5, _WINDOWS_8X, "grader")
 
 
-@pytest.mark.exercise("extension_inv_freq", points=4)
+@pytest.mark.exercise("extension_inv_freq", points=2)
 def test_rule_at_8x_below_1_9(student):
-    """s = 8 at 1,024 on 8 hidden windows: below 1.9 nats/char."""
-    _expect_rule_below(student, 8.0, 1024, 1.9)
+    """s = 8 at 1,024 on 16 hidden windows: below 1.9 nats/char."""
+    _expect_rule_below(student, 8.0, 1024, 1.9, _WINDOWS_8X, "grader")
 
 
-@pytest.mark.exercise("extension_inv_freq", points=5)
-def test_rule_at_8x_below_1_75(student):
-    """s = 8 at 1,024 on 8 hidden windows: below 1.75 nats/char (Llama 3 measures 1.78, NTK-aware 1.72)."""
-    _expect_rule_below(student, 8.0, 1024, 1.75)
+@pytest.mark.exercise("extension_inv_freq", points=3)
+def test_rule_at_8x_middle(student):
+    """s = 8 at 1,024 on 16 hidden windows: below 1.80 nats/char (the middle threshold)."""
+    _expect_rule_below(student, 8.0, 1024, _MIDDLE_8X, _WINDOWS_8X, "grader")
 
 
-@pytest.mark.exercise("extension_inv_freq", points=5)
-def test_rule_at_8x_below_1_70(student):
-    """s = 8 at 1,024 on 8 hidden windows: below 1.70 nats/char (YaRN with beta_fast 5 measures 1.64)."""
-    _expect_rule_below(student, 8.0, 1024, 1.70)
+@pytest.mark.exercise("extension_inv_freq", points=8)
+def test_rule_at_8x_top(student):
+    """s = 8 at 1,024 on 16 hidden windows: below 1.66 nats/char (the top threshold: no rule of the notebook reaches it)."""
+    _expect_rule_below(student, 8.0, 1024, _TOP_8X, _WINDOWS_8X, "grader")
 
 
-@pytest.mark.exercise("extension_inv_freq", points=6)
-def test_rule_at_4x(student):
-    """s = 4 at 512 on 8 hidden windows: below 1.50 nats/char (no scaling measures 2.77, NTK-aware 1.48)."""
-    _expect_rule_below(student, 4.0, 512, 1.50)
+@pytest.mark.exercise("extension_inv_freq", points=2)
+def test_rule_at_4x_middle(student):
+    """s = 4 at 512 on 16 other hidden windows: below 1.70 nats/char (the middle threshold)."""
+    _expect_rule_below(student, 4.0, 512, _MIDDLE_4X, _WINDOWS_4X, "grader")
+
+
+@pytest.mark.exercise("extension_inv_freq", points=7)
+def test_rule_at_4x_top(student):
+    """s = 4 at 512 on 16 other hidden windows: below 1.61 nats/char (the top threshold: no rule of the notebook reaches it)."""
+    _expect_rule_below(student, 4.0, 512, _TOP_4X, _WINDOWS_4X, "grader")
 
 
 @pytest.mark.exercise("extension_inv_freq", points=3)
 @grading(max_examples=4)
 @given(scale=st.sampled_from([2.0, 3.0, 5.0, 6.0]))
 def test_rule_over_scales(student, scale):
-    """At s = 2, 3, 5 or 6 (length 128 s, 8 other hidden windows): no worse than NTK-aware plus 0.03 nats/char."""
-    windows_ = tuple(range(48, 56))
+    """At s = 2, 3, 5 or 6 (length 128 s, 16 other hidden windows): no worse than NTK-aware plus 0.03 nats/char."""
+    from grader import context_lm
     length = int(128 * scale)
-    reference = _method_losses(scale, length, windows_)["NTK-aware"]
-    _expect_rule_below(student, scale, length, round(reference + 0.03, 3), windows_)
+    f, a = _notebook_methods(scale)["NTK-aware"]
+    reference = context_lm.held_out_loss(f, a, length, _WINDOWS_SCALES, "grader")
+    _expect_rule_below(student, scale, length, round(reference + 0.03, 3), _WINDOWS_SCALES, "grader")
 
 
 # -- diagnose_rope (diagnose) -------------------------------------------------------------------------
