@@ -115,8 +115,9 @@ def main() -> None:
         for scale in (8.0, 4.0):
             rules, windows, top = recipes(scale)
             print(f"s = {scale:g} at {int(TRAIN_LEN * scale)}, the hidden tests' {len(windows)} windows (top threshold {top}):")
-            for name, (inv_freq, factor) in sorted(rules.items(), key=lambda kv: loss(*kv[1], scale, windows, "grader")):
-                print(f"  {loss(inv_freq, factor, scale, windows, 'grader'):.4f}  {name}")
+            losses = {name: loss(inv_freq, factor, scale, windows, "grader") for name, (inv_freq, factor) in rules.items()}
+            for name, value in sorted(losses.items(), key=lambda kv: kv[1]):
+                print(f"  {value:.4f}  {name}")
         return
     for name, start, windows in (("per-pair from YaRN", yarn_factors, tuple(range(0, 78, 5))),
                                  ("per-pair from NTK-aware", ntk_factors, tuple(range(2, 78, 5)))):

@@ -985,7 +985,7 @@ def _expect_rule_below(student, scale, length, threshold, windows_, source, *, j
     if loss < threshold:
         return
     methods = ", ".join(f"{name} {value:.3f}" for name, value in _method_losses(scale, length, windows_, source).items())
-    where = "the notebook's held-out windows" if source == "held-out" else "windows of text no notebook reads"
+    where = "of the notebook's held-out windows" if source == "held-out" else "windows of text no notebook reads"
     fail(f"s = {scale:g}, {len(windows_)} {where}, at {length} characters: your rule gives {loss:.3f} nats/char; "
          f"the threshold is {threshold}. The notebook's methods on the same windows: {methods}")
 
@@ -1267,7 +1267,7 @@ def test_positional_pairs_public_head(student):
     _positional(student, 32, 100.0, 128, roles, what_case="public head", seed=1)
 
 
-@pytest.mark.exercise("positional_pairs", points=4)
+@pytest.mark.exercise("positional_pairs", points=5)
 def test_positional_pairs_content_is_not_position(student):
     """Content pairs, larger than the positional ones, are not position (d 24, base 1e3, offsets to 64)."""
     fast, _ = _fast_pairs(24, 1e3, 64)
@@ -1277,7 +1277,7 @@ def test_positional_pairs_content_is_not_position(student):
     _positional(student, 24, 1e3, 64, roles, what_case="content and position", seed=2)
 
 
-@pytest.mark.exercise("positional_pairs", points=4)
+@pytest.mark.exercise("positional_pairs", points=5)
 def test_positional_pairs_a_constant_is_not_position(student):
     """Constant parts on pairs too slow to turn over the offsets asked about are a bias, not position
     (d 32, base 1e4, offsets to 100)."""
@@ -1290,7 +1290,7 @@ def test_positional_pairs_a_constant_is_not_position(student):
     _positional(student, 32, 1e4, 100, roles, what_case="bias and position", seed=3)
 
 
-@pytest.mark.exercise("positional_pairs", points=4)
+@pytest.mark.exercise("positional_pairs", points=5)
 def test_positional_pairs_not_only_the_fastest(student):
     """Position carried by the slowest pairs that still turn, the fastest carrying content (d 48, base 500)."""
     fast, _ = _fast_pairs(48, 500.0, 200)
@@ -1300,7 +1300,7 @@ def test_positional_pairs_not_only_the_fastest(student):
     _positional(student, 48, 500.0, 200, roles, what_case="slow position, fast content", seed=4)
 
 
-@pytest.mark.exercise("positional_pairs", points=3)
+@pytest.mark.exercise("positional_pairs", points=4)
 def test_positional_pairs_any_scale(student):
     """The same roles with the head's parts 0.05 or 20 times as large (logits 400 times smaller or larger)."""
     fast, slow = _fast_pairs(16, 1e4, 128)
