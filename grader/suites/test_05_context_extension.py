@@ -980,11 +980,13 @@ def _rule_loss(student, scale, length, windows_, source, *, judge_the_pair=False
     return _RULE_LOSSES[key]
 
 
-def _expect_rule_below(student, scale, length, threshold, windows_, source, *, judge_the_pair=False):
+def _expect_rule_below(student, scale, length, threshold, windows_, source, *, judge_the_pair=False, compared=None):
+    """``compared``: what the feedback sets the loss beside ({name: loss}); by default every notebook method."""
     loss = _rule_loss(student, scale, length, windows_, source, judge_the_pair=judge_the_pair)
     if loss < threshold:
         return
-    methods = ", ".join(f"{name} {value:.3f}" for name, value in _method_losses(scale, length, windows_, source).items())
+    compared = compared or _method_losses(scale, length, windows_, source)
+    methods = ", ".join(f"{name} {value:.3f}" for name, value in compared.items())
     where = "of the notebook's held-out windows" if source == "held-out" else "windows of text no notebook reads"
     fail(f"s = {scale:g}, {len(windows_)} {where}, at {length} characters: your rule gives {loss:.3f} nats/char; "
          f"the threshold is {threshold}. The notebook's methods on the same windows: {methods}")
@@ -1053,7 +1055,8 @@ def test_rule_over_scales(student, scale):
     length = int(128 * scale)
     f, a = _notebook_methods(scale)["NTK-aware"]
     reference = context_lm.held_out_loss(f, a, length, _WINDOWS_SCALES, "grader")
-    _expect_rule_below(student, scale, length, round(reference + 0.03, 3), _WINDOWS_SCALES, "grader")
+    _expect_rule_below(student, scale, length, round(reference + 0.03, 3), _WINDOWS_SCALES, "grader",
+                       compared={"NTK-aware": reference})
 
 
 # -- diagnose_rope (diagnose) -------------------------------------------------------------------------
