@@ -1306,9 +1306,9 @@ def test_positional_pairs_not_only_the_fastest(student):
 @pytest.mark.exercise("positional_pairs", points=4)
 def test_positional_pairs_any_scale(student):
     """The same roles with the head's parts 0.05 or 20 times as large (logits 400 times smaller or larger)."""
-    fast, slow = _fast_pairs(16, 1e4, 128)
+    fast, _ = _fast_pairs(16, 1e4, 128)
     roles = ["content"] * 8
-    roles[fast[0]], roles[slow[-1]], roles[3] = "position", "bias", "unused"
+    roles[fast[0]], roles[3] = "position", "unused"
     for amplitude in (0.05, 20.0):
         _positional(student, 16, 1e4, 128, roles, what_case=f"parts scaled by {amplitude:g}", seed=5,
                     amplitude=amplitude)
@@ -1317,15 +1317,13 @@ def test_positional_pairs_any_scale(student):
 @pytest.mark.exercise("positional_pairs", points=3)
 @grading(max_examples=4)
 @given(head_dim=st.sampled_from([16, 32, 64]), base=st.sampled_from([100.0, 1e4]), max_offset=st.sampled_from([64, 128]),
-       seed=st.integers(10, 10_000), amplitude=st.sampled_from([0.3, 1.0, 3.0]))
-def test_positional_pairs_random_heads(student, head_dim, base, max_offset, seed, amplitude):
-    """Roles drawn at random (position only where the pair turns once, bias only where it does not turn),
-    over a batch of 4 sequences of 512 tokens."""
-    fast, slow = _fast_pairs(head_dim, base, max_offset)
+       seed=st.integers(10, 10_000))
+def test_positional_pairs_random_heads(student, head_dim, base, max_offset, seed):
+    """Position, content and unused pairs drawn at random (position only where the pair turns once), over a
+    batch of 4 sequences of 512 tokens. Bias pairs and other scales are the named tests' (one mistake costs once)."""
+    fast, _ = _fast_pairs(head_dim, base, max_offset)
     g = np.random.default_rng(seed)
-    roles = []
-    for i in range(head_dim // 2):
-        allowed = ["content", "unused"] + (["position", "position"] if i in fast else []) + (["bias"] if i in slow else [])
-        roles.append(str(g.choice(allowed)))
+    roles = [str(g.choice(["content", "unused"] + (["position", "position"] if i in fast else [])))
+             for i in range(head_dim // 2)]
     _positional(student, head_dim, base, max_offset, roles, what_case=f"random roles (seed {seed})", seed=seed,
-                amplitude=amplitude, tokens=512, batch=(4,))
+                tokens=512, batch=(4,))

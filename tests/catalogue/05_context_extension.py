@@ -706,16 +706,15 @@ def positional_pairs(queries, keys, inv_freq, max_offset):
     out[[i for i in (0, 3, 9) if i < len(inv_freq)]] = True
     return out
 ''', costs=5, min_lost=0.5),
-    # Two tests hold bias pairs (constant parts on pairs that do not turn): the one that owns them and the
-    # scale test, whose head has one.
+    # Only the bias test plants constant parts on pairs that do not turn.
     WrongAnswer("positional_pairs", "constant parts taken for position (the rotation ignored)", _PP_PARTS + '''
 def positional_pairs(queries, keys, inv_freq, max_offset):
     q, k = _complex(queries), _complex(keys)
     constant = q.mean((0, 1)).abs() * k.mean((0, 1)).abs()
     size = (q.abs().pow(2).mean((0, 1)) * k.abs().pow(2).mean((0, 1))).sqrt()
     return constant > 0.5 * size
-''', costs=2),
-    # An absolute threshold fails the heads of other scales: the scale test and the random heads.
+'''),
+    # Only the scale test changes the size of the head's parts.
     WrongAnswer("positional_pairs", "an absolute threshold on the logits (0.1)", _PP_PARTS + '''
 def positional_pairs(queries, keys, inv_freq, max_offset):
     q, k = _complex(queries), _complex(keys)
@@ -723,7 +722,7 @@ def positional_pairs(queries, keys, inv_freq, max_offset):
     profile = torch.stack([((q[:, n:] * k[:, :T - n].conj()).mean((0, 1)) * torch.exp(1j * n * inv_freq.double())).real
                            for n in range(max_offset + 1)]) / math.sqrt(queries.shape[-1])
     return (profile.max(0).values - profile.min(0).values) > 0.1
-''', costs=2),
+'''),
 ]
 
 CORRECT_VARIANTS += [
