@@ -8,9 +8,9 @@ characters, all of which the notebook's stored tables and its temperature fit us
 search on them) and the grader's windows (``ctx05_grader_windows.txt``, 48 windows of the Python
 library reference, a part of the documentation that the corpus leaves out and that no notebook
 reads). The hidden tests choose which grader windows they score. The learner's code only returns
-the frequencies; this module, imported by the tests and never by the sandbox, runs the model. It mirrors the notebook's ``TinyRoPELM`` layer for layer
-(the state dict loads without renaming); tests/test_context_lm.py proves that both give the same
-logits on the checkpoint.
+the frequencies; this module, imported by the tests and never by the sandbox, runs the model. It
+mirrors the notebook's ``TinyRoPELM`` layer for layer (the state dict loads without renaming);
+tests/test_context_lm.py proves that both give the same logits on the checkpoint.
 
 Source of the architecture: the notebook (section 8); RoPE in the half-split layout of Hugging Face
 ``transformers`` (Su et al., 2021, eq. 34), cos and sin both multiplied by the attention factor
