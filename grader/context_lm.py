@@ -2,11 +2,15 @@
 
 The challenge of notebook 05 asks for a training-free RoPE scaling rule (new inverse frequencies and
 an attention factor). The grader judges a rule by what it does to the shipped base checkpoint
-``assets/ctx05_base.pt``: the held-out loss (nats per character) of windows the notebook never
-shows. The learner's code only returns the frequencies; this module, imported by the hidden tests
-and never by the sandbox, runs the model. It mirrors the notebook's ``TinyRoPELM`` layer for layer
-(the state dict loads without renaming); tests/test_context_lm.py proves that both give the same
-logits on the checkpoint.
+``assets/ctx05_base.pt``: the loss (nats per character) of text the model was not trained on. Two
+texts: the notebook's held-out windows (the last 5% of ``corpus.txt``, 78 windows of 1,024
+characters, all of which the notebook's stored tables and its temperature fit use: a learner may
+search on them) and the grader's windows (``ctx05_grader_windows.txt``, 48 windows of the Python
+library reference, a part of the documentation that the corpus leaves out and that no notebook
+reads). The hidden tests choose which grader windows they score. The learner's code only returns
+the frequencies; this module, imported by the tests and never by the sandbox, runs the model. It
+mirrors the notebook's ``TinyRoPELM`` layer for layer (the state dict loads without renaming);
+tests/test_context_lm.py proves that both give the same logits on the checkpoint.
 
 Source of the architecture: the notebook (section 8); RoPE in the half-split layout of Hugging Face
 ``transformers`` (Su et al., 2021, eq. 34), cos and sin both multiplied by the attention factor
@@ -30,9 +34,11 @@ BASE = 100.0
 TRAIN_LEN = 128
 """The checkpoint's configuration: 16 rotary pairs of base 100, pre-trained on 128 characters."""
 WINDOW = 1024
-"""Length of the held-out windows the grader cuts (eight times the training length)."""
-NOTEBOOK_WINDOWS = 16
-"""The notebook evaluates on the first 16 held-out windows; the grader never uses them."""
+"""Length of the windows (eight times the training length)."""
+GRADER_WINDOWS = 48
+"""Windows in ``ctx05_grader_windows.txt`` (each WINDOW + 1 characters: the inputs and the next one)."""
+SOURCES = ("held-out", "grader")
+"""``held-out``: the notebook's held-out windows of corpus.txt; ``grader``: the text no notebook reads."""
 
 
 def default_inv_freq(head_dim: int = HEAD_DIM, base: float = BASE) -> torch.Tensor:
@@ -116,28 +122,43 @@ def held_out() -> torch.Tensor:
     return ids[int(0.95 * len(ids)):]
 
 
-def windows(indices) -> tuple[torch.Tensor, torch.Tensor]:
-    """Inputs and targets (len(indices), WINDOW) of held-out windows ``indices`` (window k starts at k * WINDOW).
+@functools.lru_cache(maxsize=1)
+def grader_text() -> torch.Tensor:
+    """The grader's windows as token ids (GRADER_WINDOWS, WINDOW + 1)."""
+    ids = encode((course_assets("ctx05_grader_windows.txt") / "ctx05_grader_windows.txt").read_text(encoding="ascii"))
+    return ids.view(GRADER_WINDOWS, WINDOW + 1)
 
-    Raises ValueError for a window the notebook evaluates on, or one past the end of the held-out text.
+
+def windows(indices, source: str = "grader") -> tuple[torch.Tensor, torch.Tensor]:
+    """Inputs and targets (len(indices), WINDOW) of windows ``indices`` of ``source`` (see SOURCES).
+
+    Held-out window k starts at k * WINDOW of the held-out text, as the notebook cuts it. Raises
+    ValueError for an unknown source or a window past its end.
     """
-    data = held_out()
-    available = (len(data) - 1) // WINDOW
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
+    if source == "held-out":
+        data = held_out()
+        available = (len(data) - 1) // WINDOW
+        rows = lambda ks: torch.stack([data[k * WINDOW: k * WINDOW + WINDOW + 1] for k in ks])
+    else:
+        available, rows = GRADER_WINDOWS, lambda ks: grader_text()[list(ks)]
     indices = list(indices)
-    if any(k < NOTEBOOK_WINDOWS or k >= available for k in indices):
-        raise ValueError(f"held-out windows must be in [{NOTEBOOK_WINDOWS}, {available}), got {indices}")
-    rows = torch.stack([data[k * WINDOW: k * WINDOW + WINDOW + 1] for k in indices])   # (n, WINDOW + 1)
-    return rows[:, :-1], rows[:, 1:]
+    if not indices or any(not 0 <= k < available for k in indices):
+        raise ValueError(f"{source} windows must be in [0, {available}), got {indices}")
+    chosen = rows(indices)                                                              # (n, WINDOW + 1)
+    return chosen[:, :-1], chosen[:, 1:]
 
 
 @torch.no_grad()
-def held_out_loss(inv_freq: torch.Tensor, attention_factor: float, length: int, indices) -> float:
+def held_out_loss(inv_freq: torch.Tensor, attention_factor: float, length: int, indices,
+                  source: str = "grader") -> float:
     """Mean next-character loss (nats/char) of the base checkpoint over the first ``length`` characters
-    of held-out windows ``indices``, with RoPE frequencies ``inv_freq`` (HEAD_DIM // 2,) and cos and
+    of windows ``indices`` of ``source``, with RoPE frequencies ``inv_freq`` (HEAD_DIM // 2,) and cos and
     sin multiplied by ``attention_factor``. One thread, so the figure reproduces on any machine."""
     if not 1 <= length <= WINDOW:
         raise ValueError(f"length must be in [1, {WINDOW}], got {length}")
-    inputs, targets = windows(indices)
+    inputs, targets = windows(indices, source)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

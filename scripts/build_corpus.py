@@ -12,6 +12,12 @@ Usage (on a Debian/Ubuntu machine with apt and dpkg-deb):
 
 The output is deterministic: the same package version gives the same bytes (the script prints
 the SHA-256, which assets/README.md records).
+
+It also writes ``assets/ctx05_grader_windows.txt``: 48 windows of 1,025 characters (a window of
+1,024 and its next character) from the *library* reference of the same package, a part of the
+documentation that ``corpus.txt`` leaves out. No notebook reads it: the hidden tests of notebook
+05's challenge score a learner's scaling rule on windows of it (``grader/context_lm.py``), so
+no notebook table, fit or public check has seen that text.
 """
 from __future__ import annotations
 
@@ -29,6 +35,11 @@ SOURCES = "usr/share/doc/python3.11/html/_sources"
 SECTIONS = ["tutorial", "howto", "faq", "reference", "using", "glossary.rst.txt"]
 """Parts of the documentation kept, in this order (files sorted by path inside each part)."""
 OUT = Path(__file__).resolve().parent.parent / "assets" / "corpus.txt"
+GRADER_SECTION = "library"
+"""The part of the documentation the grader's windows come from (not in SECTIONS)."""
+GRADER_OUT = OUT.with_name("ctx05_grader_windows.txt")
+GRADER_WINDOWS, GRADER_WINDOW = 48, 1025
+"""Windows of the grader's text: evenly spaced over the library reference, each 1,024 characters and the next."""
 
 _ROLE = re.compile(r":[a-zA-Z:]+:`~?!?([^`<]*?)\s*(?:<[^>`]*>)?`")
 _LITERAL = re.compile(r"``([^`]+)``")
@@ -52,14 +63,21 @@ def normalise(text: str) -> str:
     return out + "\n\n"
 
 
-def collect(root: Path) -> str:
+def collect(root: Path, sections=SECTIONS) -> str:
     parts = []
-    for section in SECTIONS:
+    for section in sections:
         path = root / section
         files = [path] if path.is_file() else sorted(path.rglob("*.rst.txt"))
         for file in files:
             parts.append(normalise(file.read_text(encoding="utf-8")))
     return "".join(parts)
+
+
+def grader_windows(root: Path) -> str:
+    """GRADER_WINDOWS windows of GRADER_WINDOW characters, evenly spaced over the library reference, concatenated."""
+    text = collect(root, [GRADER_SECTION])
+    step = (len(text) - GRADER_WINDOW) // (GRADER_WINDOWS - 1)
+    return "".join(text[k * step: k * step + GRADER_WINDOW] for k in range(GRADER_WINDOWS))
 
 
 def fetch(workdir: Path) -> Path:
@@ -77,9 +95,11 @@ def main() -> None:
         deb = args.deb.resolve() if args.deb else fetch(tmp)
         subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp / "x")], check=True)
         text = collect(tmp / "x" / SOURCES)
-    args.out.write_text(text, encoding="ascii", newline="\n")
-    digest = hashlib.sha256(text.encode("ascii")).hexdigest()
-    print(f"wrote {args.out} ({len(text):,} characters), sha256 {digest}")
+        held = grader_windows(tmp / "x" / SOURCES)
+    for out, content in ((args.out, text), (GRADER_OUT, held)):
+        out.write_text(content, encoding="ascii", newline="\n")
+        digest = hashlib.sha256(content.encode("ascii")).hexdigest()
+        print(f"wrote {out} ({len(content):,} characters), sha256 {digest}")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Train the checkpoints of notebook 05 (context extension) into assets/, deterministically.
 
-    python scripts/train_context_extension.py              # every checkpoint, in order (~30 min, one core)
+    python scripts/train_context_extension.py              # every checkpoint, in order (about 16 min of CPU, one thread)
     python scripts/train_context_extension.py --only ctx05_base --only ctx05_passkey
     python scripts/train_context_extension.py --list
+    python scripts/train_context_extension.py --time 12    # CPU time per step of each kind, scaled to the recipes
 
 The model, the data and the scaling methods are not defined here: they are read from the solution
 notebook (its `setup`, `exercise` and `model` cells), so the chapter and its checkpoints cannot
@@ -162,10 +163,32 @@ def build(ch: dict, recipe: Recipe) -> None:
     print(f"{recipe.name}: saved after {time.time() - start:.0f} s", flush=True)
 
 
+def time_recipes(ch: dict, all_recipes: list[Recipe], steps: int) -> None:
+    """CPU time (one thread) of ``steps`` training steps of each kind of checkpoint, scaled to the recipes."""
+    kinds: dict[tuple, list[Recipe]] = {}
+    for r in all_recipes:  # same parent, data and steps: the same cost per step, whatever the scaling
+        kinds.setdefault((r.parent, r.name.startswith("ctx05_passkey"), r.name.endswith("1024"), r.steps), []).append(r)
+    total = 0.0
+    for group in kinds.values():
+        r = group[0]
+        model = ch["TinyRoPELM"](ch["CFG"]) if r.parent is None else load_checkpoint(ch, r.parent)
+        scale = 1.0 if r.method in ("none", "dynamic NTK") else FT_SCALE
+        start = time.process_time()
+        train(model, ch["make_rope"](r.method, scale), r.batches(ch), steps, r.lr, r.seed, r.name)
+        per_step = (time.process_time() - start) / steps
+        total += per_step * r.steps * len(group)
+        print(f"{r.name:24s} and {len(group) - 1} like it: {per_step:.3f} s per step x {r.steps} steps "
+              f"= {per_step * r.steps * len(group) / 60:.1f} min", flush=True)
+    print(f"all {len(all_recipes)} checkpoints: about {total / 60:.0f} minutes of CPU time on one thread")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", help="a checkpoint's name (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the checkpoints and exit")
+    parser.add_argument("--time", type=int, metavar="STEPS",
+                        help="train STEPS steps of each kind of checkpoint (nothing saved) and print the CPU time of "
+                             "one thread per step, scaled to every recipe's steps")
     args = parser.parse_args()
     all_recipes = recipes()
     if args.list:
@@ -178,6 +201,9 @@ def main() -> None:
         raise SystemExit(f"unknown checkpoint(s) {sorted(unknown)}; --list shows the names")
     torch.set_num_threads(1)  # one thread: reductions in a fixed order, so the files reproduce
     ch = load_chapter()
+    if args.time:
+        time_recipes(ch, all_recipes, args.time)
+        return
     for recipe in all_recipes:
         if not args.only or recipe.name in args.only:
             build(ch, recipe)

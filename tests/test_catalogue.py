@@ -37,6 +37,10 @@ def test_wrong_answer_is_rejected(variant_grader, suite, wrong, costs_once):
     if wrong.feedback:
         feedback = " ".join(t.output for t in report.tests if t.status != PASSED)
         assert wrong.feedback in feedback, f"feedback does not name the mistake: {feedback[:600]}"
+    if wrong.min_lost:  # a shallow answer loses at least this share of the exercise's points
+        lost = 1 - report.score / report.max_score
+        assert lost >= wrong.min_lost, (
+            f"'{wrong.mistake}' loses {lost:.0%} of the points, less than {wrong.min_lost:.0%}")
     if costs_once:  # one mistake costs once (DESIGN.md): the test that owns the property fails, no other
         failed = [t.name for t in report.tests if t.status != PASSED]
         assert len(failed) <= wrong.costs, (

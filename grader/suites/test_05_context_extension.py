@@ -20,7 +20,7 @@ from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, 
 from grader.sandbox import StudentRaised
 
 EXERCISE_ORDER = ("linear_scaling_inv_freq", "ntk_aware_base", "dynamic_ntk_base", "yarn_inv_freq",
-                  "llama3_inv_freq", "extension_inv_freq", "diagnose_rope", "passkey_prompt", "passkey_accuracy")
+                  "llama3_inv_freq", "positional_pairs", "extension_inv_freq", "diagnose_rope", "passkey_prompt", "passkey_accuracy")
 """The exercises in the notebook's order (of their cells): reports number and list them so."""
 
 # float32 outputs of a float64 formula are within 6e-8 relative of it; inverse frequencies
@@ -917,15 +917,17 @@ def test_accuracy_grid_layout(student, grid_lengths, depths, trials, pick):
 
 
 # -- extension_inv_freq (challenge) -------------------------------------------------------------------
-# The learner's rule is scored by what it does to the shipped base checkpoint: the held-out loss of
-# windows the notebook never shows, computed here by grader.context_lm (trusted), never in the
-# sandbox. The notebook's methods are scored on the same windows, from this file's float64 formulas,
-# for the feedback. Measured on windows 40-47 (one thread): no scaling 3.344, PI 4.243, NTK-aware
-# 1.724, Llama 3 1.780, YaRN (beta_fast 5) 1.644 at 1,024 with s = 8; NTK-aware with YaRN's
-# temperature 1.682. At 512 with s = 4: no scaling 2.771, NTK-aware 1.478, YaRN 1.419.
-HIDDEN_WINDOWS = tuple(range(40, 48))
-PUBLIC_WINDOWS = tuple(range(16, 20))
+# The learner's rule is scored by what it does to the shipped base checkpoint, computed here by
+# grader.context_lm (trusted), never in the sandbox. The public check uses four of the notebook's own held-out
+# windows. The hidden tests use the grader's text (assets/ctx05_grader_windows.txt: the Python library
+# reference, which corpus.txt leaves out and no notebook reads), three disjoint sets of 16 of its 48 windows drawn
+# here. Every rule the notebook teaches, with any of its constants (beta_fast 2, 5 or 32; the attention factor
+# none, 0.1 ln s + 1, 0.082 ln s + 1 or 1.15; NTK-aware's alpha s, 2s, 4s; dynamic NTK; Llama 3 with
+# high_freq_factor 4 or 1.79, with or without YaRN's temperature) stays above the top thresholds (measured by
+# scripts/search_context_extension.py --recipes): the top needs a design of one's own.
 _CTX_D, _CTX_BASE, _CTX_LEN = 32, 100.0, 128
+PUBLIC_WINDOWS = (0, 1, 2, 3)
+"""Held-out windows of the notebook (its tables show them): the public check's."""
 
 
 def _notebook_methods(scale):
@@ -941,17 +943,20 @@ def _notebook_methods(scale):
 _METHOD_LOSSES = {}
 
 
-def _method_losses(scale, length, windows_):
-    key = (scale, length, windows_)
+def _method_losses(scale, length, windows_, source):
+    key = (scale, length, windows_, source)
     if key not in _METHOD_LOSSES:
         from grader import context_lm
-        _METHOD_LOSSES[key] = {name: context_lm.held_out_loss(f, a, length, windows_)
+        _METHOD_LOSSES[key] = {name: context_lm.held_out_loss(f, a, length, windows_, source)
                                for name, (f, a) in _notebook_methods(scale).items()}
     return _METHOD_LOSSES[key]
 
 
-def _rule_loss(student, scale, length, windows_, *, judge_the_pair=False):
-    """The held-out loss (nats/char) of the base checkpoint with the learner's rule at `scale`.
+_RULE_LOSSES = {}
+
+
+def _rule_loss(student, scale, length, windows_, source, *, judge_the_pair=False):
+    """The loss (nats/char) of the base checkpoint with the learner's rule at `scale` (cached per rule and windows).
 
     The public test judges that the rule returns a pair (judge_the_pair); the threshold tests grade the
     design, so frequencies returned alone are read there with an attention factor of 1."""
@@ -969,63 +974,89 @@ def _rule_loss(student, scale, length, windows_, *, judge_the_pair=False):
     expect_true(isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 0,
                 f"{what}[1], the attention factor, should be a positive finite float, not {factor!r}")
     expect_true(bool(torch.isfinite(inv_freq).all()), f"{what}[0] has non-finite frequencies")
-    return context_lm.held_out_loss(inv_freq, float(factor), length, windows_)
+    key = (tuple(inv_freq.double().tolist()), float(factor), length, windows_, source)
+    if key not in _RULE_LOSSES:
+        _RULE_LOSSES[key] = context_lm.held_out_loss(inv_freq, float(factor), length, windows_, source)
+    return _RULE_LOSSES[key]
 
 
-def _expect_rule_below(student, scale, length, threshold, windows_=HIDDEN_WINDOWS, *, judge_the_pair=False):
-    loss = _rule_loss(student, scale, length, windows_, judge_the_pair=judge_the_pair)
-    methods = ", ".join(f"{name} {value:.3f}" for name, value in _method_losses(scale, length, windows_).items())
-    expect_true(loss < threshold,
-                f"s = {scale:g}, {len(windows_)} held-out windows at {length} characters: your rule gives "
-                f"{loss:.3f} nats/char; the threshold is {threshold}. The notebook's methods on the same "
-                f"windows: {methods}")
+def _expect_rule_below(student, scale, length, threshold, windows_, source, *, judge_the_pair=False, compared=None):
+    """``compared``: what the feedback sets the loss beside ({name: loss}); by default every notebook method."""
+    loss = _rule_loss(student, scale, length, windows_, source, judge_the_pair=judge_the_pair)
+    if loss < threshold:
+        return
+    compared = compared or _method_losses(scale, length, windows_, source)
+    methods = ", ".join(f"{name} {value:.3f}" for name, value in compared.items())
+    where = "of the notebook's held-out windows" if source == "held-out" else "windows of text no notebook reads"
+    fail(f"s = {scale:g}, {len(windows_)} {where}, at {length} characters: your rule gives {loss:.3f} nats/char; "
+         f"the threshold is {threshold}. The notebook's methods on the same windows: {methods}")
 
 
 @pytest.mark.exercise("extension_inv_freq", points=2, public=True)
 def test_rule_at_8x_public_windows(student):
-    """s = 8 at 1,024 characters, on 4 held-out windows the notebook does not use: below 2.0 nats/char."""
-    _expect_rule_below(student, 8.0, 1024, 2.0, PUBLIC_WINDOWS, judge_the_pair=True)
+    """s = 8 at 1,024 characters, on 4 of the notebook's held-out windows: below 2.0 nats/char."""
+    _expect_rule_below(student, 8.0, 1024, 2.0, PUBLIC_WINDOWS, "held-out", judge_the_pair=True)
 
 
-@pytest.mark.exercise("extension_inv_freq", points=4)
+# Three disjoint sets of 16 grader windows, drawn here (the positions are in no shipped file).
+_GRADER_ORDER = tuple(int(k) for k in np.random.default_rng(20240527).permutation(48))
+_WINDOWS_8X, _WINDOWS_4X, _WINDOWS_SCALES = _GRADER_ORDER[:16], _GRADER_ORDER[16:32], _GRADER_ORDER[32:]
+# Measured on these windows (one thread, nats/char). s = 8 at 1,024: no scaling 3.282, PI 3.906, NTK-aware 1.789
+# (1.753 with an attention factor of 1.15), YaRN with beta_fast 5 1.728 (1.725 with 0.082 ln s + 1), Llama 3 1.792
+# with YaRN's temperature (1.789 with 0.082 ln s + 1), YaRN with beta_fast 2 or 32 1.808 and 1.794; two designs found by a per-pair search on the
+# notebook's windows (tests/catalogue/05_context_extension.py) 1.595 and 1.588. s = 4 at 512: the best recipe is
+# YaRN with beta_fast 2 (1.640) or 5 (1.641 with 0.082 ln s + 1), the per-pair designs 1.577 and 1.581.
+_MIDDLE_8X, _TOP_8X = 1.80, 1.66
+_MIDDLE_4X, _TOP_4X = 1.70, 1.61
+
+
+@pytest.mark.exercise("extension_inv_freq", points=2)
 def test_rule_at_8x_beats_no_scaling(student):
-    """s = 8 at 1,024 on 8 hidden windows: below 2.5 nats/char (no scaling measures 3.3, PI 4.2)."""
-    _expect_rule_below(student, 8.0, 1024, 2.5)
+    """s = 8 at 1,024 on 16 hidden windows: below 2.5 nats/char (no scaling and PI are above 3)."""
+    _expect_rule_below(student, 8.0, 1024, 2.5, _WINDOWS_8X, "grader")
 
 
-@pytest.mark.exercise("extension_inv_freq", points=4)
+@pytest.mark.exercise("extension_inv_freq", points=2)
 def test_rule_at_8x_below_1_9(student):
-    """s = 8 at 1,024 on 8 hidden windows: below 1.9 nats/char."""
-    _expect_rule_below(student, 8.0, 1024, 1.9)
+    """s = 8 at 1,024 on 16 hidden windows: below 1.9 nats/char."""
+    _expect_rule_below(student, 8.0, 1024, 1.9, _WINDOWS_8X, "grader")
 
 
-@pytest.mark.exercise("extension_inv_freq", points=5)
-def test_rule_at_8x_below_1_75(student):
-    """s = 8 at 1,024 on 8 hidden windows: below 1.75 nats/char (Llama 3 measures 1.78, NTK-aware 1.72)."""
-    _expect_rule_below(student, 8.0, 1024, 1.75)
+@pytest.mark.exercise("extension_inv_freq", points=3)
+def test_rule_at_8x_middle(student):
+    """s = 8 at 1,024 on 16 hidden windows: below 1.80 nats/char (the middle threshold)."""
+    _expect_rule_below(student, 8.0, 1024, _MIDDLE_8X, _WINDOWS_8X, "grader")
 
 
-@pytest.mark.exercise("extension_inv_freq", points=5)
-def test_rule_at_8x_below_1_70(student):
-    """s = 8 at 1,024 on 8 hidden windows: below 1.70 nats/char (YaRN with beta_fast 5 measures 1.64)."""
-    _expect_rule_below(student, 8.0, 1024, 1.70)
+@pytest.mark.exercise("extension_inv_freq", points=8)
+def test_rule_at_8x_top(student):
+    """s = 8 at 1,024 on 16 hidden windows: below 1.66 nats/char (the top threshold: no rule of the notebook reaches it)."""
+    _expect_rule_below(student, 8.0, 1024, _TOP_8X, _WINDOWS_8X, "grader")
 
 
-@pytest.mark.exercise("extension_inv_freq", points=6)
-def test_rule_at_4x(student):
-    """s = 4 at 512 on 8 hidden windows: below 1.50 nats/char (no scaling measures 2.77, NTK-aware 1.48)."""
-    _expect_rule_below(student, 4.0, 512, 1.50)
+@pytest.mark.exercise("extension_inv_freq", points=2)
+def test_rule_at_4x_middle(student):
+    """s = 4 at 512 on 16 other hidden windows: below 1.70 nats/char (the middle threshold)."""
+    _expect_rule_below(student, 4.0, 512, _MIDDLE_4X, _WINDOWS_4X, "grader")
+
+
+@pytest.mark.exercise("extension_inv_freq", points=7)
+def test_rule_at_4x_top(student):
+    """s = 4 at 512 on 16 other hidden windows: below 1.61 nats/char (the top threshold: no rule of the notebook reaches it)."""
+    _expect_rule_below(student, 4.0, 512, _TOP_4X, _WINDOWS_4X, "grader")
 
 
 @pytest.mark.exercise("extension_inv_freq", points=3)
 @grading(max_examples=4)
 @given(scale=st.sampled_from([2.0, 3.0, 5.0, 6.0]))
 def test_rule_over_scales(student, scale):
-    """At s = 2, 3, 5 or 6 (length 128 s, 8 other hidden windows): no worse than NTK-aware plus 0.03 nats/char."""
-    windows_ = tuple(range(48, 56))
+    """At s = 2, 3, 5 or 6 (length 128 s, 16 other hidden windows): no worse than NTK-aware plus 0.03 nats/char."""
+    from grader import context_lm
     length = int(128 * scale)
-    reference = _method_losses(scale, length, windows_)["NTK-aware"]
-    _expect_rule_below(student, scale, length, round(reference + 0.03, 3), windows_)
+    f, a = _notebook_methods(scale)["NTK-aware"]
+    reference = context_lm.held_out_loss(f, a, length, _WINDOWS_SCALES, "grader")
+    _expect_rule_below(student, scale, length, round(reference + 0.03, 3), _WINDOWS_SCALES, "grader",
+                       compared={"NTK-aware": reference})
 
 
 # -- diagnose_rope (diagnose) -------------------------------------------------------------------------
@@ -1165,3 +1196,134 @@ def test_diagnose_hidden_modules(student, case, config):
     def owned(got):  # the named tests of this verdict (public and hidden) charge a detector that fails them
         return _misses(student, PUBLIC_DIAGNOSES.get(bug, []) + NAMED_DIAGNOSES[bug])
     _expect_diagnosis(student, method, bug, *config, owned_elsewhere=owned)
+
+
+# -- positional_pairs (interpret) ---------------------------------------------------------------------
+# Heads planted with known roles per rotary pair (Barbero et al., 2024, sections 4-5: positional heads
+# built from constant query and key parts on fast pairs, content carried by token-dependent parts):
+#   "position": a constant query part and a constant key part (plus 10% noise) on a pair that turns at least
+#               once over the offsets asked about: its token-averaged logit swings by about 2 A^2 / sqrt(d);
+#   "bias":     constant parts on a pair that turns by less than 0.05 rad over those offsets: a constant, not position;
+#   "content":  zero-mean token-dependent parts, larger than the constant ones (1.5 A): they average out;
+#   "unused":   parts of 1% of A.
+# Only "position" pairs are True. T = 2,048 tokens: the token average of a content pair then varies by about
+# 0.15 A^2 / sqrt(d) over the offsets, a thirteenth of a position pair's swing. The scale A changes from case
+# to case (0.05 to 20), so no absolute threshold on the logits separates the roles.
+ROLES = ("position", "bias", "content", "unused")
+
+
+def _planted_head(head_dim, base, max_offset, roles, amplitude=1.0, seed=0, tokens=1024, batch=()):
+    """(queries, keys, inv_freq): float32 (*batch, tokens, head_dim) pre-rotation parts with ``roles`` per pair."""
+    g = torch.Generator().manual_seed(seed)
+    half = head_dim // 2
+    inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    shape = (*batch, tokens)
+    q = torch.zeros(*shape, half, dtype=torch.complex128)
+    k = torch.zeros_like(q)
+    noise = lambda std: torch.complex(torch.randn(*shape, generator=g, dtype=torch.float64),
+                                      torch.randn(*shape, generator=g, dtype=torch.float64)) * std / math.sqrt(2)
+    for i, role in enumerate(roles):
+        turn = float(inv_freq[i]) * max_offset
+        if role == "position":
+            assert turn >= 2 * math.pi, (i, turn)
+        if role == "bias":
+            assert turn <= 0.05, (i, turn)
+        if role in ("position", "bias"):
+            phase_q, phase_k = (2 * math.pi * torch.rand(2, generator=g, dtype=torch.float64)).tolist()
+            q[..., i] = amplitude * complex(math.cos(phase_q), math.sin(phase_q)) + noise(0.1 * amplitude)
+            k[..., i] = amplitude * complex(math.cos(phase_k), math.sin(phase_k)) + noise(0.1 * amplitude)
+        elif role == "content":
+            q[..., i], k[..., i] = noise(1.5 * amplitude), noise(1.5 * amplitude)
+        else:
+            q[..., i], k[..., i] = noise(0.01 * amplitude), noise(0.01 * amplitude)
+    split = lambda z: torch.cat([z.real, z.imag], dim=-1).float()        # half-split layout: pair i in i, i + d/2
+    return split(q), split(k), inv_freq.float()
+
+
+def _fast_pairs(head_dim, base, max_offset):
+    inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    return [i for i in range(head_dim // 2) if inv_freq[i] * max_offset >= 2 * math.pi], \
+        [i for i in range(head_dim // 2) if inv_freq[i] * max_offset <= 0.05]
+
+
+def _positional(student, head_dim, base, max_offset, roles, *, what_case, **kwargs):
+    queries, keys, inv_freq = _planted_head(head_dim, base, max_offset, roles, **kwargs)
+    what = f"positional_pairs(<{what_case}: {tuple(queries.shape)}>, inv_freq of base {base:g}, max_offset={max_offset})"
+    got = student.positional_pairs(queries, keys, inv_freq, max_offset)
+    expect_true(isinstance(got, torch.Tensor) and got.dtype == torch.bool and tuple(got.shape) == (head_dim // 2,),
+                f"{what} should return a bool tensor of shape ({head_dim // 2},), not "
+                f"{getattr(got, 'dtype', type(got).__name__)} {tuple(getattr(got, 'shape', ()))}")
+    want = torch.tensor([role == "position" for role in roles])
+    wrong = [i for i in range(len(roles)) if bool(got[i]) != bool(want[i])]
+    expect_true(not wrong, f"{what}: pairs {wrong} are wrong; their planted roles are "
+                           f"{[roles[i] for i in wrong]} (only 'position' pairs are True; you said "
+                           f"{[bool(got[i]) for i in wrong]})")
+
+
+@pytest.mark.exercise("positional_pairs", points=2, public=True)
+def test_positional_pairs_public_head(student):
+    """A head of this chapter's shape (d 32, base 100, offsets to 128) with position on pairs 0, 3 and 9."""
+    roles = ["content"] * 16
+    for i in (0, 3, 9):
+        roles[i] = "position"
+    roles[12] = "unused"
+    _positional(student, 32, 100.0, 128, roles, what_case="public head", seed=1)
+
+
+@pytest.mark.exercise("positional_pairs", points=5)
+def test_positional_pairs_content_is_not_position(student):
+    """Content pairs, larger than the positional ones, are not position (d 24, base 1e3, offsets to 64)."""
+    fast, _ = _fast_pairs(24, 1e3, 64)
+    roles = ["content"] * 12
+    for i in fast[1::2]:
+        roles[i] = "position"
+    _positional(student, 24, 1e3, 64, roles, what_case="content and position", seed=2)
+
+
+@pytest.mark.exercise("positional_pairs", points=5)
+def test_positional_pairs_a_constant_is_not_position(student):
+    """Constant parts on pairs too slow to turn over the offsets asked about are a bias, not position
+    (d 32, base 1e4, offsets to 100)."""
+    fast, slow = _fast_pairs(32, 1e4, 100)
+    roles = ["unused"] * 16
+    for i in slow:
+        roles[i] = "bias"
+    for i in fast[:3]:
+        roles[i] = "position"
+    _positional(student, 32, 1e4, 100, roles, what_case="bias and position", seed=3)
+
+
+@pytest.mark.exercise("positional_pairs", points=5)
+def test_positional_pairs_not_only_the_fastest(student):
+    """Position carried by the slowest pairs that still turn, the fastest carrying content (d 48, base 500)."""
+    fast, _ = _fast_pairs(48, 500.0, 200)
+    roles = ["content"] * 24
+    for i in fast[-3:]:
+        roles[i] = "position"
+    _positional(student, 48, 500.0, 200, roles, what_case="slow position, fast content", seed=4)
+
+
+@pytest.mark.exercise("positional_pairs", points=4)
+def test_positional_pairs_any_scale(student):
+    """The same roles with the head's parts 0.05 or 20 times as large (logits 400 times smaller or larger)."""
+    fast, _ = _fast_pairs(16, 1e4, 128)
+    roles = ["content"] * 8
+    roles[fast[0]], roles[3] = "position", "unused"
+    for amplitude in (0.05, 20.0):
+        _positional(student, 16, 1e4, 128, roles, what_case=f"parts scaled by {amplitude:g}", seed=5,
+                    amplitude=amplitude)
+
+
+@pytest.mark.exercise("positional_pairs", points=3)
+@grading(max_examples=4)
+@given(head_dim=st.sampled_from([16, 32, 64]), base=st.sampled_from([100.0, 1e4]), max_offset=st.sampled_from([64, 128]),
+       seed=st.integers(10, 10_000))
+def test_positional_pairs_random_heads(student, head_dim, base, max_offset, seed):
+    """Position, content and unused pairs drawn at random (position only where the pair turns once), over a
+    batch of 4 sequences of 512 tokens. Bias pairs and other scales are the named tests' (one mistake costs once)."""
+    fast, _ = _fast_pairs(head_dim, base, max_offset)
+    g = np.random.default_rng(seed)
+    roles = [str(g.choice(["content", "unused"] + (["position", "position"] if i in fast else [])))
+             for i in range(head_dim // 2)]
+    _positional(student, head_dim, base, max_offset, roles, what_case=f"random roles (seed {seed})", seed=seed,
+                tokens=512, batch=(4,))
