@@ -4,7 +4,8 @@ Each entry is graded as a copy of the solution notebook with its exercise cell r
 :class:`grader.variants.VariantGrader`: the learner's side runs in a sandbox of its own, forked from
 a template that loaded the notebook's setup once (tests/test_variants.py proves the reports equal
 those of grading the edited notebook whole). Where the catalogue sets ``COSTS_ONCE``, an entry may
-fail no more hidden tests than its ``costs`` (one by default): one mistake costs once.
+fail no more hidden tests than its ``costs`` (one by default): one mistake costs once. An entry with
+``min_lost`` (a shallow answer to a thinking exercise) must lose at least that share of the points.
 """
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ def test_wrong_answer_is_rejected(variant_grader, suite, wrong, costs_once):
     assert report.tests, "the hidden tests selected nothing"
     assert {t.exercise for t in report.tests} == {wrong.exercise}
     assert report.score < report.max_score, f"'{wrong.mistake}' got full marks"
+    lost = (report.max_score - report.score) / report.max_score
+    assert lost >= wrong.min_lost, (
+        f"'{wrong.mistake}' loses {lost:.0%} of the points, less than the {wrong.min_lost:.0%} a shallow answer must")
     if wrong.feedback:
         feedback = " ".join(t.output for t in report.tests if t.status != PASSED)
         assert wrong.feedback in feedback, f"feedback does not name the mistake: {feedback[:600]}"

@@ -40,3 +40,7 @@ class WrongAnswer:
     """How many hidden tests of its exercise the mistake may fail (checked where the catalogue
     sets ``COSTS_ONCE``): one test owns each property, so one unless the entry is several
     mistakes at once (a comment beside the entry says which tests own them)."""
+    min_lost: float = 0.0
+    """The least share of its exercise's points the entry must lose (tests/test_catalogue.py). A
+    thinking exercise's shallow answers (a constant, the docstring transcribed, the notebook's own
+    recipe, the public case hard-coded) set 0.5: DESIGN's rule is that each loses at least half."""
