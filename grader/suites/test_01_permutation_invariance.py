@@ -658,7 +658,7 @@ def _planted_layer(kind, seed, num_tokens, d):
     if kind == "spread":    # the position only shrinks the spread, as causal averaging does
         return zeros, (t + 1) ** -0.5, a
     if kind == "both":
-        return 0.5 * torch.cos(math.pi * t / num_tokens)[:, None] * u, 1 / (1 + t / num_tokens), a
+        return 0.1 * torch.cos(math.pi * t / num_tokens)[:, None] * u, 1 / (1 + t / num_tokens), a
     return zeros, ones, a   # "none": no position at all
 
 

@@ -10,7 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.fixtures import addition_vs_concatenation as fixtures
-from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true
+from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true, fail
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 from grader.sandbox import StudentRaised
 
@@ -191,26 +191,149 @@ def test_embed_rejects_bad_inputs(student):
 
 
 # -- held_out_accuracy --------------------------------------------------------------------------
-def _grid(vocab, positions, d, seed, *, token_scale=1.0, position_scale=1.0, noise=0.1, dtype=torch.float64,
-          shuffle=True):
-    """Features e_v + p_t + noise for every (token, position) pair, rows in a shuffled order."""
-    tokens = torch.arange(vocab).repeat_interleave(positions)
-    where = torch.arange(positions).repeat(vocab)
-    if shuffle:
-        order = torch.randperm(vocab * positions, generator=torch.Generator().manual_seed(seed + 3))
-        tokens, where = tokens[order], where[order]
-    features = token_scale * _randn(vocab, d, seed=seed)[tokens] + position_scale * _randn(positions, d, seed=seed + 1)[where] \
-        + noise * _randn(vocab * positions, d, seed=seed + 2)
-    return features.to(dtype), tokens, where
+# The grader plants the answer: features built so that, for every row, whether the factor read can
+# be read from it by a probe that never saw the row's value of the other factor is known by
+# construction (its code is present or absent, well above the noise). Readable rows are read right,
+# the others at chance, so the held-out accuracy is (readable share) + (other share) / C, up to the
+# scatter of chance hits. Any protocol that predicts every row with a probe fitted without that
+# row's value of the other factor (leave one value out, k folds of randomly grouped values, ...)
+# lands within HELD_OUT_TOLERANCE of it; a protocol that lets the probe see the value, or that
+# scores only some values, does not.
+HELD_OUT_TOLERANCE = 0.1
+"""Absolute tolerance on the accuracy: chance hits on the unreadable rows scatter by about 0.03."""
+
+PROBES = {"lda_probe": fixtures.lda_probe, "nearest_centroid_probe": fixtures.nearest_centroid_probe}
+"""The trusted probes the tests hand to held_out_accuracy. Not the ridge probe: least squares onto one-hot
+targets masks classes (notebook section 3), so its accuracy on the planted codes depends on how many
+values it was fitted on, a property of the probe rather than of the protocol."""
 
 
-PROBES = {"lda_probe": fixtures.lda_probe, "ridge_probe": fixtures.ridge_probe,
-          "nearest_centroid_probe": fixtures.nearest_centroid_probe}
-"""The trusted probes the tests hand to held_out_accuracy (the notebook's two, and a third)."""
+def _planted(vocab, positions, d, seed, *, read, readable, repeats=1, pairs=None, dtype=torch.float64):
+    """Rows (features, token ids, position ids) and the planted accuracy.
+
+    The factor ``read`` has a code of its own in the first C coordinates (3 times its one-hot vector),
+    present only on the rows where ``readable(token, position)`` holds; the other factor has its
+    one-hot vector and a random code of d coordinates after it;
+    noise of std 0.05 everywhere. ``pairs`` (token, position) replaces the full grid, each pair
+    repeated ``repeats`` times."""
+    if pairs is None:
+        pairs = [(v, t) for v in range(vocab) for t in range(positions)]
+    pairs = [pair for pair in pairs for _ in range(repeats)]
+    order = torch.randperm(len(pairs), generator=torch.Generator().manual_seed(seed + 3)).tolist()
+    tokens = torch.tensor([pairs[i][0] for i in order])
+    where = torch.tensor([pairs[i][1] for i in order])
+    labels, other = (tokens, where) if read == "token" else (where, tokens)
+    classes = vocab if read == "token" else positions
+    code = 3.0 * torch.eye(classes, dtype=torch.float64)                  # the factor read, when present
+    n_other = int(other.max()) + 1                                        # the other factor, always:
+    other_code = torch.cat([torch.eye(n_other, dtype=torch.float64),     # its one-hot vector (a linear probe
+                            _randn(n_other, d, seed=seed + 1)], 1)       # can remember each value) and d more
+    mask = torch.tensor([bool(readable(int(v), int(t))) for v, t in zip(tokens, where)])
+    features = torch.cat([code[labels] * mask[:, None], other_code[other]], 1) \
+        + 0.05 * _randn(len(labels), classes + n_other + d, seed=seed + 2)
+    share = mask.double().mean().item()
+    return features.to(dtype), tokens, where, share + (1 - share) / classes
+
+
+def _expect_held_out(student, planted, read, probe, what, *, layout="contiguous"):
+    features, tokens, where, want = planted
+    got = student.held_out_accuracy(laid_out(features, layout), tokens, where, read,
+                                    student.fixture(f"addition_vs_concatenation.{probe}"))
+    expect_true(isinstance(got, float), f"{what} should be a Python float, not {type(got).__name__}")
+    if abs(got - want) > HELD_OUT_TOLERANCE:
+        fail(f"{what}: got {got:.3f}; the features were built so that a probe that never saw a row's "
+             f"{'position' if read == 'token' else 'token'} reads {want:.3f} of the rows "
+             f"(tolerance {HELD_OUT_TOLERANCE})")
+
+
+@pytest.mark.exercise("held_out_accuracy", points=2, public=True)
+def test_held_out_accuracy_reads_a_clean_code(student):
+    """Features whose position code is on every row (12 tokens x 8 positions, LDA): read almost always."""
+    _expect_held_out(student, _planted(12, 8, 4, 331, read="position", readable=lambda v, t: True),
+                     "position", "lda_probe", "held_out_accuracy(<a clean position code>, read=\"position\")")
+
+
+@pytest.mark.exercise("held_out_accuracy", points=3)
+def test_held_out_accuracy_when_each_token_has_few_positions(student):
+    """Features that carry the token only, each token seen at 2 of 16 positions: its position cannot be read
+    for a token the probe never saw, whatever the probe learned about the tokens it saw."""
+    gen = torch.Generator().manual_seed(332)
+    pairs = [(v, int(t)) for v in range(48) for t in torch.randperm(16, generator=gen)[:2]]
+    planted = _planted(48, 16, 6, 332, read="position", readable=lambda v, t: False, repeats=4, pairs=pairs)
+    _expect_held_out(student, planted, "position", "lda_probe",
+                     "held_out_accuracy(<48 tokens at 2 positions each, features that carry no position>)")
+
+
+def _sparse_pairs(vocab, positions, read, dense, seed, *, seen=2, repeats=6):
+    """(token, position) pairs: every value of the other factor in ``dense`` meets every value of the factor
+    read; each other value meets only ``seen`` of them, each ``repeats`` times. A probe that saw such a value
+    can remember which labels came with it; one that never saw it cannot."""
+    gen = torch.Generator().manual_seed(seed)
+    readers, others = (vocab, positions) if read == "token" else (positions, vocab)
+    pairs = []
+    for o in range(others):
+        labels = range(readers) if o in dense else torch.randperm(readers, generator=gen)[:seen].tolist() * repeats
+        pairs += [(c, o) if read == "token" else (o, c) for c in labels]
+    return pairs
+
+
+@pytest.mark.exercise("held_out_accuracy", points=4)
+def test_held_out_accuracy_when_half_the_tokens_carry_position(student):
+    """The position code is on the odd tokens only (40 tokens x 10 positions); each even token comes at 2
+    positions: held out, the odd tokens are read and the even ones are not."""
+    odd = set(range(1, 40, 2))
+    planted = _planted(40, 10, 5, 333, read="position", readable=lambda v, t: v in odd,
+                       pairs=_sparse_pairs(40, 10, "position", odd, 333))
+    _expect_held_out(student, planted, "position", "nearest_centroid_probe",
+                     "held_out_accuracy(<the position coded on the odd tokens only>, read=\"position\")")
+
+
+@pytest.mark.exercise("held_out_accuracy", points=4)
+def test_held_out_accuracy_of_the_token_at_some_positions(student):
+    """The token code is at the odd positions only (12 tokens x 40 positions, float32, LDA); each even position
+    holds 2 of the tokens."""
+    odd = set(range(1, 40, 2))
+    planted = _planted(12, 40, 5, 334, read="token", readable=lambda v, t: t in odd, dtype=torch.float32,
+                       pairs=_sparse_pairs(12, 40, "token", odd, 334))
+    _expect_held_out(student, planted, "token", "lda_probe",
+                     "held_out_accuracy(<the token coded at the odd positions only, float32>, read=\"token\")")
+
+
+@pytest.mark.exercise("held_out_accuracy", points=2)
+@grading(max_examples=6)
+@given(vocab=st.integers(20, 36), positions=st.integers(20, 36), d=st.integers(2, 6),
+       read=st.sampled_from(["token", "position"]), probe=st.sampled_from(sorted(PROBES)),
+       share=st.sampled_from([0.0, 0.5, 1.0]), id_dtype=st.sampled_from(sorted(INDEX_DTYPES)),
+       layout=layouts("contiguous", "transposed", "strided"), seed=seeds())
+def test_held_out_accuracy_over_planted_codes(student, vocab, positions, d, read, probe, share, id_dtype, layout,
+                                              seed):
+    """Other sizes, shares of readable values (drawn at random, the others seen with few labels), probes, id
+    dtypes and layouts."""
+    gen = torch.Generator().manual_seed(seed + 7)
+    other = positions if read == "token" else vocab
+    chosen = set(torch.randperm(other, generator=gen)[: round(share * other)].tolist())
+    readable = (lambda v, t: t in chosen) if read == "token" else (lambda v, t: v in chosen)
+    features, tokens, where, want = _planted(vocab, positions, d, seed, read=read, readable=readable,
+                                             pairs=_sparse_pairs(vocab, positions, read, chosen, seed))
+    planted = (features, tokens.to(INDEX_DTYPES[id_dtype]), where.to(INDEX_DTYPES[id_dtype]), want)
+    _expect_held_out(student, planted, read, probe, f"held_out_accuracy(<{vocab} x {positions} values, "
+                     f"{share:.0%} of the {'positions' if read == 'token' else 'tokens'} readable>, read={read!r}, "
+                     f"probe={probe})", layout=layout)
+
+
+@pytest.mark.exercise("held_out_accuracy", points=1)
+def test_held_out_accuracy_rejects_bad_arguments(student):
+    """read neither "token" nor "position", or one value only of the other factor: ValueError."""
+    features, tokens, where, _ = _planted(4, 4, 2, 335, read="token", readable=lambda v, t: True)
+    fixture = student.fixture("addition_vs_concatenation.lda_probe")
+    expect_raises(ValueError, student.held_out_accuracy, features, tokens, where, "both", fixture,
+                  what="held_out_accuracy(..., read=\"both\")")
+    expect_raises(ValueError, student.held_out_accuracy, features, tokens, torch.zeros_like(where), "token",
+                  fixture, what="held_out_accuracy(<every row at position 0>, read=\"token\")")
 
 
 def _held_out(features, tokens, where, read, probe, *, split="other", bias=True):
-    """The reference protocol in float64, with switches that reproduce catalogued mistakes."""
+    """A protocol in float64 (train on the even values of the other factor, test on the odd), for first_coordinates_carry."""
     tokens, where = tokens.long(), where.long()
     labels, other = (tokens, where) if read == "token" else (where, tokens)
     n = len(labels)
@@ -232,86 +355,6 @@ def _held_out(features, tokens, where, read, probe, *, split="other", bias=True)
     scores = features[test].double() @ weights[:-1] + (weights[-1] if bias else 0.0)
     return (scores.argmax(dim=1) == labels[test]).double().mean().item()
 
-
-def _held_out_mistakes(features, tokens, where, read, probe):
-    """{property: {mistake: the accuracy it gives}}, grouped by the test that owns each property."""
-    swapped = "position" if read == "token" else "token"
-    return {
-        "split": {
-            "the pairs split at random (a probe can then remember which values of the other factor each label "
-            "came with)": _held_out(features, tokens, where, read, probe, split="random"),
-            "the rows split by the factor read (its odd values are never trained, so never predicted)":
-                _held_out(features, tokens, where, read, probe, split="read"),
-            "trained and tested on every row": _held_out(features, tokens, where, read, probe, split="none"),
-            "trained on the odd values of the other factor, tested on the even ones (the reverse of the protocol)":
-                _held_out(features, tokens, where, read, probe, split="other reversed"),
-            "the rows split by their index, not by the other factor":
-                _held_out(features, tokens, where, read, probe, split="row index"),
-        },
-        "factor": {f"the {swapped} read instead of the {read}": _held_out(features, tokens, where, swapped, probe)},
-        "bias": {"the bias row left out of the scores": _held_out(features, tokens, where, read, probe, bias=False)},
-    }
-
-
-# One mistake costs once: the chance-level test owns the split, the position test the factor read,
-# the token test the bias row; each test accepts the answers of the mistakes another test owns.
-def _expect_held_out(student, features, tokens, where, read, probe, what, *, owned_elsewhere, layout="contiguous"):
-    got = student.held_out_accuracy(laid_out(features, layout), tokens, where, read,
-                                    student.fixture(f"addition_vs_concatenation.{probe}"))
-    expect_true(isinstance(got, float), f"{what} should be a Python float, not {type(got).__name__}")
-    grouped = _held_out_mistakes(features, tokens, where, read, PROBES[probe])
-    want = _held_out(features, tokens, where, read, PROBES[probe])
-    # Accuracies are fractions of at most a few hundred rows, so correct answers agree exactly;
-    # 1e-9 leaves room for scores summed in another order where two classes tie.
-    if abs(got - want) > 1e-9 and any(abs(got - value) <= 1e-9 for name in owned_elsewhere
-                                      for value in grouped[name].values()):
-        return
-    mistakes = {mistake: value for group in grouped.values() for mistake, value in group.items()}
-    expect_close(got, want, atol=1e-9, rtol=0, what=what, mistakes=mistakes)
-
-
-@pytest.mark.exercise("held_out_accuracy", points=2, public=True)
-def test_held_out_accuracy_is_at_chance_without_the_factor(student):
-    """Features that carry the token and no position (16 tokens x 16 positions, LDA): the position of the odd
-    tokens, learned on the even ones, is read at about chance, 1/16."""
-    features, tokens, where = _grid(16, 16, 6, seed=322, position_scale=0.0, noise=0.5)
-    _expect_held_out(student, features, tokens, where, "position", "lda_probe",
-                     "held_out_accuracy(<256 pairs that carry no position>, read=\"position\", probe=lda_probe)",
-                     owned_elsewhere=("factor", "bias"))
-
-
-@pytest.mark.exercise("held_out_accuracy", points=2)
-def test_held_out_accuracy_reads_the_position(student):
-    """8 tokens x 6 positions in 5 dimensions, LDA: the position of the odd tokens, learned on the even ones."""
-    features, tokens, where = _grid(8, 6, 5, seed=301, noise=0.6)
-    _expect_held_out(student, features, tokens, where, "position", "lda_probe",
-                     "held_out_accuracy(<48 pairs>, read=\"position\", probe=lda_probe)",
-                     owned_elsewhere=("split", "bias"))
-
-
-@pytest.mark.exercise("held_out_accuracy", points=2)
-def test_held_out_accuracy_reads_the_token(student):
-    """12 tokens x 9 positions in 4 dimensions (float32), ridge probe: the token at the odd positions, with the
-    probe's bias row in the scores."""
-    features, tokens, where = _grid(12, 9, 4, seed=316, noise=0.4, dtype=torch.float32)
-    _expect_held_out(student, features, tokens, where, "token", "ridge_probe",
-                     "held_out_accuracy(<108 float32 pairs>, read=\"token\", probe=ridge_probe)",
-                     owned_elsewhere=("split", "factor"))
-
-
-@pytest.mark.exercise("held_out_accuracy", points=2)
-@grading(max_examples=8)
-@given(vocab=st.integers(2, 10), positions=st.integers(2, 10), d=st.integers(1, 6),
-       read=st.sampled_from(["token", "position"]), probe=st.sampled_from(sorted(PROBES)),
-       dtype=dtypes("float32", "float64"), id_dtype=st.sampled_from(sorted(INDEX_DTYPES)),
-       layout=layouts("contiguous", "transposed", "strided"), seed=seeds())
-def test_held_out_accuracy_over_its_inputs(student, vocab, positions, d, read, probe, dtype, id_dtype, layout, seed):
-    """Any numbers of tokens and positions (2 included), width, factor read, probe, dtype, id dtype and layout."""
-    features, tokens, where = _grid(vocab, positions, d, seed=seed, noise=0.5, dtype=FLOAT_DTYPES[dtype])
-    # The named tests own the split, the factor read and the bias row; this one owns the rest.
-    _expect_held_out(student, features, tokens.to(INDEX_DTYPES[id_dtype]), where.to(INDEX_DTYPES[id_dtype]), read,
-                     probe, f"held_out_accuracy(<{vocab} x {positions} pairs, d={d}, {dtype}>, read={read!r}, "
-                     f"probe={probe})", owned_elsewhere=("split", "factor", "bias"), layout=layout)
 
 
 # -- is_fair_protocol ---------------------------------------------------------------------------
@@ -368,8 +411,11 @@ def test_leaky_protocol_unshuffled_split(student):
 
 
 # -- first_coordinates_carry --------------------------------------------------------------------
-CARRY_SCALES = {"position": (0.5, 1.0, 3.0, 5.0, 6.0), "token": (10.0, 128 ** 0.5, 16.0, 64.0)}
-"""Scales at which the grader's measurements differ by 0.15 or more (the crossover lies between 8 and 9)."""
+CARRY_CASES = ((32, 0.3), (32, 0.5), (32, 0.9), (32, 1.2), (64, 0.5), (64, 1.0), (128, 0.5), (128, 0.8),
+               (256, 0.3), (256, 0.5), (256, 0.7), (256, 0.9), (512, 0.3), (512, 0.5), (512, 0.6), (512, 1.0))
+"""(d_model, scale / sqrt(d_model)) pairs at which the grader's two accuracies differ by 0.15 or more.
+The crossover is not one ratio: near 0.7 for d_model <= 128, lower at 256 and 512, where the first
+8 coordinates hold sinusoids of nearly one frequency and the position is harder to read."""
 
 
 def _sinusoids(num_positions, d_model):
@@ -378,9 +424,9 @@ def _sinusoids(num_positions, d_model):
     return torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).flatten(1)
 
 
-def _first8_accuracies(scale, seeds_=(400, 401)):
+def _first8_accuracies(scale, d_model, seeds_=(400, 401)):
     """(token, position) held-out LDA accuracy from the first 8 coordinates, on the grader's own token tables."""
-    d_model, vocab, positions = 128, 64, 64
+    vocab, positions = 64, 64
     tokens = torch.arange(vocab).repeat_interleave(positions)
     where = torch.arange(positions).repeat(vocab)
     pe = _sinusoids(positions, d_model)[:, :8]
@@ -393,30 +439,34 @@ def _first8_accuracies(scale, seeds_=(400, 401)):
     return found
 
 
-def _expect_carry(student, scale):
-    got = student.first_coordinates_carry(scale)
-    expect_true(got in ("token", "position"), f"first_coordinates_carry({scale:g}) should be \"token\" or \"position\", not {got!r}")
-    token, position = _first8_accuracies(scale)
+def _expect_carry(student, scale, d_model):
+    got = student.first_coordinates_carry(scale, d_model)
+    expect_true(got in ("token", "position"),
+                f"first_coordinates_carry({scale:g}, {d_model}) should be \"token\" or \"position\", not {got!r}")
+    token, position = _first8_accuracies(scale, d_model)
     right = "token" if token > position else "position"
-    expect_true(got == right, f"at scale {scale:g} the grader measured, from the first 8 coordinates, the token read "
-                f"with accuracy {token:.2f} and the position with {position:.2f}: {got!r} is not the better read")
+    expect_true(got == right, f"at d_model = {d_model} and scale {scale:g} the grader measured, from the first 8 "
+                f"coordinates, the token read with accuracy {token:.2f} and the position with {position:.2f}: "
+                f"{got!r} is not the better read")
 
 
 @pytest.mark.exercise("first_coordinates_carry", points=1, public=True)
 def test_first_coordinates_carry_names_a_factor(student):
-    """first_coordinates_carry(2.0) is "token" or "position"."""
-    got = student.first_coordinates_carry(2.0)
-    expect_true(got in ("token", "position"), f"first_coordinates_carry(2) should be \"token\" or \"position\", not {got!r}")
+    """first_coordinates_carry(2.0, 128) is "token" or "position"."""
+    got = student.first_coordinates_carry(2.0, 128)
+    expect_true(got in ("token", "position"),
+                f"first_coordinates_carry(2, 128) should be \"token\" or \"position\", not {got!r}")
 
 
-# One mistake costs once: which factor wins at each scale is one property (where the crossover lies), so
-# one test judges every scale and names the first it gets wrong.
-@pytest.mark.exercise("first_coordinates_carry", points=4)
-@grading(max_examples=len(CARRY_SCALES["position"]) + len(CARRY_SCALES["token"]))
-@given(scale=st.sampled_from((*CARRY_SCALES["position"], *CARRY_SCALES["token"])))
-def test_first_coordinates_carry_matches_the_measurement(student, scale):
-    """Scales from 0.5 to 64 (sqrt(128) included): each answer matches the grader's measurement."""
-    _expect_carry(student, scale)
+# One mistake costs once: which factor wins at each (d_model, scale) is one property (where the
+# crossover lies), so one test judges every case and names the first it gets wrong.
+@pytest.mark.exercise("first_coordinates_carry", points=6)
+@grading(max_examples=len(CARRY_CASES))
+@given(case=st.sampled_from(CARRY_CASES))
+def test_first_coordinates_carry_matches_the_measurement(student, case):
+    """Widths from 32 to 512 and scales on both sides of the crossover: each answer matches the grader's measurement."""
+    d_model, ratio = case
+    _expect_carry(student, ratio * d_model ** 0.5, d_model)
 
 
 # -- attention_logit_terms ----------------------------------------------------------------------

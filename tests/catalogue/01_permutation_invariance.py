@@ -517,23 +517,19 @@ WRONG_ANSWERS += [
 ''', costs=4, min_lost=0.5),
     WrongAnswer("unchanged_outputs", "every token that stays in place (a moved key is ignored)", _UNCHANGED_HEAD + '''
     return [t for t in range(len(perm)) if perm[t] == t]
-''', costs=3, min_lost=0.5, feedback="a moved key also changes the output"),
+''', costs=3, feedback="a moved key also changes the output"),
     WrongAnswer("unchanged_outputs", "the prefix kept as a set, the query's own move ignored", _UNCHANGED_HEAD + '''
     return [t for t in range(len(perm)) if sorted(perm[: t + 1]) == list(range(t + 1))]
-''', costs=3, feedback="the query may have moved"),
+''', costs=5, feedback="the query may have moved"),
     WrongAnswer("unchanged_outputs", "a repeated index accepted", '''
 def unchanged_outputs(perm):
     perm = [int(p) for p in torch.as_tensor(perm).reshape(-1)]
     return [t for t in range(len(perm)) if perm[t] == t and sorted(perm[:t]) == list(range(t))]
 '''),
-    WrongAnswer("unchanged_outputs", "numpy ints returned instead of Python ints", _UNCHANGED_HEAD + '''
-    import numpy as np
-    return [np.int64(t) for t in range(len(perm)) if perm[t] == t and sorted(perm[:t]) == list(range(t))]
-''', costs=5),  # the type is checked wherever the answer is not empty
     # position_probe_r2: the shallow answers first.
     WrongAnswer("position_probe_r2", "shallow: a constant (the R^2 of 0.50 an earlier draw gave)", _PROBE_HEAD + '''
     return 0.5
-''', costs=4, min_lost=0.5),
+''', costs=5, min_lost=0.5),
     WrongAnswer("position_probe_r2", "shallow: the public case hard-coded", _PROBE_HEAD + '''
     return 0.56 if (t_len, d) == (12, 8) else 0.0
 ''', costs=4, min_lost=0.5),

@@ -262,46 +262,12 @@ def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
 ''' + _TERMS_BODY),
 ]
 
-_HELD_OUT_HEAD = '''
-def held_out_accuracy(features, token_ids, position_ids, read, probe):
-    if read not in ("token", "position"):
-        raise ValueError("read must be 'token' or 'position'")
-    labels, other = (token_ids, position_ids) if read == "token" else (position_ids, token_ids)
-'''
-
-_HELD_OUT_SCORE = '''
-    weights = probe(features[train], labels[train]).double()
-    scores = features[test].double() @ weights[:-1] + weights[-1]
-    return (scores.argmax(dim=1) == labels[test].long()).double().mean().item()
-'''
-
 _FAIR_HEAD = '''
 def is_fair_protocol(protocol):
     gen = torch.Generator().manual_seed(0)
 '''
 
 WRONG_ANSWERS += [
-    # -- held_out_accuracy (measure) --------------------------------------------------------------
-    WrongAnswer("held_out_accuracy", "pairs split at random (the leaky protocol)", _HELD_OUT_HEAD + '''
-    order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(0))
-    train, test = order[: len(labels) // 2], order[len(labels) // 2:]
-''' + _HELD_OUT_SCORE, feedback="split at random"),
-    WrongAnswer("held_out_accuracy", "rows split by the factor read", _HELD_OUT_HEAD + '''
-    train, test = labels % 2 == 0, labels % 2 == 1
-''' + _HELD_OUT_SCORE, feedback="split by the factor read"),
-    WrongAnswer("held_out_accuracy", "trained and tested on every row", _HELD_OUT_HEAD + '''
-    train = test = torch.ones(len(labels), dtype=torch.bool)
-''' + _HELD_OUT_SCORE, feedback="trained and tested on every row"),
-    WrongAnswer("held_out_accuracy", "rows split by their index, not by the other factor", _HELD_OUT_HEAD + '''
-    rows = torch.arange(len(labels))
-    train, test = rows % 2 == 0, rows % 2 == 1
-''' + _HELD_OUT_SCORE),
-    WrongAnswer("held_out_accuracy", "bias row left out of the scores", _HELD_OUT_HEAD + '''
-    train, test = other % 2 == 0, other % 2 == 1
-    weights = probe(features[train], labels[train]).double()
-    scores = features[test].double() @ weights[:-1]
-    return (scores.argmax(dim=1) == labels[test].long()).double().mean().item()
-''', feedback="bias row left out"),
     # -- is_fair_protocol (diagnose) --------------------------------------------------------------
     # A detector that accepts everything misses each leak, and each leak is its own test.
     WrongAnswer("is_fair_protocol", "accepts every protocol", '''
@@ -339,23 +305,6 @@ def is_fair_protocol(protocol):
         if scores.mean().item() - 0.25 > 0.025 + 3 * scores.std().item() / 30 ** 0.5:
             return False
     return True
-'''),
-    # -- first_coordinates_carry (interpret) ------------------------------------------------------
-    WrongAnswer("first_coordinates_carry", "always the position (the first dimensions are unusable for tokens)", '''
-def first_coordinates_carry(scale):
-    return "position"
-'''),
-    WrongAnswer("first_coordinates_carry", "always the token", '''
-def first_coordinates_carry(scale):
-    return "token"
-'''),
-    WrongAnswer("first_coordinates_carry", "the crossover guessed at sqrt(d_model), not measured", '''
-def first_coordinates_carry(scale):
-    return "token" if scale >= math.sqrt(128) else "position"
-'''),
-    WrongAnswer("first_coordinates_carry", "the table read the wrong way round (the token wins at small scales)", '''
-def first_coordinates_carry(scale):
-    return "token" if scale < 8 else "position"
 '''),
 ]
 
@@ -432,36 +381,6 @@ def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
 ]
 
 CORRECT_VARIANTS += [
-    ("held_out_accuracy", "row indices from nonzero, scores with an appended ones column", '''
-def held_out_accuracy(features, token_ids, position_ids, read, probe):
-    if read == "token":
-        labels, other = token_ids.long(), position_ids.long()
-    elif read == "position":
-        labels, other = position_ids.long(), token_ids.long()
-    else:
-        raise ValueError(f"unknown factor {read!r}")
-    train = torch.nonzero(other % 2 == 0).flatten()
-    test = torch.nonzero(other % 2 == 1).flatten()
-    weights = probe(features.index_select(0, train), labels.index_select(0, train))
-    x = torch.cat([features.index_select(0, test).double(), torch.ones(len(test), 1, dtype=torch.float64)], dim=1)
-    predicted = (x @ weights.double()).argmax(dim=1)
-    return float(torch.eq(predicted, labels.index_select(0, test)).sum()) / len(test)
-'''),
-    ("held_out_accuracy", "probe fitted on a copy in float64, hits counted in a loop", '''
-def held_out_accuracy(features, token_ids, position_ids, read, probe):
-    if read not in {"token", "position"}:
-        raise ValueError("read is 'token' or 'position'")
-    labels = token_ids if read == "token" else position_ids
-    other = position_ids if read == "token" else token_ids
-    is_train = (other.long() % 2).eq(0)
-    weights = probe(features[is_train].double().clone(), labels[is_train].long())
-    w, b = weights[:-1].double(), weights[-1].double()
-    hits, total = 0, 0
-    for row, label in zip(features[~is_train].double(), labels[~is_train].tolist()):
-        hits += int(int((row @ w + b).argmax()) == label)
-        total += 1
-    return hits / total
-'''),
     ("is_fair_protocol", "fixed band around chance for 5 classes, mean of 40 calls per order", '''
 def is_fair_protocol(protocol):
     gen = torch.Generator().manual_seed(123)
@@ -494,34 +413,136 @@ def is_fair_protocol(protocol):
             return False
     return True
 '''),
-    ("first_coordinates_carry", "measured live with an LDA of its own", '''
-def first_coordinates_carry(scale):
-    d_model, vocab, t = 128, 64, 64
-    pe = sinusoids(t, d_model)[:, :8]
-    tokens, where = torch.arange(vocab).repeat_interleave(t), torch.arange(t).repeat(vocab)
+]
 
-    def lda_accuracy(x, labels, other):
-        train, test = other % 2 == 0, other % 2 == 1
-        classes = int(labels.max()) + 1
-        means = torch.stack([x[train & (labels == c)].mean(0) for c in range(classes)])
-        r = x[train] - means[labels[train]]
-        cov = r.T @ r / (int(train.sum()) - classes) + 1e-3 * torch.eye(x.shape[1], dtype=torch.float64)
-        w = torch.linalg.solve(cov, means.T)
-        scores = x[test] @ w - (means.T * w).sum(0) / 2
-        return (scores.argmax(1) == labels[test]).double().mean().item()
 
-    token = position = 0.0
-    for seed in range(3):
-        e = scale * torch.randn(vocab, d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-        x = e[:, :8][tokens] / d_model ** 0.5 + pe[where]
-        token += lda_accuracy(x, tokens, where)
-        position += lda_accuracy(x, where, tokens)
-    return "token" if token > position else "position"
+# -- held_out_accuracy (measure) and first_coordinates_carry (interpret) ------------------------
+_HELD_OUT_HEAD = '''
+def held_out_accuracy(features, token_ids, position_ids, read, probe):
+    if read not in ("token", "position"):
+        raise ValueError("read must be 'token' or 'position'")
+    labels, other = (token_ids.long(), position_ids.long()) if read == "token" else (position_ids.long(), token_ids.long())
+    if len(other.unique()) < 2:
+        raise ValueError("one value only")
+'''
+
+_HELD_OUT_SCORE = '''
+    weights = probe(features[train], labels[train]).double()
+    scores = features[test].double() @ weights[:-1] + weights[-1]
+    return (scores.argmax(dim=1) == labels[test]).double().mean().item()
+'''
+
+WRONG_ANSWERS += [
+    # Shallow answers: each loses at least half of the exercise's points (min_lost=0.5).
+    WrongAnswer("held_out_accuracy", "shallow: a constant (chance for 16 classes)", _HELD_OUT_HEAD + '''
+    return 1 / 16
+''', costs=5, min_lost=0.5),
+    WrongAnswer("held_out_accuracy", "shallow: the earlier recipe, train on the even values of the other factor and "
+                "test on the odd ones", _HELD_OUT_HEAD + '''
+    train, test = other % 2 == 0, other % 2 == 1
+''' + _HELD_OUT_SCORE, costs=3, min_lost=0.5),
+    WrongAnswer("held_out_accuracy", "shallow: the pairs split at random (the probe sees every value of the other factor)",
+                _HELD_OUT_HEAD + '''
+    order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(0))
+    train, test = order[: len(labels) // 2], order[len(labels) // 2:]
+''' + _HELD_OUT_SCORE, costs=3, min_lost=0.5),
+    WrongAnswer("held_out_accuracy", "shallow: trained and tested on every row", _HELD_OUT_HEAD + '''
+    train = test = torch.ones(len(labels), dtype=torch.bool)
+''' + _HELD_OUT_SCORE, costs=3, min_lost=0.5),
+    WrongAnswer("held_out_accuracy", "the rows split by the factor read", _HELD_OUT_HEAD + '''
+    train, test = labels % 2 == 0, labels % 2 == 1
+''' + _HELD_OUT_SCORE, costs=5),
+    WrongAnswer("held_out_accuracy", "no ValueError for a single value of the other factor", '''
+def held_out_accuracy(features, token_ids, position_ids, read, probe):
+    if read not in ("token", "position"):
+        raise ValueError("read must be 'token' or 'position'")
+    labels, other = (token_ids.long(), position_ids.long()) if read == "token" else (position_ids.long(), token_ids.long())
+    hits = 0
+    for value in other.unique():
+        test = other == value
+        if test.all():
+            return 0.0
+        weights = probe(features[~test], labels[~test]).double()
+        hits += ((features[test].double() @ weights[:-1] + weights[-1]).argmax(1) == labels[test]).sum().item()
+    return hits / len(labels)
 '''),
-    ("first_coordinates_carry", "the rule of equal variances, written as a ratio", '''
-def first_coordinates_carry(scale):
-    token_variance = scale ** 2 / 128      # per coordinate
-    sinusoid_variance = 0.5                # of a fast sin or cos over many positions
-    return "position" if token_variance / sinusoid_variance < 1 else "token"
+    WrongAnswer("first_coordinates_carry", "shallow: always the position (the first dimensions are unusable for tokens)", '''
+def first_coordinates_carry(scale, d_model):
+    return "position"
+''', min_lost=0.5),
+    WrongAnswer("first_coordinates_carry", "shallow: always the token", '''
+def first_coordinates_carry(scale, d_model):
+    return "token"
+''', min_lost=0.5),
+    WrongAnswer("first_coordinates_carry", "shallow: the crossover of the earlier prose, scale = sqrt(d_model / 2), at every width", '''
+def first_coordinates_carry(scale, d_model):
+    return "token" if scale > math.sqrt(d_model / 2) else "position"
+''', min_lost=0.5),
+    WrongAnswer("first_coordinates_carry", "shallow: the crossover measured at d_model = 128 (scale 8.5) used at every width", '''
+def first_coordinates_carry(scale, d_model):
+    return "token" if scale > 8.5 else "position"
+''', min_lost=0.5),
+    WrongAnswer("first_coordinates_carry", "shallow: the factor of Vaswani et al. as the crossover (scale >= sqrt(d_model))", '''
+def first_coordinates_carry(scale, d_model):
+    return "token" if scale >= math.sqrt(d_model) else "position"
+''', min_lost=0.5),
+]
+
+CORRECT_VARIANTS += [
+    # Two protocols other than the solution's four groups of values: each lands within the tolerance.
+    ("held_out_accuracy", "leave one value of the other factor out", '''
+def held_out_accuracy(features, token_ids, position_ids, read, probe):
+    if read not in ("token", "position"):
+        raise ValueError("bad read")
+    labels, other = (token_ids.long(), position_ids.long()) if read == "token" else (position_ids.long(), token_ids.long())
+    values = other.unique()
+    if len(values) < 2:
+        raise ValueError("one value only")
+    hits = 0
+    for value in values:
+        test = other == value
+        weights = probe(features[~test], labels[~test]).double()
+        hits += ((features[test].double() @ weights[:-1] + weights[-1]).argmax(1) == labels[test]).sum().item()
+    return hits / len(labels)
+'''),
+    ("held_out_accuracy", "two random halves of the values, each predicted by the other", '''
+def held_out_accuracy(features, token_ids, position_ids, read, probe):
+    if read not in ("token", "position"):
+        raise ValueError("bad read")
+    labels, other = (token_ids.long(), position_ids.long()) if read == "token" else (position_ids.long(), token_ids.long())
+    values = other.unique()
+    if len(values) < 2:
+        raise ValueError("one value only")
+    shuffled = values[torch.randperm(len(values), generator=torch.Generator().manual_seed(3))]
+    half = torch.isin(other, shuffled[: len(values) // 2])
+    right = 0
+    for test in (half, ~half):
+        weights = probe(features[~test], labels[~test]).double()
+        right += ((features[test].double() @ weights[:-1] + weights[-1]).argmax(1) == labels[test]).sum().item()
+    return right / len(labels)
+'''),
+    ("first_coordinates_carry", "measured live with an LDA and a held-out split of its own", '''
+def first_coordinates_carry(scale, d_model):
+    vocab = positions = 64
+    tokens = torch.arange(vocab).repeat_interleave(positions)
+    where = torch.arange(positions).repeat(vocab)
+    pos = torch.arange(positions, dtype=torch.float64)[:, None]
+    angles = pos * 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    pe = torch.stack([torch.sin(angles), torch.cos(angles)], -1).flatten(1)[:, :8]
+    acc = {"token": 0.0, "position": 0.0}
+    for seed in (11, 12, 13):
+        e = scale * torch.randn(vocab, d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)[:, :8] / d_model ** 0.5
+        x = e[tokens] + pe[where]
+        for read in acc:
+            labels, other = (tokens, where) if read == "token" else (where, tokens)
+            train = other % 3 != 0
+            xt, lt = x[train], labels[train]
+            means = torch.stack([xt[lt == c].mean(0) for c in range(64)])
+            r = xt - means[lt]
+            s = 0.9 * r.T @ r / (len(xt) - 64) + 0.1 * (r ** 2).sum() / (len(xt) - 64) / 8 * torch.eye(8, dtype=torch.float64)
+            w = torch.linalg.solve(s, means.T)
+            scores = x[~train] @ w - (means.T * w).sum(0) / 2
+            acc[read] += (scores.argmax(1) == labels[~train]).double().mean().item()
+    return "token" if acc["token"] > acc["position"] else "position"
 '''),
 ]
