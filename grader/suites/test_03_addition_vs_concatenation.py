@@ -4,6 +4,8 @@ References are computed here in float64 with independent code (indexing, torch.c
 the logit terms, the trusted probes and protocols of grader.fixtures.addition_vs_concatenation),
 never with the learner's functions.
 """
+import math
+
 import pytest
 import torch
 from hypothesis import example, given
@@ -14,7 +16,8 @@ from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 from grader.sandbox import StudentRaised
 
-EXERCISE_ORDER = ("embed", "held_out_accuracy", "is_fair_protocol", "first_coordinates_carry", "attention_logit_terms")
+EXERCISE_ORDER = ("overlap_ratio", "embed", "held_out_accuracy", "is_fair_protocol", "first_coordinates_carry",
+                  "attention_logit_terms", "pattern_term")
 """The exercises in the notebook's order (of their cells): reports number and list them so."""
 
 INDEX_DTYPES = {"int64": torch.int64, "int32": torch.int32}
@@ -644,3 +647,147 @@ def test_attention_logit_terms_rejects_bad_shapes(student):
                        ((e, p, _randn(3, seed=260), _randn(3, seed=261)), "W_q and W_k of shape (3,)")):
         expect_raises(ValueError, student.attention_logit_terms, *args, what=f"attention_logit_terms with {what}")
     student.attention_logit_terms(*(_randn(1, 1, seed=s) for s in (250, 251, 252, 253)))  # raises nothing
+
+
+# -- overlap_ratio ------------------------------------------------------------------------------
+# The grader plants the overlap: position tables independent of the token table (ratio about 1),
+# confined to the orthogonal complement of the tokens' span (ratio 0), or made of the token rows
+# themselves plus a little noise (ratio well above 1). The reference is exact: the mean |cos| of the
+# given tables over E|cos| of two independent uniform directions in d dimensions,
+# Gamma(d/2) / (sqrt(pi) Gamma((d + 1)/2)). A Monte-Carlo baseline of a few hundred thousand random
+# pairs lands within 1%; sqrt(2 / (pi d)) (the large-d approximation of section 1) is 6% low at
+# d = 4 and 11% at d = 2, outside the 3% tolerance.
+OVERLAP_RTOL = 0.03
+
+
+def _expected_abs_cos(d):
+    return math.exp(math.lgamma(d / 2) - math.lgamma((d + 1) / 2)) / math.sqrt(math.pi)
+
+
+def _overlap_tables(kind, vocab, positions, d, seed):
+    tokens = _randn(vocab, d, seed=seed)
+    if kind == "independent":
+        return tokens, _randn(positions, d, seed=seed + 1)
+    if kind == "orthogonal":  # tokens in the first k coordinates, positions in the others
+        k = d // 2
+        return torch.cat([tokens[:, :k], torch.zeros(vocab, d - k, dtype=tokens.dtype)], 1), \
+            torch.cat([torch.zeros(positions, k, dtype=tokens.dtype), _randn(positions, d - k, seed=seed + 1)], 1)
+    picks = torch.randint(0, vocab, (positions,), generator=torch.Generator().manual_seed(seed + 2))
+    return tokens, tokens[picks] + 0.3 * _randn(positions, d, seed=seed + 1)  # "shared": token rows, plus noise
+
+
+def _overlap_reference(tokens, positions):
+    a = tokens / tokens.norm(dim=1, keepdim=True)
+    b = positions / positions.norm(dim=1, keepdim=True)
+    return (a @ b.T).abs().mean().item() / _expected_abs_cos(tokens.shape[1])
+
+
+def _expect_overlap(student, kind, vocab, positions, d, seed, *, dtype=torch.float64, layout="contiguous"):
+    tokens, pos = _overlap_tables(kind, vocab, positions, d, seed)
+    got = student.overlap_ratio(laid_out(tokens.to(dtype), layout), laid_out(pos.to(dtype), layout))
+    expect_true(isinstance(got, float), f"overlap_ratio should return a Python float, not {type(got).__name__}")
+    want = _overlap_reference(tokens.to(dtype).double(), pos.to(dtype).double())
+    what = f"overlap_ratio(<{kind} tables, {vocab} tokens and {positions} positions of width {d}>)"
+    approx = (_overlap_reference(tokens, pos) * _expected_abs_cos(d) / math.sqrt(2 / (math.pi * d)))
+    mistakes = {"the baseline taken as sqrt(2 / (pi d)), the large-d approximation": approx,
+                "the mean |cos| alone, not divided by the random baseline": want * _expected_abs_cos(d)}
+    expect_close(got, want, rtol=OVERLAP_RTOL, atol=1e-3 if kind == "orthogonal" else 0.0, what=what,
+                 mistakes=mistakes)
+
+
+@pytest.mark.exercise("overlap_ratio", points=2, public=True)
+def test_overlap_ratio_of_independent_tables(student):
+    """Independent Gaussian tables (40 tokens, 30 positions, width 64): a ratio near 1."""
+    _expect_overlap(student, "independent", 40, 30, 64, 341)
+
+
+@pytest.mark.exercise("overlap_ratio", points=3)
+def test_overlap_ratio_in_few_dimensions(student):
+    """Independent tables of width 2, 3 and 4, where random directions overlap most."""
+    for d, seed in ((2, 342), (3, 343), (4, 344)):
+        _expect_overlap(student, "independent", 50, 40, d, seed)
+
+
+@pytest.mark.exercise("overlap_ratio", points=2)
+def test_overlap_ratio_of_tables_in_separate_coordinates(student):
+    """Positions in coordinates the tokens never use (width 8): no overlap at all."""
+    _expect_overlap(student, "orthogonal", 20, 16, 8, 345)
+
+
+@pytest.mark.exercise("overlap_ratio", points=2)
+@grading(max_examples=5)
+@given(kind=st.sampled_from(["independent", "shared"]), vocab=st.integers(5, 40), positions=st.integers(5, 40),
+       d=st.integers(2, 24), dtype=dtypes("float32", "float64"), layout=layouts("contiguous", "transposed", "strided"),
+       seed=seeds())
+def test_overlap_ratio_over_planted_tables(student, kind, vocab, positions, d, dtype, layout, seed):
+    """Independent tables and positions built from the token rows, any sizes, dtypes and layouts."""
+    _expect_overlap(student, kind, vocab, positions, d, seed, dtype=FLOAT_DTYPES[dtype], layout=layout)
+
+
+@pytest.mark.exercise("overlap_ratio", points=1)
+def test_overlap_ratio_rejects_tables_of_different_widths(student):
+    """Tables of widths 8 and 6: ValueError."""
+    expect_raises(ValueError, student.overlap_ratio, _randn(5, 8, seed=346), _randn(4, 6, seed=347),
+                  what="overlap_ratio(<width 8>, <width 6>)")
+
+
+# -- pattern_term -------------------------------------------------------------------------------
+# The grader plants the four terms: one carries the attention pattern, one is large but constant
+# along each query's row (the softmax ignores it), and two have a larger spread over the keys than
+# the pattern but nearly cancel each other. The answer is the planted term: used alone it gives most
+# queries the key the full logits give them, and none of the others comes close.
+def _planted_terms(pattern, batch, t, seed):
+    gen = torch.Generator().manual_seed(seed)
+    rand = lambda *shape: torch.randn(*shape, generator=gen, dtype=torch.float64)  # noqa: E731
+    decoy = 5.0 * rand(batch, t, t)
+    parts = [3.0 * rand(batch, t, t),                        # the pattern
+             20.0 + 8.0 * rand(batch, t, 1).expand(batch, t, t),  # big, constant along each row
+             decoy, -0.95 * decoy + 0.05 * rand(batch, t, t)]     # a wide pair that cancels
+    others = [1, 2, 3]
+    order = torch.randperm(3, generator=gen).tolist()
+    slots = [None] * 4
+    slots[pattern] = parts[0]
+    free = [k for k in range(4) if k != pattern]
+    for k, part in zip(free, [parts[others[i]] for i in order]):
+        slots[k] = part
+    return torch.stack(slots)  # (4, batch, t, t)
+
+
+def _expect_pattern(student, pattern, batch, t, seed, *, layout="contiguous", dtype=torch.float64):
+    terms = _planted_terms(pattern, batch, t, seed)
+    got = student.pattern_term(laid_out(terms.to(dtype), layout))
+    expect_true(isinstance(got, int) and not isinstance(got, bool),
+                f"pattern_term should return a Python int, not {got!r}")
+    size = terms.abs().mean(dim=(1, 2, 3))
+    spread = terms.std(dim=-1).mean(dim=(1, 2))
+    hint = ""
+    if got == int(size.argmax()):
+        hint = " (it is the term largest in size; the softmax ignores what is constant along a row)"
+    elif got == int(spread.argmax()):
+        hint = " (it is the term with the largest spread over the keys; look at what the sum does)"
+    expect_true(got == pattern, f"pattern_term(<planted terms, {batch} sequences of {t} tokens>) = {got}: the planted "
+                f"pattern is term {pattern}{hint}")
+
+
+@pytest.mark.exercise("pattern_term", points=2, public=True)
+def test_pattern_term_of_planted_terms(student):
+    """Planted terms where the pattern is the position -> position term (index 3)."""
+    _expect_pattern(student, 3, 8, 12, 351)
+
+
+@pytest.mark.exercise("pattern_term", points=4)
+@grading(max_examples=6)
+@given(pattern=st.sampled_from([0, 1, 2]), batch=st.integers(1, 6), t=st.integers(6, 16),
+       dtype=dtypes("float32", "float64"), layout=layouts("contiguous", "transposed", "strided"), seed=seeds())
+def test_pattern_term_elsewhere(student, pattern, batch, t, dtype, layout, seed):
+    """The pattern planted in another term, any numbers of sequences and tokens, dtypes and layouts."""
+    _expect_pattern(student, pattern, batch, t, seed, layout=layout, dtype=FLOAT_DTYPES[dtype])
+
+
+@pytest.mark.exercise("pattern_term", points=2)
+def test_pattern_term_with_one_sequence_and_no_batch_axis(student):
+    """Terms (4, T, T) of one sequence, the pattern in term 1."""
+    _expect_pattern(student, 1, 1, 10, 352)
+    terms = _planted_terms(2, 1, 10, 353)[:, 0]
+    got = student.pattern_term(terms)
+    expect_true(got == 2, f"pattern_term(<(4, 10, 10) terms, the pattern in term 2>) = {got!r}, not 2")

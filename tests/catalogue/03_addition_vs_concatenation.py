@@ -546,3 +546,83 @@ def first_coordinates_carry(scale, d_model):
     return "token" if acc["token"] > acc["position"] else "position"
 '''),
 ]
+
+# -- overlap_ratio (measure) and pattern_term (interpret) ---------------------------------------
+_OVERLAP_HEAD = '''
+def overlap_ratio(token_table, pos_table):
+    if token_table.shape[-1] != pos_table.shape[-1]:
+        raise ValueError("widths differ")
+    d = token_table.shape[-1]
+'''
+
+_PATTERN_HEAD = '''
+def pattern_term(terms):
+    terms = terms.double()
+'''
+
+WRONG_ANSWERS += [
+    WrongAnswer("overlap_ratio", "shallow: a constant (tables are as unrelated as random ones)", _OVERLAP_HEAD + '''
+    return 1.0
+''', costs=3, min_lost=0.5),
+    WrongAnswer("overlap_ratio", "shallow: the notebook's mean |cos| alone, no baseline", _OVERLAP_HEAD + '''
+    return mean_abs_cosine(token_table, pos_table)
+''', costs=3, min_lost=0.5, feedback="not divided by the random baseline"),
+    WrongAnswer("overlap_ratio", "shallow: the notebook's large-d formula sqrt(2 / (pi d)) as the baseline",
+                _OVERLAP_HEAD + '''
+    return mean_abs_cosine(token_table, pos_table) / math.sqrt(2 / (math.pi * d))
+''', costs=2, min_lost=0.5, feedback="large-d approximation"),
+    WrongAnswer("overlap_ratio", "signed cosines averaged (they cancel)", _OVERLAP_HEAD + '''
+    a = token_table.double() / token_table.double().norm(dim=1, keepdim=True)
+    b = pos_table.double() / pos_table.double().norm(dim=1, keepdim=True)
+    base = math.exp(math.lgamma(d / 2) - math.lgamma((d + 1) / 2)) / math.sqrt(math.pi)
+    return (a @ b.T).mean().item() / base
+''', costs=3),
+    WrongAnswer("overlap_ratio", "no ValueError for tables of different widths", '''
+def overlap_ratio(token_table, pos_table):
+    d = min(token_table.shape[-1], pos_table.shape[-1])
+    base = math.exp(math.lgamma(d / 2) - math.lgamma((d + 1) / 2)) / math.sqrt(math.pi)
+    return mean_abs_cosine(token_table[:, :d], pos_table[:, :d]) / base
+'''),
+    WrongAnswer("pattern_term", "shallow: a constant (the position -> position term, as in the trained models)",
+                _PATTERN_HEAD + '''
+    return 3
+''', costs=2, min_lost=0.5),
+    WrongAnswer("pattern_term", "shallow: the term largest in size (the share of |logit| column)", _PATTERN_HEAD + '''
+    return int(terms.abs().mean(dim=tuple(range(1, terms.dim()))).argmax())
+''', costs=3, min_lost=0.5, feedback="largest in size"),
+    WrongAnswer("pattern_term", "shallow: the term with the largest spread over the keys", _PATTERN_HEAD + '''
+    return int(terms.std(dim=-1).reshape(4, -1).mean(dim=1).argmax())
+''', costs=3, min_lost=0.5, feedback="largest spread"),
+    WrongAnswer("pattern_term", "agreement with the sum's argmax taken over the queries axis", _PATTERN_HEAD + '''
+    full = terms.sum(0).argmax(dim=-2)
+    agree = [(term.argmax(dim=-2) == full).double().mean().item() for term in terms]
+    return max(range(4), key=lambda k: agree[k])
+''', costs=3),
+]
+
+CORRECT_VARIANTS += [
+    # Two baselines other than the solution's exact formula: both land within the tolerance.
+    ("overlap_ratio", "the baseline measured on 400 x 400 pairs of random Gaussian tables, 3 draws", _OVERLAP_HEAD + '''
+    gen = torch.Generator().manual_seed(0)
+    base = sum(mean_abs_cosine(torch.randn(400, d, generator=gen, dtype=torch.float64),
+                               torch.randn(400, d, generator=gen, dtype=torch.float64)) for _ in range(3)) / 3
+    return mean_abs_cosine(token_table, pos_table) / base
+'''),
+    ("overlap_ratio", "the baseline as the mean |first coordinate| of 300 000 random unit vectors", _OVERLAP_HEAD + '''
+    u = torch.randn(300_000, d, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    base = (u[:, 0].abs() / u.norm(dim=1)).mean().item()
+    a = token_table.double() / token_table.double().norm(dim=1, keepdim=True)
+    b = pos_table.double() / pos_table.double().norm(dim=1, keepdim=True)
+    return float((a @ b.T).abs().mean()) / base
+'''),
+    ("pattern_term", "the term whose softmax alone is closest to the full attention", _PATTERN_HEAD + '''
+    full = torch.softmax(terms.sum(0), dim=-1)
+    gaps = [(torch.softmax(term, dim=-1) - full).abs().sum(-1).mean().item() for term in terms]
+    return min(range(4), key=lambda k: gaps[k])
+'''),
+    ("pattern_term", "the term whose removal moves the most-attended key most often", _PATTERN_HEAD + '''
+    full = terms.sum(0)
+    moved = [((full - term).argmax(-1) != full.argmax(-1)).double().mean().item() for term in terms]
+    return max(range(4), key=lambda k: moved[k])
+'''),
+]
