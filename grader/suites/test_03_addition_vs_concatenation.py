@@ -697,21 +697,28 @@ def _expect_overlap(student, kind, vocab, positions, d, seed, *, dtype=torch.flo
 
 @pytest.mark.exercise("overlap_ratio", points=2, public=True)
 def test_overlap_ratio_of_independent_tables(student):
-    """Independent Gaussian tables (40 tokens, 30 positions, width 64): a ratio near 1."""
-    _expect_overlap(student, "independent", 40, 30, 64, 341)
+    """Independent Gaussian tables (40 tokens, 30 positions, width 4)."""
+    _expect_overlap(student, "independent", 40, 30, 4, 341)
 
 
 @pytest.mark.exercise("overlap_ratio", points=3)
 def test_overlap_ratio_in_few_dimensions(student):
-    """Independent tables of width 2, 3 and 4, where random directions overlap most."""
-    for d, seed in ((2, 342), (3, 343), (4, 344)):
-        _expect_overlap(student, "independent", 50, 40, d, seed)
+    """Tables of width 2, 3 and 5, where random directions overlap most: independent ones, and positions made of
+    token rows at width 3."""
+    for kind, d, seed in (("independent", 2, 342), ("shared", 3, 343), ("independent", 5, 344)):
+        _expect_overlap(student, kind, 50, 40, d, seed)
 
 
-@pytest.mark.exercise("overlap_ratio", points=2)
+@pytest.mark.exercise("overlap_ratio", points=3)
 def test_overlap_ratio_of_tables_in_separate_coordinates(student):
     """Positions in coordinates the tokens never use (width 8): no overlap at all."""
     _expect_overlap(student, "orthogonal", 20, 16, 8, 345)
+
+
+@pytest.mark.exercise("overlap_ratio", points=2)
+def test_overlap_ratio_of_positions_made_of_token_rows(student):
+    """Position rows that are token rows plus a little noise (width 2): more overlap than chance."""
+    _expect_overlap(student, "shared", 30, 20, 2, 348)
 
 
 @pytest.mark.exercise("overlap_ratio", points=2)

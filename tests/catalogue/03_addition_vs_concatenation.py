@@ -448,7 +448,7 @@ WRONG_ANSWERS += [
 ''' + _HELD_OUT_SCORE, costs=3, min_lost=0.5),
     WrongAnswer("held_out_accuracy", "shallow: trained and tested on every row", _HELD_OUT_HEAD + '''
     train = test = torch.ones(len(labels), dtype=torch.bool)
-''' + _HELD_OUT_SCORE, costs=3, min_lost=0.5),
+''' + _HELD_OUT_SCORE, costs=4, min_lost=0.5),
     WrongAnswer("held_out_accuracy", "the rows split by the factor read", _HELD_OUT_HEAD + '''
     train, test = labels % 2 == 0, labels % 2 == 1
 ''' + _HELD_OUT_SCORE, costs=5),
@@ -563,20 +563,20 @@ def pattern_term(terms):
 WRONG_ANSWERS += [
     WrongAnswer("overlap_ratio", "shallow: a constant (tables are as unrelated as random ones)", _OVERLAP_HEAD + '''
     return 1.0
-''', costs=3, min_lost=0.5),
+''', costs=5, min_lost=0.5),
     WrongAnswer("overlap_ratio", "shallow: the notebook's mean |cos| alone, no baseline", _OVERLAP_HEAD + '''
     return mean_abs_cosine(token_table, pos_table)
-''', costs=3, min_lost=0.5, feedback="not divided by the random baseline"),
+''', costs=5, min_lost=0.5, feedback="not divided by the random baseline"),
     WrongAnswer("overlap_ratio", "shallow: the notebook's large-d formula sqrt(2 / (pi d)) as the baseline",
                 _OVERLAP_HEAD + '''
     return mean_abs_cosine(token_table, pos_table) / math.sqrt(2 / (math.pi * d))
-''', costs=2, min_lost=0.5, feedback="large-d approximation"),
+''', costs=4, min_lost=0.5, feedback="large-d approximation"),
     WrongAnswer("overlap_ratio", "signed cosines averaged (they cancel)", _OVERLAP_HEAD + '''
     a = token_table.double() / token_table.double().norm(dim=1, keepdim=True)
     b = pos_table.double() / pos_table.double().norm(dim=1, keepdim=True)
     base = math.exp(math.lgamma(d / 2) - math.lgamma((d + 1) / 2)) / math.sqrt(math.pi)
     return (a @ b.T).mean().item() / base
-''', costs=3),
+''', costs=5),
     WrongAnswer("overlap_ratio", "no ValueError for tables of different widths", '''
 def overlap_ratio(token_table, pos_table):
     d = min(token_table.shape[-1], pos_table.shape[-1])
@@ -620,9 +620,10 @@ CORRECT_VARIANTS += [
     gaps = [(torch.softmax(term, dim=-1) - full).abs().sum(-1).mean().item() for term in terms]
     return min(range(4), key=lambda k: gaps[k])
 '''),
-    ("pattern_term", "the term whose removal moves the most-attended key most often", _PATTERN_HEAD + '''
-    full = terms.sum(0)
-    moved = [((full - term).argmax(-1) != full.argmax(-1)).double().mean().item() for term in terms]
-    return max(range(4), key=lambda k: moved[k])
+    ("pattern_term", "the term whose row-centred values correlate best with the row-centred logits", _PATTERN_HEAD + '''
+    centred = terms - terms.mean(dim=-1, keepdim=True)
+    full = centred.sum(0)
+    corr = [((c * full).sum() / (c.norm() * full.norm() + 1e-12)).item() for c in centred]
+    return max(range(4), key=lambda k: corr[k])
 '''),
 ]
