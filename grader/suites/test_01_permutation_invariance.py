@@ -703,7 +703,8 @@ def _expect_probe(student, kind, seed, n, num_tokens, d, *, dtype=torch.float64,
         hint = ""
         if abs(got - linear_only) <= PROBE_TOLERANCE < abs(want - linear_only):
             hint = " (it matches a read-out of y_t alone, without the squares)"
-        fail(f"{what}: got {got:.3f}, the population value is {want:.3f} (tolerance {PROBE_TOLERANCE}){hint}")
+        side = "above" if got > want else "below"
+        fail(f"{what}: got {got:.3f}, {side} the layer's population R^2 by more than {PROBE_TOLERANCE}{hint}")
 
 
 @pytest.mark.exercise("position_probe_r2", points=2, public=True)

@@ -244,9 +244,10 @@ def _expect_held_out(student, planted, read, probe, what, *, layout="contiguous"
                                     student.fixture(f"addition_vs_concatenation.{probe}"))
     expect_true(isinstance(got, float), f"{what} should be a Python float, not {type(got).__name__}")
     if abs(got - want) > HELD_OUT_TOLERANCE:
-        fail(f"{what}: got {got:.3f}; the features were built so that a probe that never saw a row's "
-             f"{'position' if read == 'token' else 'token'} reads {want:.3f} of the rows "
-             f"(tolerance {HELD_OUT_TOLERANCE})")
+        side = "above" if got > want else "below"
+        fail(f"{what}: got {got:.3f}, {side} the share of rows that a probe which never saw a row's "
+             f"{'position' if read == 'token' else 'token'} reads on these planted features, by more than "
+             f"{HELD_OUT_TOLERANCE}")
 
 
 @pytest.mark.exercise("held_out_accuracy", points=2, public=True)
