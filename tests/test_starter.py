@@ -33,7 +33,7 @@ def starter(tmp_path_factory) -> Path:
                               "--notebooks", "01", "2"], cwd=ROOT, text=True,
                              capture_output=True, timeout=600)
     assert process.returncode == 0, process.stdout + process.stderr
-    assert "01_permutation_invariance: 9 public checks" in process.stdout
+    assert "01_permutation_invariance: 10 public checks" in process.stdout
     return out
 
 

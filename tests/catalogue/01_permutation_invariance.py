@@ -26,30 +26,6 @@ def self_attention(x, w_q, w_k, w_v, causal=False):
     t = x.shape[-2]
 '''
 
-_PROBE_HEAD = '''
-def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
-    if train_features.shape[-1] != test_features.shape[-1]:
-        raise ValueError("feature widths differ")
-    x, t = train_features.double(), train_positions.double()
-    xt, tt = test_features.double(), test_positions.double()
-    ones = torch.ones(len(x), 1, dtype=x.dtype)
-'''
-
-_PROBE_VALIDATED = '''
-def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
-    if train_features.shape[-1] != test_features.shape[-1]:
-        raise ValueError("feature widths differ")
-    if len(train_features) != len(train_positions) or len(test_features) != len(test_positions):
-        raise ValueError("lengths differ")
-    if ridge < 0:
-        raise ValueError("ridge must be >= 0")
-'''
-
-_PROBE_CHECKS = _PROBE_VALIDATED + '''    x, t = train_features.double(), train_positions.double()
-    xt, tt = test_features.double(), test_positions.double()
-    ones = torch.ones(len(x), 1, dtype=x.dtype)
-'''
-
 _ERROR_HEAD = '''
 def max_equivariance_error(fn, x, perm):
     if len(perm) != x.shape[-2]:
@@ -162,56 +138,6 @@ def self_attention(x, w_q, w_k, w_v, causal=False):
 '''),
     WrongAnswer("max_equivariance_error", "returns a tensor", _ERROR_HEAD + '''
     return (fn(x[..., perm, :]) - fn(x)[..., perm, :]).abs().max()
-'''),
-    # -- position_probe_r2 -----------------------------------------------------------------------
-    WrongAnswer("position_probe_r2", "R^2 on the training set", _PROBE_CHECKS + '''
-    a = torch.cat([x, ones], 1)
-    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
-    penalty[-1, -1] = 0
-    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
-    pred = a @ coef
-    return (1 - ((pred - t) ** 2).sum() / ((t - t.mean()) ** 2).sum()).item()
-''', feedback="training set"),
-    WrongAnswer("position_probe_r2", "no intercept", _PROBE_CHECKS + '''
-    coef = torch.linalg.solve(x.T @ x + ridge * torch.eye(x.shape[1], dtype=x.dtype), x.T @ t)
-    pred = xt @ coef
-    return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
-''', feedback="no intercept"),
-    WrongAnswer("position_probe_r2", "intercept penalised (a column of ones in the ridge)", _PROBE_CHECKS + '''
-    a = torch.cat([x, ones], 1)
-    coef = torch.linalg.solve(a.T @ a + ridge * torch.eye(a.shape[1], dtype=x.dtype), a.T @ t)
-    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
-    return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
-''', feedback="intercept penalised"),
-    WrongAnswer("position_probe_r2", "ridge ignored", _PROBE_CHECKS + '''
-    a = torch.cat([x, ones], 1)
-    coef = torch.linalg.lstsq(a, t[:, None]).solution[:, 0]
-    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
-    return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
-''', feedback="ridge term ignored"),
-    WrongAnswer("position_probe_r2", "normalised around the training mean", _PROBE_CHECKS + '''
-    a = torch.cat([x, ones], 1)
-    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
-    penalty[-1, -1] = 0
-    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
-    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
-    return (1 - ((pred - tt) ** 2).sum() / ((tt - t.mean()) ** 2).sum()).item()
-''', feedback="mean of the training positions"),
-    WrongAnswer("position_probe_r2", "squared correlation", _PROBE_CHECKS + '''
-    a = torch.cat([x, ones], 1)
-    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
-    penalty[-1, -1] = 0
-    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
-    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
-    return (torch.corrcoef(torch.stack([pred, tt]))[0, 1] ** 2).item()
-''', feedback="squared correlation"),
-    WrongAnswer("position_probe_r2", "R^2 clipped at 0", _PROBE_CHECKS + '''
-    a = torch.cat([x, ones], 1)
-    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
-    penalty[-1, -1] = 0
-    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
-    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
-    return max(0.0, (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item())
 '''),
     # -- new kinds of mistakes (issue 16): layouts, dtypes, in-place changes, partial validation --
     WrongAnswer("scaled_dot_product_attention", "scales q in place (q /= sqrt(d_k))", '''
@@ -335,56 +261,6 @@ def max_equivariance_error(fn, x, perm):
     x[...] = x[..., perm, :].clone()
     return (fn(x) - fx).abs().max().item()
 ''', feedback="in place"),
-    WrongAnswer("position_probe_r2", "centres the training features in place", _PROBE_VALIDATED + '''
-    mean = train_features.mean(0)
-    train_features -= mean
-    x, t = train_features.double(), train_positions.double()
-    w = torch.linalg.solve(x.T @ x + ridge * torch.eye(x.shape[1], dtype=x.dtype), x.T @ (t - t.mean()))
-    pred = (test_features - mean).double() @ w + t.mean()
-    tt = test_positions.double()
-    return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
-''', feedback="in place"),
-    WrongAnswer("position_probe_r2", "fit computed in the input dtype (float32)", _PROBE_VALIDATED + '''
-    x, t = train_features, train_positions
-    a = torch.cat([x, torch.ones(len(x), 1, dtype=x.dtype)], 1)
-    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
-    penalty[-1, -1] = 0
-    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
-    pred = torch.cat([test_features, torch.ones(len(test_features), 1, dtype=x.dtype)], 1) @ coef
-    tt = test_positions
-    return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
-'''),
-    WrongAnswer("position_probe_r2", "validates only the widths (lengths and ridge unchecked)", _PROBE_HEAD + '''
-    a = torch.cat([x, ones], 1)
-    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
-    penalty[-1, -1] = 0
-    coef = torch.linalg.lstsq(a.T @ a + penalty, (a.T @ t)[:, None]).solution[:, 0]
-    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
-    return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
-'''),
-    WrongAnswer("position_probe_r2", "negative ridge not rejected", '''
-def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
-    if train_features.shape[-1] != test_features.shape[-1]:
-        raise ValueError("feature widths differ")
-    if len(train_features) != len(train_positions) or len(test_features) != len(test_positions):
-        raise ValueError("lengths differ")
-    x, t = train_features.double(), train_positions.double()
-    xt, tt = test_features.double(), test_positions.double()
-    a = torch.cat([x, torch.ones(len(x), 1, dtype=x.dtype)], 1)
-    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
-    penalty[-1, -1] = 0
-    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
-    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
-    return (1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item()
-'''),
-    WrongAnswer("position_probe_r2", "R^2 rounded to 4 decimals", _PROBE_CHECKS + '''
-    a = torch.cat([x, ones], 1)
-    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
-    penalty[-1, -1] = 0
-    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
-    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
-    return round((1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum()).item(), 4)
-'''),
 ]
 
 # Correct answers written differently from the solution; each must get full marks
@@ -410,16 +286,6 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     if mask is not None and mask.dtype != torch.bool:
         raise ValueError("mask must be bool")
     return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-'''),
-    ("position_probe_r2", "normal equations with an unpenalised column of ones", _PROBE_CHECKS + '''
-    if len(x) != len(t) or len(xt) != len(tt) or ridge < 0:
-        raise ValueError("bad sizes or ridge")
-    a = torch.cat([x, ones], 1)
-    penalty = ridge * torch.eye(a.shape[1], dtype=x.dtype)
-    penalty[-1, -1] = 0
-    coef = torch.linalg.solve(a.T @ a + penalty, a.T @ t)
-    pred = torch.cat([xt, torch.ones(len(xt), 1, dtype=x.dtype)], 1) @ coef
-    return float(1 - ((pred - tt) ** 2).sum() / ((tt - tt.mean()) ** 2).sum())
 '''),
     ("scaled_dot_product_attention", "float64 computation cast back to the input dtype", '''
 def scaled_dot_product_attention(q, k, v, mask=None):
@@ -455,23 +321,6 @@ def max_equivariance_error(fn, x, perm):
     a = fn(x.index_select(-2, perm))
     b = fn(x).index_select(-2, perm)
     return float(torch.amax(torch.abs(a - b)))
-'''),
-    ("position_probe_r2", "pseudo-inverse of the augmented system in float64", '''
-def position_probe_r2(train_features, train_positions, test_features, test_positions, ridge=1e-3):
-    if train_features.shape[1] != test_features.shape[1]:
-        raise ValueError("widths differ")
-    if train_features.shape[0] != train_positions.shape[0] or test_features.shape[0] != test_positions.shape[0]:
-        raise ValueError("lengths differ")
-    if ridge < 0:
-        raise ValueError("negative ridge")
-    x, t = train_features.double(), train_positions.double()
-    mu, tm = x.mean(0), t.mean()
-    f = x.shape[1]
-    a = torch.cat([x - mu, ridge ** 0.5 * torch.eye(f, dtype=torch.float64)])
-    w = torch.linalg.pinv(a) @ torch.cat([t - tm, torch.zeros(f, dtype=torch.float64)])
-    pred = (test_features.double() - mu) @ w + tm
-    tt = test_positions.double()
-    return float(1 - (pred - tt).pow(2).sum() / (tt - tt.mean()).pow(2).sum())
 '''),
 ]
 
@@ -622,5 +471,124 @@ def permutation_matrix(perm):
     if sorted(values) != list(range(len(values))):
         raise ValueError("not a permutation")
     return torch.eye(len(values))[perm.long()]
+'''),
+]
+
+# -- unchanged_outputs (interpret) and position_probe_r2 (measure) ------------------------------
+_UNCHANGED_HEAD = '''
+def unchanged_outputs(perm):
+    perm = [int(p) for p in torch.as_tensor(perm).reshape(-1)]
+    if sorted(perm) != list(range(len(perm))):
+        raise ValueError("not a permutation")
+'''
+
+_PROBE_HEAD = '''
+def position_probe_r2(outputs):
+    if outputs.dim() != 3 or outputs.shape[0] < 2 or outputs.shape[1] < 2:
+        raise ValueError("outputs must be (n, T, d) with n >= 2 and T >= 2")
+    y = outputs.double()
+    n, t_len, d = y.shape
+    t = torch.arange(t_len, dtype=torch.float64).repeat(n)
+'''
+
+
+def _probe_fit(features, score="held out"):
+    """A probe body on the given features (an expression of y, (n, T, F)), fitted on half the sequences."""
+    return _PROBE_HEAD + f'''    f = ({features}).reshape(n * t_len, -1)
+    f = torch.cat([f, torch.ones(len(f), 1, dtype=f.dtype)], 1)
+    train = torch.arange(n * t_len) < (n // 2) * t_len
+    test = ~train if {score == "held out"} else train
+    w = torch.linalg.lstsq(f[train], t[train][:, None]).solution[:, 0]
+    pred = f[test] @ w
+    return 1 - ((pred - t[test]) ** 2).sum().item() / ((t[test] - t[test].mean()) ** 2).sum().item()
+'''
+
+
+WRONG_ANSWERS += [
+    # Shallow answers: each loses at least half of the exercise's points (min_lost=0.5).
+    WrongAnswer("unchanged_outputs", "shallow: a constant (no position is ever safe)", _UNCHANGED_HEAD + '''
+    return []
+''', costs=5, min_lost=0.5),  # every test whose answer is not empty
+    WrongAnswer("unchanged_outputs", "shallow: the notebook's own case (the last token, if it stays)", _UNCHANGED_HEAD + '''
+    return [len(perm) - 1] if perm[-1] == len(perm) - 1 else []
+''', costs=5, min_lost=0.5),
+    WrongAnswer("unchanged_outputs", "shallow: the public case hard-coded", _UNCHANGED_HEAD + '''
+    return [3, 4] if perm == [2, 0, 1, 3, 4] else []
+''', costs=4, min_lost=0.5),
+    WrongAnswer("unchanged_outputs", "every token that stays in place (a moved key is ignored)", _UNCHANGED_HEAD + '''
+    return [t for t in range(len(perm)) if perm[t] == t]
+''', costs=3, feedback="a moved key also changes the output"),
+    WrongAnswer("unchanged_outputs", "the prefix kept as a set, the query's own move ignored", _UNCHANGED_HEAD + '''
+    return [t for t in range(len(perm)) if sorted(perm[: t + 1]) == list(range(t + 1))]
+''', costs=5, feedback="the query may have moved"),
+    WrongAnswer("unchanged_outputs", "a repeated index accepted", '''
+def unchanged_outputs(perm):
+    perm = [int(p) for p in torch.as_tensor(perm).reshape(-1)]
+    return [t for t in range(len(perm)) if perm[t] == t and sorted(perm[:t]) == list(range(t))]
+'''),
+    # position_probe_r2: the shallow answers first.
+    WrongAnswer("position_probe_r2", "shallow: a constant (the R^2 of 0.50 an earlier draw gave)", _PROBE_HEAD + '''
+    return 0.5
+''', costs=5, min_lost=0.5),
+    WrongAnswer("position_probe_r2", "shallow: the public case hard-coded", _PROBE_HEAD + '''
+    return 0.56 if (t_len, d) == (12, 8) else 0.0
+''', costs=4, min_lost=0.5),
+    WrongAnswer("position_probe_r2", "shallow: a read-out of y_t alone (the spread is invisible to it)",
+                _probe_fit("y"), costs=3, min_lost=0.5, feedback="without the squares"),
+    WrongAnswer("position_probe_r2", "only the squares, not y_t itself", _probe_fit("y ** 2"), costs=3),
+    WrongAnswer("position_probe_r2", "the squared norm |y_t|^2 only, one feature", _probe_fit("(y ** 2).sum(-1, keepdim=True)"),
+                costs=4),
+    WrongAnswer("position_probe_r2", "positions read from the wrong axis (the sequence index)", _PROBE_HEAD + '''
+    f = torch.cat([y, y ** 2, torch.ones(n, t_len, 1, dtype=y.dtype)], -1).reshape(n * t_len, -1)
+    t = torch.arange(n, dtype=torch.float64).repeat_interleave(t_len)
+    w = torch.linalg.lstsq(f, t[:, None]).solution[:, 0]
+    return 1 - ((f @ w - t) ** 2).sum().item() / ((t - t.mean()) ** 2).sum().item()
+''', costs=5),
+    WrongAnswer("position_probe_r2", "no ValueError for a (n, d) table", '''
+def position_probe_r2(outputs):
+    y = outputs.double()
+    n, t_len, d = y.shape if y.dim() == 3 else (y.shape[0], 1, y.shape[1])
+    y = y.reshape(n, t_len, d)
+    t = torch.arange(t_len, dtype=torch.float64).repeat(n)
+    f = torch.cat([y, y ** 2, torch.ones(n, t_len, 1, dtype=y.dtype)], -1).reshape(n * t_len, -1)
+    w = torch.linalg.lstsq(f, t[:, None]).solution[:, 0]
+    return 1 - ((f @ w - t) ** 2).sum().item() / max(((t - t.mean()) ** 2).sum().item(), 1e-12)
+'''),
+]
+
+CORRECT_VARIANTS += [
+    ("unchanged_outputs", "the positions before the first moved one, and those after the last whose prefix is closed", '''
+def unchanged_outputs(perm):
+    perm = torch.as_tensor(perm).reshape(-1).tolist()
+    if sorted(perm) != list(range(len(perm))):
+        raise ValueError("not a permutation")
+    out, top = [], -1
+    for t, p in enumerate(perm):
+        top = max(top, p)
+        if p == t and top == t:
+            out.append(t)
+    return out
+'''),
+    # Two protocols that differ from the solution's two-fold split: each meets the tolerance.
+    ("position_probe_r2", "fit and score on every row (enough rows for the few features)", _PROBE_HEAD + '''
+    f = torch.cat([y, y ** 2], -1).reshape(n * t_len, -1)
+    f = torch.cat([f, torch.ones(len(f), 1, dtype=f.dtype)], 1)
+    w = torch.linalg.lstsq(f, t[:, None]).solution[:, 0]
+    return 1 - ((f @ w - t) ** 2).sum().item() / ((t - t.mean()) ** 2).sum().item()
+'''),
+    ("position_probe_r2", "standardised features, ridge, 5-fold cross-validation over sequences", _PROBE_HEAD + '''
+    f = torch.cat([y, y ** 2], -1)                                      # (n, T, 2d)
+    folds = torch.arange(n) % 5
+    sq = 0.0
+    for k in range(5):
+        tr, te = folds != k, folds == k
+        x_tr, t_tr = f[tr].reshape(-1, 2 * d), torch.arange(t_len, dtype=torch.float64).repeat(int(tr.sum()))
+        mu, sd = x_tr.mean(0), x_tr.std(0) + 1e-12
+        z = (x_tr - mu) / sd
+        w = torch.linalg.solve(z.T @ z + 1.0 * torch.eye(2 * d, dtype=z.dtype), z.T @ (t_tr - t_tr.mean()))
+        x_te = (f[te].reshape(-1, 2 * d) - mu) / sd
+        t_te = torch.arange(t_len, dtype=torch.float64).repeat(int(te.sum()))
+        sq += ((x_te @ w + t_tr.mean() - t_te) ** 2).sum().item()
+    return 1 - sq / ((t - t.mean()) ** 2).sum().item()
 '''),
 ]

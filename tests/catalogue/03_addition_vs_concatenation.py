@@ -262,46 +262,12 @@ def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
 ''' + _TERMS_BODY),
 ]
 
-_HELD_OUT_HEAD = '''
-def held_out_accuracy(features, token_ids, position_ids, read, probe):
-    if read not in ("token", "position"):
-        raise ValueError("read must be 'token' or 'position'")
-    labels, other = (token_ids, position_ids) if read == "token" else (position_ids, token_ids)
-'''
-
-_HELD_OUT_SCORE = '''
-    weights = probe(features[train], labels[train]).double()
-    scores = features[test].double() @ weights[:-1] + weights[-1]
-    return (scores.argmax(dim=1) == labels[test].long()).double().mean().item()
-'''
-
 _FAIR_HEAD = '''
 def is_fair_protocol(protocol):
     gen = torch.Generator().manual_seed(0)
 '''
 
 WRONG_ANSWERS += [
-    # -- held_out_accuracy (measure) --------------------------------------------------------------
-    WrongAnswer("held_out_accuracy", "pairs split at random (the leaky protocol)", _HELD_OUT_HEAD + '''
-    order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(0))
-    train, test = order[: len(labels) // 2], order[len(labels) // 2:]
-''' + _HELD_OUT_SCORE, feedback="split at random"),
-    WrongAnswer("held_out_accuracy", "rows split by the factor read", _HELD_OUT_HEAD + '''
-    train, test = labels % 2 == 0, labels % 2 == 1
-''' + _HELD_OUT_SCORE, feedback="split by the factor read"),
-    WrongAnswer("held_out_accuracy", "trained and tested on every row", _HELD_OUT_HEAD + '''
-    train = test = torch.ones(len(labels), dtype=torch.bool)
-''' + _HELD_OUT_SCORE, feedback="trained and tested on every row"),
-    WrongAnswer("held_out_accuracy", "rows split by their index, not by the other factor", _HELD_OUT_HEAD + '''
-    rows = torch.arange(len(labels))
-    train, test = rows % 2 == 0, rows % 2 == 1
-''' + _HELD_OUT_SCORE),
-    WrongAnswer("held_out_accuracy", "bias row left out of the scores", _HELD_OUT_HEAD + '''
-    train, test = other % 2 == 0, other % 2 == 1
-    weights = probe(features[train], labels[train]).double()
-    scores = features[test].double() @ weights[:-1]
-    return (scores.argmax(dim=1) == labels[test].long()).double().mean().item()
-''', feedback="bias row left out"),
     # -- is_fair_protocol (diagnose) --------------------------------------------------------------
     # A detector that accepts everything misses each leak, and each leak is its own test.
     WrongAnswer("is_fair_protocol", "accepts every protocol", '''
@@ -339,23 +305,6 @@ def is_fair_protocol(protocol):
         if scores.mean().item() - 0.25 > 0.025 + 3 * scores.std().item() / 30 ** 0.5:
             return False
     return True
-'''),
-    # -- first_coordinates_carry (interpret) ------------------------------------------------------
-    WrongAnswer("first_coordinates_carry", "always the position (the first dimensions are unusable for tokens)", '''
-def first_coordinates_carry(scale):
-    return "position"
-'''),
-    WrongAnswer("first_coordinates_carry", "always the token", '''
-def first_coordinates_carry(scale):
-    return "token"
-'''),
-    WrongAnswer("first_coordinates_carry", "the crossover guessed at sqrt(d_model), not measured", '''
-def first_coordinates_carry(scale):
-    return "token" if scale >= math.sqrt(128) else "position"
-'''),
-    WrongAnswer("first_coordinates_carry", "the table read the wrong way round (the token wins at small scales)", '''
-def first_coordinates_carry(scale):
-    return "token" if scale < 8 else "position"
 '''),
 ]
 
@@ -432,36 +381,6 @@ def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
 ]
 
 CORRECT_VARIANTS += [
-    ("held_out_accuracy", "row indices from nonzero, scores with an appended ones column", '''
-def held_out_accuracy(features, token_ids, position_ids, read, probe):
-    if read == "token":
-        labels, other = token_ids.long(), position_ids.long()
-    elif read == "position":
-        labels, other = position_ids.long(), token_ids.long()
-    else:
-        raise ValueError(f"unknown factor {read!r}")
-    train = torch.nonzero(other % 2 == 0).flatten()
-    test = torch.nonzero(other % 2 == 1).flatten()
-    weights = probe(features.index_select(0, train), labels.index_select(0, train))
-    x = torch.cat([features.index_select(0, test).double(), torch.ones(len(test), 1, dtype=torch.float64)], dim=1)
-    predicted = (x @ weights.double()).argmax(dim=1)
-    return float(torch.eq(predicted, labels.index_select(0, test)).sum()) / len(test)
-'''),
-    ("held_out_accuracy", "probe fitted on a copy in float64, hits counted in a loop", '''
-def held_out_accuracy(features, token_ids, position_ids, read, probe):
-    if read not in {"token", "position"}:
-        raise ValueError("read is 'token' or 'position'")
-    labels = token_ids if read == "token" else position_ids
-    other = position_ids if read == "token" else token_ids
-    is_train = (other.long() % 2).eq(0)
-    weights = probe(features[is_train].double().clone(), labels[is_train].long())
-    w, b = weights[:-1].double(), weights[-1].double()
-    hits, total = 0, 0
-    for row, label in zip(features[~is_train].double(), labels[~is_train].tolist()):
-        hits += int(int((row @ w + b).argmax()) == label)
-        total += 1
-    return hits / total
-'''),
     ("is_fair_protocol", "fixed band around chance for 5 classes, mean of 40 calls per order", '''
 def is_fair_protocol(protocol):
     gen = torch.Generator().manual_seed(123)
@@ -494,34 +413,217 @@ def is_fair_protocol(protocol):
             return False
     return True
 '''),
-    ("first_coordinates_carry", "measured live with an LDA of its own", '''
-def first_coordinates_carry(scale):
-    d_model, vocab, t = 128, 64, 64
-    pe = sinusoids(t, d_model)[:, :8]
-    tokens, where = torch.arange(vocab).repeat_interleave(t), torch.arange(t).repeat(vocab)
+]
 
-    def lda_accuracy(x, labels, other):
-        train, test = other % 2 == 0, other % 2 == 1
-        classes = int(labels.max()) + 1
-        means = torch.stack([x[train & (labels == c)].mean(0) for c in range(classes)])
-        r = x[train] - means[labels[train]]
-        cov = r.T @ r / (int(train.sum()) - classes) + 1e-3 * torch.eye(x.shape[1], dtype=torch.float64)
-        w = torch.linalg.solve(cov, means.T)
-        scores = x[test] @ w - (means.T * w).sum(0) / 2
-        return (scores.argmax(1) == labels[test]).double().mean().item()
 
-    token = position = 0.0
-    for seed in range(3):
-        e = scale * torch.randn(vocab, d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-        x = e[:, :8][tokens] / d_model ** 0.5 + pe[where]
-        token += lda_accuracy(x, tokens, where)
-        position += lda_accuracy(x, where, tokens)
-    return "token" if token > position else "position"
+# -- held_out_accuracy (measure) and first_coordinates_carry (interpret) ------------------------
+_HELD_OUT_HEAD = '''
+def held_out_accuracy(features, token_ids, position_ids, read, probe):
+    if read not in ("token", "position"):
+        raise ValueError("read must be 'token' or 'position'")
+    labels, other = (token_ids.long(), position_ids.long()) if read == "token" else (position_ids.long(), token_ids.long())
+    if len(other.unique()) < 2:
+        raise ValueError("one value only")
+'''
+
+_HELD_OUT_SCORE = '''
+    weights = probe(features[train], labels[train]).double()
+    scores = features[test].double() @ weights[:-1] + weights[-1]
+    return (scores.argmax(dim=1) == labels[test]).double().mean().item()
+'''
+
+WRONG_ANSWERS += [
+    # Shallow answers: each loses at least half of the exercise's points (min_lost=0.5).
+    WrongAnswer("held_out_accuracy", "shallow: a constant (chance for 16 classes)", _HELD_OUT_HEAD + '''
+    return 1 / 16
+''', costs=5, min_lost=0.5),
+    WrongAnswer("held_out_accuracy", "shallow: the earlier recipe, train on the even values of the other factor and "
+                "test on the odd ones", _HELD_OUT_HEAD + '''
+    train, test = other % 2 == 0, other % 2 == 1
+''' + _HELD_OUT_SCORE, costs=3, min_lost=0.5),
+    WrongAnswer("held_out_accuracy", "shallow: the pairs split at random (the probe sees every value of the other factor)",
+                _HELD_OUT_HEAD + '''
+    order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(0))
+    train, test = order[: len(labels) // 2], order[len(labels) // 2:]
+''' + _HELD_OUT_SCORE, costs=3, min_lost=0.5),
+    WrongAnswer("held_out_accuracy", "shallow: trained and tested on every row", _HELD_OUT_HEAD + '''
+    train = test = torch.ones(len(labels), dtype=torch.bool)
+''' + _HELD_OUT_SCORE, costs=4, min_lost=0.5),
+    WrongAnswer("held_out_accuracy", "the rows split by the factor read", _HELD_OUT_HEAD + '''
+    train, test = labels % 2 == 0, labels % 2 == 1
+''' + _HELD_OUT_SCORE, costs=5),
+    WrongAnswer("held_out_accuracy", "no ValueError for a single value of the other factor", '''
+def held_out_accuracy(features, token_ids, position_ids, read, probe):
+    if read not in ("token", "position"):
+        raise ValueError("read must be 'token' or 'position'")
+    labels, other = (token_ids.long(), position_ids.long()) if read == "token" else (position_ids.long(), token_ids.long())
+    hits = 0
+    for value in other.unique():
+        test = other == value
+        if test.all():
+            return 0.0
+        weights = probe(features[~test], labels[~test]).double()
+        hits += ((features[test].double() @ weights[:-1] + weights[-1]).argmax(1) == labels[test]).sum().item()
+    return hits / len(labels)
 '''),
-    ("first_coordinates_carry", "the rule of equal variances, written as a ratio", '''
-def first_coordinates_carry(scale):
-    token_variance = scale ** 2 / 128      # per coordinate
-    sinusoid_variance = 0.5                # of a fast sin or cos over many positions
-    return "position" if token_variance / sinusoid_variance < 1 else "token"
+    WrongAnswer("first_coordinates_carry", "shallow: always the position (the first dimensions are unusable for tokens)", '''
+def first_coordinates_carry(scale, d_model):
+    return "position"
+''', min_lost=0.5),
+    WrongAnswer("first_coordinates_carry", "shallow: always the token", '''
+def first_coordinates_carry(scale, d_model):
+    return "token"
+''', min_lost=0.5),
+    WrongAnswer("first_coordinates_carry", "shallow: the crossover of the earlier prose, scale = sqrt(d_model / 2), at every width", '''
+def first_coordinates_carry(scale, d_model):
+    return "token" if scale > math.sqrt(d_model / 2) else "position"
+''', min_lost=0.5),
+    WrongAnswer("first_coordinates_carry", "shallow: the crossover measured at d_model = 128 (scale 8.5) used at every width", '''
+def first_coordinates_carry(scale, d_model):
+    return "token" if scale > 8.5 else "position"
+''', min_lost=0.5),
+    WrongAnswer("first_coordinates_carry", "shallow: the factor of Vaswani et al. as the crossover (scale >= sqrt(d_model))", '''
+def first_coordinates_carry(scale, d_model):
+    return "token" if scale >= math.sqrt(d_model) else "position"
+''', min_lost=0.5),
+]
+
+CORRECT_VARIANTS += [
+    # Two protocols other than the solution's four groups of values: each lands within the tolerance.
+    ("held_out_accuracy", "leave one value of the other factor out", '''
+def held_out_accuracy(features, token_ids, position_ids, read, probe):
+    if read not in ("token", "position"):
+        raise ValueError("bad read")
+    labels, other = (token_ids.long(), position_ids.long()) if read == "token" else (position_ids.long(), token_ids.long())
+    values = other.unique()
+    if len(values) < 2:
+        raise ValueError("one value only")
+    hits = 0
+    for value in values:
+        test = other == value
+        weights = probe(features[~test], labels[~test]).double()
+        hits += ((features[test].double() @ weights[:-1] + weights[-1]).argmax(1) == labels[test]).sum().item()
+    return hits / len(labels)
+'''),
+    ("held_out_accuracy", "two random halves of the values, each predicted by the other", '''
+def held_out_accuracy(features, token_ids, position_ids, read, probe):
+    if read not in ("token", "position"):
+        raise ValueError("bad read")
+    labels, other = (token_ids.long(), position_ids.long()) if read == "token" else (position_ids.long(), token_ids.long())
+    values = other.unique()
+    if len(values) < 2:
+        raise ValueError("one value only")
+    shuffled = values[torch.randperm(len(values), generator=torch.Generator().manual_seed(3))]
+    half = torch.isin(other, shuffled[: len(values) // 2])
+    right = 0
+    for test in (half, ~half):
+        weights = probe(features[~test], labels[~test]).double()
+        right += ((features[test].double() @ weights[:-1] + weights[-1]).argmax(1) == labels[test]).sum().item()
+    return right / len(labels)
+'''),
+    ("first_coordinates_carry", "measured live with an LDA and a held-out split of its own", '''
+def first_coordinates_carry(scale, d_model):
+    vocab = positions = 64
+    tokens = torch.arange(vocab).repeat_interleave(positions)
+    where = torch.arange(positions).repeat(vocab)
+    pos = torch.arange(positions, dtype=torch.float64)[:, None]
+    angles = pos * 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    pe = torch.stack([torch.sin(angles), torch.cos(angles)], -1).flatten(1)[:, :8]
+    acc = {"token": 0.0, "position": 0.0}
+    for seed in (11, 12, 13):
+        e = scale * torch.randn(vocab, d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)[:, :8] / d_model ** 0.5
+        x = e[tokens] + pe[where]
+        for read in acc:
+            labels, other = (tokens, where) if read == "token" else (where, tokens)
+            train = other % 3 != 0
+            xt, lt = x[train], labels[train]
+            means = torch.stack([xt[lt == c].mean(0) for c in range(64)])
+            r = xt - means[lt]
+            s = 0.9 * r.T @ r / (len(xt) - 64) + 0.1 * (r ** 2).sum() / (len(xt) - 64) / 8 * torch.eye(8, dtype=torch.float64)
+            w = torch.linalg.solve(s, means.T)
+            scores = x[~train] @ w - (means.T * w).sum(0) / 2
+            acc[read] += (scores.argmax(1) == labels[~train]).double().mean().item()
+    return "token" if acc["token"] > acc["position"] else "position"
+'''),
+]
+
+# -- overlap_ratio (measure) and pattern_term (interpret) ---------------------------------------
+_OVERLAP_HEAD = '''
+def overlap_ratio(token_table, pos_table):
+    if token_table.shape[-1] != pos_table.shape[-1]:
+        raise ValueError("widths differ")
+    d = token_table.shape[-1]
+'''
+
+_PATTERN_HEAD = '''
+def pattern_term(terms):
+    terms = terms.double()
+'''
+
+WRONG_ANSWERS += [
+    WrongAnswer("overlap_ratio", "shallow: a constant (tables are as unrelated as random ones)", _OVERLAP_HEAD + '''
+    return 1.0
+''', costs=5, min_lost=0.5),
+    WrongAnswer("overlap_ratio", "shallow: the notebook's mean |cos| alone, no baseline", _OVERLAP_HEAD + '''
+    return mean_abs_cosine(token_table, pos_table)
+''', costs=5, min_lost=0.5, feedback="not divided by the random baseline"),
+    WrongAnswer("overlap_ratio", "shallow: the notebook's large-d formula sqrt(2 / (pi d)) as the baseline",
+                _OVERLAP_HEAD + '''
+    return mean_abs_cosine(token_table, pos_table) / math.sqrt(2 / (math.pi * d))
+''', costs=4, min_lost=0.5, feedback="large-d approximation"),
+    WrongAnswer("overlap_ratio", "signed cosines averaged (they cancel)", _OVERLAP_HEAD + '''
+    a = token_table.double() / token_table.double().norm(dim=1, keepdim=True)
+    b = pos_table.double() / pos_table.double().norm(dim=1, keepdim=True)
+    base = math.exp(math.lgamma(d / 2) - math.lgamma((d + 1) / 2)) / math.sqrt(math.pi)
+    return (a @ b.T).mean().item() / base
+''', costs=5),
+    WrongAnswer("overlap_ratio", "no ValueError for tables of different widths", '''
+def overlap_ratio(token_table, pos_table):
+    d = min(token_table.shape[-1], pos_table.shape[-1])
+    base = math.exp(math.lgamma(d / 2) - math.lgamma((d + 1) / 2)) / math.sqrt(math.pi)
+    return mean_abs_cosine(token_table[:, :d], pos_table[:, :d]) / base
+'''),
+    WrongAnswer("pattern_term", "shallow: a constant (the position -> position term, as in the trained models)",
+                _PATTERN_HEAD + '''
+    return 3
+''', costs=2, min_lost=0.5),
+    WrongAnswer("pattern_term", "shallow: the term largest in size (the share of |logit| column)", _PATTERN_HEAD + '''
+    return int(terms.abs().mean(dim=tuple(range(1, terms.dim()))).argmax())
+''', costs=3, min_lost=0.5, feedback="largest in size"),
+    WrongAnswer("pattern_term", "shallow: the term with the largest spread over the keys", _PATTERN_HEAD + '''
+    return int(terms.std(dim=-1).reshape(4, -1).mean(dim=1).argmax())
+''', costs=3, min_lost=0.5, feedback="largest spread"),
+    WrongAnswer("pattern_term", "agreement with the sum's argmax taken over the queries axis", _PATTERN_HEAD + '''
+    full = terms.sum(0).argmax(dim=-2)
+    agree = [(term.argmax(dim=-2) == full).double().mean().item() for term in terms]
+    return max(range(4), key=lambda k: agree[k])
+''', costs=3),
+]
+
+CORRECT_VARIANTS += [
+    # Two baselines other than the solution's exact formula: both land within the tolerance.
+    ("overlap_ratio", "the baseline measured on 400 x 400 pairs of random Gaussian tables, 3 draws", _OVERLAP_HEAD + '''
+    gen = torch.Generator().manual_seed(0)
+    base = sum(mean_abs_cosine(torch.randn(400, d, generator=gen, dtype=torch.float64),
+                               torch.randn(400, d, generator=gen, dtype=torch.float64)) for _ in range(3)) / 3
+    return mean_abs_cosine(token_table, pos_table) / base
+'''),
+    ("overlap_ratio", "the baseline as the mean |first coordinate| of 300 000 random unit vectors", _OVERLAP_HEAD + '''
+    u = torch.randn(300_000, d, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    base = (u[:, 0].abs() / u.norm(dim=1)).mean().item()
+    a = token_table.double() / token_table.double().norm(dim=1, keepdim=True)
+    b = pos_table.double() / pos_table.double().norm(dim=1, keepdim=True)
+    return float((a @ b.T).abs().mean()) / base
+'''),
+    ("pattern_term", "the term whose softmax alone is closest to the full attention", _PATTERN_HEAD + '''
+    full = torch.softmax(terms.sum(0), dim=-1)
+    gaps = [(torch.softmax(term, dim=-1) - full).abs().sum(-1).mean().item() for term in terms]
+    return min(range(4), key=lambda k: gaps[k])
+'''),
+    ("pattern_term", "the term whose row-centred values correlate best with the row-centred logits", _PATTERN_HEAD + '''
+    centred = terms - terms.mean(dim=-1, keepdim=True)
+    full = centred.sum(0)
+    corr = [((c * full).sum() / (c.norm() * full.norm() + 1e-12)).item() for c in centred]
+    return max(range(4), key=lambda k: corr[k])
 '''),
 ]
