@@ -41,9 +41,13 @@ class StudentProxy:
     raise a :class:`grader.sandbox.StudentError` that the plugin turns into a status.
     """
 
-    def __init__(self, call: Call, *, load_errors: Iterable[str] = ()) -> None:
+    def __init__(self, call: Call, *, load_errors: Iterable[str] = (),
+                 trusted: dict[str, codec.BlackBox] | None = None) -> None:
         self._call = call
         self._load_errors = list(load_errors)
+        self._trusted = dict(trusted or {})
+        """Earlier exercises that stand in, as black boxes, for the learner's own during every call
+        (trusted prerequisites: see :data:`PREREQUISITES_NAME`); ``call`` then gets ``trusted=``."""
         self.timeout = 10.0
         """Seconds a single call may take before the sandbox is killed. The solutions' slowest
         call takes under 2 s on a loaded 2-core machine; a test that needs longer sets this."""
@@ -60,8 +64,9 @@ class StudentProxy:
             raise AttributeError(name)
 
         def call(*args: Any, **kwargs: Any) -> Any:
+            extra = {"trusted": self._trusted} if self._trusted else {}
             try:
-                return self._call(name, args, kwargs, self.timeout)
+                return self._call(name, args, kwargs, self.timeout, **extra)
             except StudentRaised as exc:
                 exc.inputs = describe_arguments(args, kwargs)
                 raise
@@ -84,8 +89,22 @@ class StudentProxy:
         return codec.StudentRef(name, kwargs)
 
     def fixture(self, name: str, **kwargs: Any) -> codec.FixtureRef:
-        """A trusted helper ``grader.fixtures.<name>`` (arguments bound), to pass as an argument."""
+        """A helper ``grader.fixtures.<name>`` (arguments bound), to pass as an argument: it runs in
+        the learner's process, so it must hold nothing a learner may not read (see
+        :meth:`black_box` for what must stay hidden)."""
         return codec.FixtureRef(name, kwargs)
+
+    def black_box(self, function: Callable[..., Any], signature: Any, **hidden: Any) -> codec.BlackBox:
+        """``function`` (``hidden`` keyword arguments bound) as a black box, to pass as an argument.
+
+        The learner's code receives a callable that runs ``function`` here, in the grader, on the
+        plain values it is called with (:class:`grader.codec.BlackBox`): neither the function, its
+        name, its source nor ``hidden`` enter the learner's process. ``signature`` is the public
+        signature the learner calls it with (a callable whose signature is taken, or an
+        :class:`inspect.Signature`), the same for every implementation a test hands over.
+        """
+        target = functools.partial(function, **hidden) if hidden else function
+        return codec.BlackBox(target, signature)
 
 
 INPUT_CHARS = 500
@@ -114,7 +133,7 @@ def describe(value: Any) -> str:
         return repr(value) if len(value) <= 40 else f"a string of {len(value)} characters"
     if isinstance(value, codec.StudentRef):
         return f"your function {value.name}"
-    if isinstance(value, codec.FixtureRef):
+    if isinstance(value, (codec.FixtureRef, codec.BlackBox)):
         return "a function"
     if isinstance(value, (list, tuple)):
         text = repr(value)

@@ -15,6 +15,7 @@ import torch
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
+from grader.hidden import context_extension as hidden
 from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true, fail
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds
 from grader.sandbox import StudentRaised
@@ -1029,7 +1030,8 @@ def test_rule_over_scales(student, scale):
 
 
 # -- diagnose_rope (diagnose) -------------------------------------------------------------------------
-# Each case is a trusted rotary module (grader/fixtures/context_extension.py, scaled_rope) under a
+# Each case is a hidden rotary module (grader/hidden/context_extension.py, scaled_rope, handed to the
+# learner's detector as a black box rotary(seq_len) that runs here, in the grader) under a
 # method and configuration, correct or with a bug real implementations shipped, and the label
 # diagnose_rope must give. The configurations are chosen so that every bug shows: a pair whose
 # wavelength lies between L_orig and s * L_orig (wrong original length), and blended pairs (reversed ramp).
@@ -1041,10 +1043,14 @@ _CONFIGS = [(128, 5e5, 8.0, 8192), (64, 1e4, 4.0, 2048), (32, 100.0, 8.0, 128), 
             (96, 2e5, 6.0, 1024)]
 
 
+def _rotary(seq_len):
+    """The public signature of every rotary module diagnose_rope is handed: seq_len -> (cos, sin)."""
+
+
 def _diagnose(student, method, bug, head_dim, base, scale, original):
     """The learner's diagnosis of the trusted module (method, bug) under the configuration, and its call."""
-    rotary = student.fixture("context_extension.scaled_rope", method=method, head_dim=head_dim, base=base,
-                             scale=scale, original_max_position_embeddings=original, bug=bug)
+    rotary = student.black_box(hidden.scaled_rope, _rotary, method=method, head_dim=head_dim, base=base,
+                               scale=scale, original_max_position_embeddings=original, bug=bug)
     what = (f"diagnose_rope(<{method} rotary module>, {method!r}, head_dim={head_dim}, base={base:g}, "
             f"scale={scale:g}, original_max_position_embeddings={original})")
     return student.diagnose_rope(rotary, method, head_dim, base, scale, original), what
