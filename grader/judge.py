@@ -6,6 +6,15 @@ They run in the grader's own process. The learner's functions are reached only t
 the inline ``check()``, straight into the notebook's namespace through the same message format).
 Every comparison happens here, on data decoded from messages, with the grader's own numpy and
 torch: nothing the learner's code does to its own process can change a verdict.
+
+Trusted prerequisites: a suite may map a later exercise to the earlier exercises it calls,
+``TRUSTED_PREREQUISITES = {"self_attention": {"scaled_dot_product_attention": trusted_function}}``
+(the trusted functions live in :mod:`grader.hidden`). When the grader judges (``run_suite(...,
+trusted_prerequisites=True)``), every call of the later exercise's tests runs with each earlier
+name rebound, in the learner's namespace, to a black box of the trusted version, so a mistake in
+the earlier exercise costs there only. Where the learner's own earlier exercise fails one of its
+tests, each passing test of the later one is run once more with the learner's own version; if it
+then fails, its feedback names the earlier exercise as the likely cause.
 """
 from __future__ import annotations
 
@@ -51,6 +60,9 @@ class StudentProxy:
         self.timeout = 10.0
         """Seconds a single call may take before the sandbox is killed. The solutions' slowest
         call takes under 2 s on a loaded 2-core machine; a test that needs longer sets this."""
+        self._probe = False
+        """True while a test runs again with the learner's own earlier exercises (see the module
+        docstring): ``call`` then gets ``probe=True`` (a time-out there must not count)."""
         self.may_modify_arguments = False
         """Whether a call may change the tensors and arrays it is given. By default a call that
         does fails the test (:class:`grader.sandbox.ArgumentsModified`): exercises leave their
@@ -65,6 +77,8 @@ class StudentProxy:
 
         def call(*args: Any, **kwargs: Any) -> Any:
             extra = {"trusted": self._trusted} if self._trusted else {}
+            if self._probe:
+                extra["probe"] = True
             try:
                 return self._call(name, args, kwargs, self.timeout, **extra)
             except StudentRaised as exc:
@@ -428,13 +442,22 @@ def _bounded(text: str) -> str:
     return text if len(text) <= OUTPUT_CHARS else text[: OUTPUT_CHARS - 15] + " ... (cut)"
 
 
+PREREQUISITES_NAME = "TRUSTED_PREREQUISITES"
+"""The suite-level name of ``{later exercise: {earlier exercise: trusted function}}`` (see the
+module docstring); each trusted function has the earlier exercise's public signature."""
+
+_OWN_FAILURE = pytest.StashKey[tuple]()
+"""On a test item: (earlier exercises, failure) when it fails with the learner's own versions."""
+
+
 class JudgePlugin:
     """Runs one suite's tests against one learner and records a :class:`TestResult` per test."""
 
     def __init__(self, connect: Callable[[str], tuple[Call, list[str]]], *,
                  exercises: set[str] | None = None, public_only: bool = False,
-                 order: list[str] = ()) -> None:
+                 order: list[str] = (), trusted_prerequisites: bool = False) -> None:
         self._connect = connect
+        self._prerequisites = trusted_prerequisites
         self._exercises = exercises
         self._public_only = public_only
         self._order = {name: index for index, name in enumerate(order)}
@@ -470,7 +493,39 @@ class JudgePlugin:
     def student(self, request: pytest.FixtureRequest) -> StudentProxy:
         name, _, _ = _exercise_marker(request.node)
         call, load_errors = self._connect(name)
-        return StudentProxy(call, load_errors=load_errors)
+        trusted = {}
+        if self._prerequisites:
+            table = getattr(request.module, PREREQUISITES_NAME, {}).get(name, {})
+            trusted = {earlier: codec.BlackBox(function, function) for earlier, function in table.items()}
+        return StudentProxy(call, load_errors=load_errors, trusted=trusted)
+
+    def _failed(self, exercise: str) -> bool:
+        return any(r.exercise == exercise and r.status != PASSED for r in self.results)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        result = yield  # raises when the test failed: then the later exercise has a mistake of its own
+        proxy = getattr(item, "funcargs", {}).get("student")
+        if isinstance(proxy, StudentProxy) and proxy._trusted:
+            own = [name for name in proxy._trusted if self._failed(name)]
+            if own:
+                self._with_own(item, proxy, own)
+        return result
+
+    def _with_own(self, item: pytest.Item, proxy: StudentProxy, own: list[str]) -> None:
+        """Run ``item`` again with the learner's own ``own`` exercises; remember how it failed."""
+        saved = proxy._trusted
+        proxy._trusted = {name: box for name, box in saved.items() if name not in own}
+        proxy._probe = True
+        try:
+            item.runtest()
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - any failure of the second run is the clue
+            leaf = _first_leaf(exc)
+            item.stash[_OWN_FAILURE] = (own, " ".join(str(leaf).split())[:300])
+        finally:
+            proxy._trusted, proxy._probe = saved, False
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
@@ -490,6 +545,13 @@ class JudgePlugin:
         excinfo = call.excinfo
         if excinfo is None:
             result.output = _bounded(recorded)
+            if _OWN_FAILURE in item.stash:
+                own, failure = item.stash[_OWN_FAILURE]
+                names = " and ".join(f"`{name}`" for name in own)
+                result.output = _bounded(
+                    f"passed, graded with the course's own {names} in place of yours; with yours this "
+                    f"test fails, so your {names} is the likely cause: fix its failing tests first "
+                    f"(with yours: {failure})")
             return result
         exc = _first_leaf(excinfo.value)
         if isinstance(exc, StudentError):
@@ -507,8 +569,13 @@ class JudgePlugin:
 
 
 def run_suite(suite: str, connect: Callable[[str], tuple[Call, list[str]]], *,
-              exercises: set[str] | None = None, public_only: bool = False) -> list[TestResult]:
+              exercises: set[str] | None = None, public_only: bool = False,
+              trusted_prerequisites: bool = False) -> list[TestResult]:
     """Run the hidden tests of ``suite``; ``connect(exercise)`` gives the call into the learner.
+
+    With ``trusted_prerequisites``, an exercise that calls an earlier one is judged with the
+    trusted version of the earlier one (the module docstring says how); ``connect``'s calls then
+    take ``trusted=`` and ``probe=`` keywords (:class:`grader.grade._Connections` does).
 
     Tests run, and their results come, exercise by exercise in the notebook's order
     (:func:`exercise_order`), each exercise's tests in the suite's order.
@@ -517,7 +584,7 @@ def run_suite(suite: str, connect: Callable[[str], tuple[Call, list[str]]], *,
     if not path.is_file():
         raise GraderError(f"no hidden tests named {path.name} in {SUITES_DIR}")
     plugin = JudgePlugin(connect, exercises=exercises, public_only=public_only,
-                         order=exercise_order(suite))
+                         order=exercise_order(suite), trusted_prerequisites=trusted_prerequisites)
     # Only the plugins a suite needs: no third-party ones (entry points), and not the ones that
     # run gc.collect() several times at the end (over a second with torch loaded).
     args = [str(path), "-s", "-p", "no:cacheprovider", "-p", "no:terminal",

@@ -525,3 +525,29 @@ def first_coordinates_carry(scale):
     return "position" if token_variance / sinusoid_variance < 1 else "token"
 '''),
 ]
+
+# Shallow answers: a detector that reads the protocol it is handed instead of calling it. The
+# protocol is a black box (it runs in the grader), so each reads nothing and scores at most what a
+# constant answer does.
+WRONG_ANSWERS += [
+    WrongAnswer("is_fair_protocol", "a constant verdict (True)", '''
+def is_fair_protocol(protocol):
+    return True
+''', costs=3, shallow=True),
+    WrongAnswer("is_fair_protocol", "the verdict read from the protocol's name", '''
+def is_fair_protocol(protocol):
+    target = getattr(protocol, "func", protocol)
+    return getattr(target, "__name__", "fair").startswith("fair")
+''', costs=6, shallow=True),
+    WrongAnswer("is_fair_protocol", "the verdict read from the protocol's docstring", '''
+def is_fair_protocol(protocol):
+    doc = (getattr(getattr(protocol, "func", protocol), "__doc__", None) or "").lower()
+    return not any(word in doc for word in ("every row", "same half", "best", "no shuffle", "as given"))
+''', costs=6, shallow=True),
+    WrongAnswer("is_fair_protocol", "the verdict guessed from repr, dir, __dict__ and type", '''
+def is_fair_protocol(protocol):
+    text = " ".join([repr(protocol), str(dir(protocol)), str(getattr(protocol, "__dict__", "")),
+                     str(type(protocol))]).lower()
+    return "fair" in text or not any(word in text for word in ("all_rows", "training", "best", "unshuffled"))
+''', costs=6, shallow=True),
+]

@@ -40,3 +40,8 @@ class WrongAnswer:
     """How many hidden tests of its exercise the mistake may fail (checked where the catalogue
     sets ``COSTS_ONCE``): one test owns each property, so one unless the entry is several
     mistakes at once (a comment beside the entry says which tests own them)."""
+    shallow: bool = False
+    """A shallow answer of a thinking exercise (a constant, a read of a black box's name, keywords,
+    ``repr`` or attributes, an import of the grader's fixtures): ``tests/test_catalogue.py`` holds it
+    to at most half the exercise's points, and to no more than the exercise's constant answers
+    (its entries whose source returns one literal) score."""
