@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from grader.fixtures import addition_vs_concatenation as fixtures
 from grader.hidden import addition_vs_concatenation as hidden
-from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true
+from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true, fail
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 from grader.sandbox import StudentRaised
 
@@ -355,25 +355,41 @@ def test_fair_protocol_any_random_split(student, train_share, seed):
                     train_share=train_share, seed=seed)
 
 
-@pytest.mark.exercise("is_fair_protocol", points=2)
+@pytest.mark.exercise("is_fair_protocol", points=1)
 def test_leaky_protocol_test_rows_in_the_fit(student):
     """Protocols whose fit sees the rows they score (fitted on all rows; scored on the training half) leak."""
     _expect_verdict(student, hidden.fit_on_all_rows, False, "fits LDA on every row and then scores half of them")
     _expect_verdict(student, hidden.scored_on_training_rows, False, "scores LDA on the rows it was fitted on")
 
 
-@pytest.mark.exercise("is_fair_protocol", points=2)
+@pytest.mark.exercise("is_fair_protocol", points=1)
 def test_leaky_protocol_best_of_splits(student):
     """A protocol that reports the best of 10 random splits leaks (each split alone is fair: only the mean of many
     calls shows it)."""
     _expect_verdict(student, hidden.best_of_splits, False, "reports the best test accuracy of 10 random splits")
 
 
-@pytest.mark.exercise("is_fair_protocol", points=2)
+@pytest.mark.exercise("is_fair_protocol", points=1)
 def test_leaky_protocol_unshuffled_split(student):
     """A protocol that trains on the first half of the rows as given and tests on the second leaks when the rows
     come sorted by label (it is fair only for rows in random order)."""
     _expect_verdict(student, hidden.unshuffled_split, False, "trains on the first half of the rows as given, without a shuffle")
+
+
+# A verdict that does not depend on the protocol (a constant) is every mistake at once: the tests above
+# charge each leak, or each fair protocol, once, so a constant would keep more than half the points.
+# This test charges it.
+@pytest.mark.exercise("is_fair_protocol", points=3)
+def test_verdict_depends_on_the_protocol(student):
+    """The verdict depends on the protocol: a fair split and a protocol that scores rows it was fitted on do not
+    both get the same verdict (two such pairs)."""
+    pairs = [(hidden.fair_split, hidden.fit_on_all_rows), (hidden.fair_ridge_split, hidden.scored_on_training_rows)]
+    for fair, leaky in pairs:
+        verdicts = [student.is_fair_protocol(student.black_box(p, _protocol)) for p in (fair, leaky)]
+        if verdicts[0] != verdicts[1]:
+            return
+    fail("is_fair_protocol gave a fair split and a protocol that scores the rows it was fitted on the same verdict: "
+         "the verdict must come from what the protocol returns (call it on data with a known answer)")
 
 
 # -- first_coordinates_carry --------------------------------------------------------------------

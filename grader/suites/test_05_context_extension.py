@@ -1131,37 +1131,52 @@ def test_diagnose_stale_dynamic_public(student):
     _expect_diagnosis(student, "dynamic NTK", "stale base", 32, 100.0, 8.0, 128)
 
 
-@pytest.mark.exercise("diagnose_rope", points=4)
+@pytest.mark.exercise("diagnose_rope", points=3)
 def test_diagnose_correct_modules(student):
     """Correct PI, dynamic NTK, YaRN and Llama 3 modules on unseen configurations are all 'correct'."""
     _check_cases(student, None)
 
 
-@pytest.mark.exercise("diagnose_rope", points=3)
+@pytest.mark.exercise("diagnose_rope", points=2)
 def test_diagnose_stale_base(student):
     """Dynamic NTK with its base computed once and cached, on unseen configurations: 'stale base'."""
     _check_cases(student, "stale base")
 
 
-@pytest.mark.exercise("diagnose_rope", points=3)
+@pytest.mark.exercise("diagnose_rope", points=2)
 def test_diagnose_scaled_twice(student):
     """PI, YaRN and Llama 3 that divide the positions by s as well as the frequencies: 'scaled twice'."""
     _check_cases(student, "scaled twice")
 
 
-@pytest.mark.exercise("diagnose_rope", points=3)
+@pytest.mark.exercise("diagnose_rope", points=2)
 def test_diagnose_wrong_original_length(student):
     """YaRN and Llama 3 given the extended length as L_orig (d 128, b 5e5, L_orig 8192 and d 96): 'wrong original length'."""
     _check_cases(student, "wrong original length")
 
 
-@pytest.mark.exercise("diagnose_rope", points=3)
+@pytest.mark.exercise("diagnose_rope", points=2)
 def test_diagnose_reversed_ramp(student):
     """Llama 3 with the blend weights swapped (kept and divided pairs still right): 'reversed ramp'."""
     _check_cases(student, "reversed ramp")
 
 
-@pytest.mark.exercise("diagnose_rope", points=6)
+# A name that does not depend on the module (a constant, or one read off the configuration alone)
+# is every mistake at once: the tests above charge each bug once, and let a false alarm pass where
+# the correct-module tests charge it, so a constant would keep more than half the points. This test
+# charges it: a detector must tell some correct module from one of its buggy ones.
+@pytest.mark.exercise("diagnose_rope", points=8)
+def test_diagnose_depends_on_the_module(student):
+    """The name depends on the module: for some method, the correct module and its buggy ones (d 96, b 2e5, s 6,
+    L_orig 1024) do not all get the same name."""
+    for method, bugs in _BUGS.items():
+        if len({_diagnose(student, method, bug, *_CONFIGS[4])[0] for bug in bugs}) > 1:
+            return
+    fail("diagnose_rope gave each method's correct module and its buggy ones the same name: the diagnosis must "
+         "come from what the module returns (call it at several lengths and compare with the method's formula)")
+
+
+@pytest.mark.exercise("diagnose_rope", points=3)
 @grading(max_examples=10)
 @given(case=st.sampled_from([(m, b) for m, bugs in _BUGS.items() for b in bugs]), config=st.sampled_from(_CONFIGS))
 def test_diagnose_hidden_modules(student, case, config):

@@ -547,11 +547,12 @@ _DIAG_RAMP = '''        if (ratio.diff() < -1e-3 * scale).any():
     return "correct"
 '''
 WRONG_ANSWERS += [
-    # A detector that accepts everything misses each bug, and each bug is its own test.
+    # A detector that accepts everything misses each bug (each bug is its own test) and gives a correct
+    # module and its buggy ones the same name (test_diagnose_depends_on_the_module).
     WrongAnswer("diagnose_rope", "every module called correct", '''
 def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_embeddings):
     return "correct"
-''', costs=4, shallow=True),
+''', costs=5, shallow=True),
     WrongAnswer("diagnose_rope", "dynamic NTK checked only at the extended length, where a stale base is right too",
                 _DIAG_HEAD + '''    if method == "dynamic NTK":
         long = inv_freq_at(int(scale * L0))
@@ -642,11 +643,11 @@ WRONG_ANSWERS += [
     WrongAnswer("diagnose_rope", "the bug read from the module's bound keywords", '''
 def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_embeddings):
     return rotary.keywords["bug"] or "correct"
-''', costs=8, shallow=True),
+''', costs=9, shallow=True),
     WrongAnswer("diagnose_rope", "the bug read from the keywords, if there are any ('correct' otherwise)", '''
 def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_embeddings):
     return (getattr(rotary, "keywords", None) or {}).get("bug") or "correct"
-''', costs=4, shallow=True),
+''', costs=5, shallow=True),
     WrongAnswer("diagnose_rope", "the bug guessed from repr, dir, __dict__ and type", '''
 def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_embeddings):
     text = " ".join([repr(rotary), str(dir(rotary)), str(getattr(rotary, "__dict__", "")), str(type(rotary))])
@@ -654,7 +655,7 @@ def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_e
         if bug in text:
             return bug
     return "correct"
-''', costs=4, shallow=True),
+''', costs=5, shallow=True),
     WrongAnswer("diagnose_rope", "the module compared with the grader's scaled_rope under every bug", '''
 def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_embeddings):
     from grader.fixtures.context_extension import scaled_rope
@@ -665,5 +666,5 @@ def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_e
         if torch.allclose(cos, want):
             return bug or "correct"
     return "correct"
-''', costs=8, shallow=True),
+''', costs=9, shallow=True),
 ]
