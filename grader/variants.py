@@ -94,9 +94,9 @@ def _names_defined(source: str) -> set[str]:
 def reached(notebook, replace: dict[str, str], exercises: set[str]) -> set[str]:
     """The exercises of ``exercises`` whose results replacing ``replace``'s cells can change.
 
-    The replaced exercises, and every exercise whose cell reads a name that a replaced cell
-    defines other than by ``import`` (in the notebook or in its replacement), and so on: an
-    exercise whose cell reads no
+    The replaced exercises, and every exercise whose cell reads or defines a name that a replaced
+    cell defines other than by ``import`` (in the notebook or in its replacement; a replaced cell
+    may also redefine another exercise), and so on: an exercise whose cell reads no
     such name runs the very same code as in ``notebook`` (its own cell and the notebook's other
     cells, loaded in the same order), so it gets the very same results.
     """
@@ -113,7 +113,8 @@ def reached(notebook, replace: dict[str, str], exercises: set[str]) -> set[str]:
     while grew:
         grew = False
         for exercise in sorted(set(exercises) - found):
-            if _names_read(cells.get(exercise, "")) & changed:
+            source = cells.get(exercise, "")
+            if (_names_read(source) | _names_defined(source) | {exercise}) & changed:
                 found.add(exercise)
                 changed |= _names_defined(cells.get(exercise, ""))
                 grew = True

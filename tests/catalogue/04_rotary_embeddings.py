@@ -1134,7 +1134,7 @@ WRONG_ANSWERS += [
     WrongAnswer("rope_is_faithful", "the verdict read from the implementation's name", '''
 def rope_is_faithful(rope, config):
     return rope.func.__name__.startswith("faithful")
-''', costs=11, shallow=True),
+''', costs=6, shallow=True),
     WrongAnswer("rope_is_faithful", "the verdict read from the name, if there is one (True otherwise)", '''
 def rope_is_faithful(rope, config):
     target = getattr(rope, "func", rope)
