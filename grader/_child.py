@@ -23,7 +23,8 @@ Black boxes (:class:`grader.codec.BlackBox`) arrive as handles and become :class
 While a call runs, calling a box writes ``{"op": "callback", "handle", "args", "kwargs"}`` on the
 pipe to the grader and reads one reply, ``{"ok": value}`` or ``{"error": {"type", "message"}}``
 (raised here as that built-in exception type). A box works only in the thread of the call that
-received it and only while that call runs; its arguments must be values the codec carries.
+received it and only while that call runs; its arguments must be values the codec carries (a
+numpy random generator crosses as a seed drawn from it).
 
 :func:`dispatch` is the same logic without the process: the inline ``check()`` uses it so that a
 public check sees exactly what the grader would.
@@ -149,14 +150,22 @@ _BOX_ERRORS = {"TypeError": TypeError, "ValueError": ValueError, "IndexError": I
                "TimeoutError": TimeoutError}
 
 
+def _seeded(value: Any) -> Any:
+    """A numpy random generator crosses as a seed drawn from it (the trusted side seeds one of its
+    own); any other value as it is."""
+    if isinstance(value, np.random.Generator):
+        return int(value.integers(2 ** 63 - 1))
+    return value
+
+
 def _forward(handle: str, args: tuple, kwargs: dict) -> Any:
     """One callback of a black box: send the arguments to the grader, return or raise its answer."""
     if not _ACTIVE or _ACTIVE[-1] != threading.get_ident():
         raise RuntimeError("a black box can only be called while the call that received it is "
                            "running, from its thread (keep no reference to it for later)")
+    args, kwargs = [_seeded(a) for a in args], {k: _seeded(v) for k, v in kwargs.items()}
     try:
-        message = codec.encode({"op": "callback", "handle": handle, "args": list(args),
-                                "kwargs": dict(kwargs)})
+        message = codec.encode({"op": "callback", "handle": handle, "args": args, "kwargs": kwargs})
     except codec.CodecError as exc:
         raise TypeError(f"a black box takes tensors, arrays, numbers, strings and lists, tuples "
                         f"or dicts of them: {exc}") from None

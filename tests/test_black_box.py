@@ -238,7 +238,8 @@ def _prerequisites(suite: str) -> dict:
                                           ("02_sinusoidal_encoding", "relative_attention_projections"),
                                           ("02_sinusoidal_encoding", "offset_head_share"),
                                           ("04_rotary_embeddings", "rope_is_faithful"),
-                                          ("04_rotary_embeddings", "alibi_bias")])
+                                          ("04_rotary_embeddings", "alibi_bias"),
+                                          ("05_context_extension", "passkey_accuracy")])
 def test_trusted_prerequisites_pass_their_own_exercises_tests(suite, later):
     """Each trusted version a later exercise is graded with passes every hidden test of its exercise."""
     for name, function in _prerequisites(suite)[later].items():

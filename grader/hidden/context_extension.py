@@ -7,6 +7,9 @@ the learner's process or the starter repository.
 from __future__ import annotations
 
 import math as _math
+import re
+
+import numpy as np
 
 import torch as _torch
 
@@ -79,3 +82,39 @@ def scaled_rope(seq_len: int, *, method: str, head_dim: int, base: float, scale:
     angles = positions[:, None] * inv_freq[None, :]
     angles = _torch.cat([angles, angles], dim=-1)
     return (factor * angles.cos()).float(), (factor * angles.sin()).float()
+
+
+# -- trusted prerequisites: an earlier exercise, for the exercises that call it -------------------
+# passkey_accuracy's tests hand the learner's code this passkey_prompt as a black box in place of
+# the learner's own (TRUSTED_PREREQUISITES of the suite): one mistake costs once. The random
+# generator the learner passes crosses as a seed drawn from it (grader._child.Box).
+FILLER_SENTENCES = ("The grass is green.", "The sky is blue.", "The sun is yellow.",
+                    "Here we go.", "There and back again.")
+NEEDLE = "The pass key is {passkey}. "
+QUESTION = "What is the pass key? The pass key is"
+
+
+def passkey_prompt(context_length: int, depth: float, passkey: int, rng) -> str:
+    """Trusted ``passkey_prompt`` (notebook 05): a prompt of exactly ``context_length`` characters,
+    filler sentences with the needle at the sentence boundary nearest ``depth`` of the filler, then
+    QUESTION (Mohtashami & Jaggi 2023)."""
+    if not 0.0 <= depth <= 1.0:
+        raise ValueError(f"depth must be in [0, 1], got {depth}")
+    if passkey < 0:
+        raise ValueError(f"passkey must be a non-negative integer, got {passkey}")
+    needle = NEEDLE.format(passkey=int(passkey))
+    n_filler = context_length - len(needle) - len(QUESTION)
+    if n_filler < 0:
+        raise ValueError(f"context_length={context_length} is too short: the needle and the question "
+                         f"alone take {len(needle) + len(QUESTION)} characters")
+    rng = np.random.default_rng(rng)
+    pieces, total = [], -1  # total = length of " ".join(pieces)
+    while total < n_filler:
+        sentence = FILLER_SENTENCES[int(rng.integers(len(FILLER_SENTENCES)))]
+        pieces.append(sentence)
+        total += len(sentence) + 1
+    filler = " ".join(pieces)[:n_filler]
+    boundaries = [0] + [m.end() for m in re.finditer(r"\. ", filler)] + [n_filler]
+    target = depth * n_filler
+    at = min(boundaries, key=lambda b: (abs(b - target), b))
+    return filler[:at] + needle + filler[at:] + QUESTION

@@ -17,11 +17,11 @@ from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, 
 
 EXERCISE_ORDER = ("scaled_dot_product_attention", "self_attention", "permutation_matrix",
                   "max_equivariance_error", "symmetry_of", "position_probe_r2")
+"""The exercises in the notebook's order (of their cells): reports number and list them so."""
 
 TRUSTED_PREREQUISITES = {"self_attention": {"scaled_dot_product_attention": hidden.scaled_dot_product_attention}}
 """Exercises judged with the trusted version of an earlier one they call (grader.judge): a mistake
 in scaled_dot_product_attention costs there only."""
-"""The exercises in the notebook's order (of their cells): reports number and list them so."""
 
 
 def _randn(*shape, seed, dtype=torch.float32):

@@ -19,6 +19,7 @@ from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, 
 
 BASE = 10000.0
 BASES = st.sampled_from([10000.0, 2.5, 777.7, 10000.5, 1e6])
+"""Bases of the property tests: the paper's, small and large ones, and ones that are not whole numbers."""
 
 TRUSTED_PREREQUISITES = {
     "relative_attention_projections": {"offset_matrix": hidden.offset_matrix},
@@ -27,7 +28,6 @@ TRUSTED_PREREQUISITES = {
 }
 """Exercises judged with the trusted version of the earlier ones they call (grader.judge): one
 mistake costs once."""
-"""Bases of the property tests: the paper's, small and large ones, and ones that are not whole numbers."""
 
 
 def _pe(num_positions, d_model, base=BASE, *, swap=False, half_split=False, exponent="2i/d",

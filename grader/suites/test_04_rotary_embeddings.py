@@ -30,12 +30,12 @@ from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, 
 EXERCISE_ORDER = ("rope_inv_freq", "rope_rotation_matrix", "diagonal_spread", "rope_cos_sin",
                   "apply_rope", "rope_cost", "layout_permutation", "rope_base_for_context",
                   "rope_is_faithful", "alibi_slopes", "alibi_bias")
+"""The exercises in the notebook's order (of their cells): reports number and list them so."""
 
 TRUSTED_PREREQUISITES = {"rope_is_faithful": {"apply_rope": hidden.apply_rope},
                          "alibi_bias": {"alibi_slopes": hidden.alibi_slopes}}
 """Exercises judged with the trusted version of an earlier one they call (grader.judge): one
 mistake costs once."""
-"""The exercises in the notebook's order (of their cells): reports number and list them so."""
 
 
 def _randn(*shape, seed, dtype=torch.float32):

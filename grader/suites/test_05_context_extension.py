@@ -24,6 +24,10 @@ EXERCISE_ORDER = ("linear_scaling_inv_freq", "ntk_aware_base", "dynamic_ntk_base
                   "llama3_inv_freq", "extension_inv_freq", "diagnose_rope", "passkey_prompt", "passkey_accuracy")
 """The exercises in the notebook's order (of their cells): reports number and list them so."""
 
+TRUSTED_PREREQUISITES = {"passkey_accuracy": {"passkey_prompt": hidden.passkey_prompt}}
+"""Exercises judged with the trusted version of an earlier one they call (grader.judge): one
+mistake costs once. The learner's random generator crosses as a seed drawn from it."""
+
 # float32 outputs of a float64 formula are within 6e-8 relative of it; inverse frequencies
 # computed in float32 (as Hugging Face does) are within ~3e-7. 1e-6 accepts both and rejects
 # every catalogued mistake, which all change some entry by more than 1e-3 relative.
