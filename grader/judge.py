@@ -13,8 +13,9 @@ Trusted prerequisites: a suite may map a later exercise to the earlier exercises
 trusted_prerequisites=True)``), every call of the later exercise's tests runs with each earlier
 name rebound, in the learner's namespace, to a black box of the trusted version, so a mistake in
 the earlier exercise costs there only. Where the learner's own earlier exercise fails one of its
-tests, each passing test of the later one is run once more with the learner's own version; if it
-then fails, its feedback names the earlier exercise as the likely cause.
+tests, a passing test of the later one is run once more with the learner's own version (the
+first ones, up to :data:`RERUNS_PER_EXERCISE`, until one fails); if it then fails, its feedback
+names the earlier exercise as the likely cause.
 """
 from __future__ import annotations
 
@@ -446,6 +447,10 @@ PREREQUISITES_NAME = "TRUSTED_PREREQUISITES"
 """The suite-level name of ``{later exercise: {earlier exercise: trusted function}}`` (see the
 module docstring); each trusted function has the earlier exercise's public signature."""
 
+RERUNS_PER_EXERCISE = 2
+"""Passing tests of a later exercise run again with the learner's own earlier exercise, at most
+this many per grading, until one fails (its feedback then names the cause)."""
+
 _OWN_FAILURE = pytest.StashKey[tuple]()
 """On a test item: (earlier exercises, failure) when it fails with the learner's own versions."""
 
@@ -463,6 +468,7 @@ class JudgePlugin:
         self._order = {name: index for index, name in enumerate(order)}
         self.results: list[TestResult] = []
         self.collection_errors: list[str] = []
+        self._reruns: dict[str, int] = {}
 
     def pytest_configure(self, config: pytest.Config) -> None:
         # The learner's feedback is built from the exception itself (:meth:`_result`), so
@@ -508,12 +514,17 @@ class JudgePlugin:
         proxy = getattr(item, "funcargs", {}).get("student")
         if isinstance(proxy, StudentProxy) and proxy._trusted:
             own = [name for name in proxy._trusted if self._failed(name)]
-            if own:
-                self._with_own(item, proxy, own)
+            exercise = _exercise_marker(item)[0]
+            tries = self._reruns.get(exercise, 0)
+            if own and 0 <= tries < RERUNS_PER_EXERCISE:
+                self._reruns[exercise] = tries + 1
+                if self._with_own(item, proxy, own):
+                    self._reruns[exercise] = -1  # one test that names the cause is enough
         return result
 
-    def _with_own(self, item: pytest.Item, proxy: StudentProxy, own: list[str]) -> None:
-        """Run ``item`` again with the learner's own ``own`` exercises; remember how it failed."""
+    def _with_own(self, item: pytest.Item, proxy: StudentProxy, own: list[str]) -> bool:
+        """Run ``item`` again with the learner's own ``own`` exercises; remember how it failed.
+        True if it failed."""
         saved = proxy._trusted
         proxy._trusted = {name: box for name, box in saved.items() if name not in own}
         proxy._probe = True
@@ -524,8 +535,10 @@ class JudgePlugin:
         except BaseException as exc:  # noqa: BLE001 - any failure of the second run is the clue
             leaf = _first_leaf(exc)
             item.stash[_OWN_FAILURE] = (own, " ".join(str(leaf).split())[:300])
+            return True
         finally:
             proxy._trusted, proxy._probe = saved, False
+        return False
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
