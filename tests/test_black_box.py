@@ -234,6 +234,7 @@ def _prerequisites(suite: str) -> dict:
     return {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suite, later", [("01_permutation_invariance", "self_attention"),
                                           ("02_sinusoidal_encoding", "relative_attention_projections"),
                                           ("02_sinusoidal_encoding", "offset_head_share"),
