@@ -15,7 +15,16 @@ of reach of an ``import``), and serves requests:
   replies ``{"ok": result}`` or ``{"error": {"type", "mro", "message", "traceback"}}``. When the
   call changed a tensor or array it was given (its values, shape or strides: ``x /= 2``,
   ``x.transpose_(0, 1)``), the reply also holds ``"modified": [argument names]``; the grader
-  decides what that costs (:func:`grader.sandbox.result_of_reply`).
+  decides what that costs (:func:`grader.sandbox.result_of_reply`). ``"trusted": {name: box}``
+  (optional) rebinds each ``name`` of the namespace to that black box for the duration of the
+  call: an exercise that calls an earlier one then runs on the trusted version of the earlier one.
+
+Black boxes (:class:`grader.codec.BlackBox`) arrive as handles and become :class:`Box` instances.
+While a call runs, calling a box writes ``{"op": "callback", "handle", "args", "kwargs"}`` on the
+pipe to the grader and reads one reply, ``{"ok": value}`` or ``{"error": {"type", "message"}}``
+(raised here as that built-in exception type). A box works only in the thread of the call that
+received it and only while that call runs; its arguments must be values the codec carries (a
+numpy random generator crosses as a seed drawn from it).
 
 :func:`dispatch` is the same logic without the process: the inline ``check()`` uses it so that a
 public check sees exactly what the grader would.
@@ -30,6 +39,7 @@ import linecache
 import os
 import socket
 import sys
+import threading
 import time
 import traceback
 from typing import Any
@@ -39,7 +49,8 @@ import numpy as np
 from grader import codec
 
 ALLOWED_GRADER_MODULES = ("grader", "grader.codec", "grader._child", "grader.fixtures")
-"""Grader modules the learner's code may import inside the sandbox: never tests or answers."""
+"""Grader modules the learner's code may import inside the sandbox: never tests or answers (the
+hidden implementations of ``grader.hidden`` run on the grader's side only, as black boxes)."""
 
 TRACEBACK_CHARS = 1500
 
@@ -96,8 +107,90 @@ def _cuda_initialized() -> bool:
         return False
 
 
+class Box:
+    """A trusted function the grader lent for one call; it runs in the grader, not here.
+
+    Every box is an instance of this class holding only an opaque handle (random per box): what
+    the function is can be learnt only by calling it.
+    """
+
+    __slots__ = ("_handle",)
+
+    def __init__(self, handle: str) -> None:
+        object.__setattr__(self, "_handle", handle)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _forward(self._handle, args, kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a black box has no attributes to set")
+
+    def __repr__(self) -> str:
+        return "<black box>"
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("a black box cannot be pickled or copied")
+
+    def __copy__(self) -> Any:
+        raise TypeError("a black box cannot be pickled or copied")
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        raise TypeError("a black box cannot be pickled or copied")
+
+
+_PIPE: list = []
+"""``[read_fd, writer]`` of the pipes to the grader while :func:`serve` runs (empty otherwise)."""
+
+_ACTIVE: list = []
+"""The thread ids of the calls running now (one, or none between calls)."""
+
+_BOX_ERRORS = {"TypeError": TypeError, "ValueError": ValueError, "IndexError": IndexError,
+               "KeyError": KeyError, "ZeroDivisionError": ZeroDivisionError,
+               "OverflowError": OverflowError, "RuntimeError": RuntimeError,
+               "TimeoutError": TimeoutError}
+
+
+def _seeded(value: Any) -> Any:
+    """A numpy random generator crosses as a seed drawn from it (the trusted side seeds one of its
+    own); any other value as it is."""
+    if isinstance(value, np.random.Generator):
+        return int(value.integers(2 ** 63 - 1))
+    return value
+
+
+def _forward(handle: str, args: tuple, kwargs: dict) -> Any:
+    """One callback of a black box: send the arguments to the grader, return or raise its answer."""
+    if not _ACTIVE or _ACTIVE[-1] != threading.get_ident():
+        raise RuntimeError("a black box can only be called while the call that received it is "
+                           "running, from its thread (keep no reference to it for later)")
+    args, kwargs = [_seeded(a) for a in args], {k: _seeded(v) for k, v in kwargs.items()}
+    try:
+        message = codec.encode({"op": "callback", "handle": handle, "args": args, "kwargs": kwargs})
+    except codec.CodecError as exc:
+        raise TypeError(f"a black box takes tensors, arrays, numbers, strings and lists, tuples "
+                        f"or dicts of them: {exc}") from None
+    box = codec.local_box(handle)
+    if box is not None:  # the inline check: the judge is in this very process
+        request = codec.decode(message)
+        reply = codec.decode(codec.encode(codec.run_callback(box, request["args"], request["kwargs"])))
+    elif _PIPE:
+        read_fd, writer = _PIPE
+        codec.write_frame(writer, message)
+        reply = codec.decode(_read_exactly(read_fd, codec.frame_length(_read_exactly(read_fd, 8))))
+    else:
+        raise RuntimeError("this black box cannot be reached from here")
+    if not isinstance(reply, dict) or ("ok" not in reply and "error" not in reply):
+        raise RuntimeError("the grader sent a malformed answer to a black box call")
+    if "ok" in reply:
+        return reply["ok"]
+    error = reply["error"]
+    raise _BOX_ERRORS.get(str(error.get("type")), RuntimeError)(str(error.get("message", "")))
+
+
 def _resolver(namespace: dict):
     def resolve(kind: str, name: str, kwargs: dict):
+        if kind == "box":
+            return Box(name)
         if kind == "student":
             if not callable(namespace.get(name)):
                 raise NameError(f"no function named {name!r} is defined in the notebook")
@@ -185,10 +278,21 @@ def call(namespace: dict, request: dict) -> dict:
     given = [*((names[i], a) for i, a in enumerate(args)), *kwargs.items()]
     arrays = [(path, array) for label, value in given for path, array in _arrays(value, label)]
     before = [_state(array) for _, array in arrays]
+    trusted = request.get("trusted") or {}
+    saved = {key: namespace[key] for key in trusted if key in namespace}
+    namespace.update(trusted)
+    _ACTIVE.append(threading.get_ident())
     try:
         reply = {"ok": function(*args, **kwargs)}
     except BaseException as exc:  # noqa: BLE001 - report everything, including SystemExit
         return _error_reply(exc)
+    finally:
+        _ACTIVE.pop()
+        for key in trusted:
+            if key in saved:
+                namespace[key] = saved[key]
+            else:
+                namespace.pop(key, None)
     try:
         modified = [path for (path, array), state in zip(arrays, before)
                     if not _same_state(state, _state(array))]
@@ -234,6 +338,7 @@ def serve(read_fd: int, write_fd: int, namespace: dict | None = None, *,
     """Answer requests until the grader closes the pipe (or after ``requests`` of them)."""
     namespace = fresh_namespace() if namespace is None else namespace
     writer = os.fdopen(write_fd, "wb", closefd=requests is None)
+    _PIPE[:] = [read_fd, writer]
     answered = 0
     while requests is None or answered < requests:
         try:
@@ -243,6 +348,7 @@ def serve(read_fd: int, write_fd: int, namespace: dict | None = None, *,
         codec.write_frame(writer, dispatch(namespace, message))
         answered += 1
     writer.flush()
+    _PIPE.clear()
     return namespace
 
 

@@ -8,14 +8,35 @@ whatever the sandboxed learner code sends.
 Supported values: ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, lists, tuples,
 dicts with string keys, numpy arrays of numeric or bool dtype, torch tensors of those dtypes
 (``bfloat16`` included: it travels as its 16-bit pattern), references to callables
-(:class:`StudentRef`, :class:`FixtureRef`), which only the sandbox resolves, and :class:`View`, a
-tensor or array that the receiver rebuilds as a non-contiguous view with the same values.
+(:class:`StudentRef`, :class:`FixtureRef`), which only the sandbox resolves, :class:`BlackBox`, a
+trusted callable that stays where it is (see below), and :class:`View`, a tensor or array that the
+receiver rebuilds as a non-contiguous view with the same values.
+
+Black boxes
+-----------
+A :class:`BlackBox` wraps a trusted callable (a hidden implementation that a diagnose exercise
+judges, the trusted version of an earlier exercise) that must never enter the learner's process.
+Only its ``handle`` crosses: a random token drawn here, per box, when the box is made. The sandbox
+turns the handle into an instance of one class (:class:`grader._child.Box`) that holds nothing but
+the handle; calling it sends ``{"op": "callback", "handle": ..., "args": [...], "kwargs": {...}}``
+back up the same pipe, the grader runs the trusted callable on those plain values
+(:func:`run_callback`: the arguments are first bound to the box's public ``signature``; hidden
+keyword arguments are bound here and never cross) and answers ``{"ok": value}`` or
+``{"error": {"type", "message"}}``, which the sandbox raises as a clean exception in the learner's
+process. A callback is answered only while the call that handed over the box is running (the
+grader serves callbacks while it waits for that call's reply; see
+:meth:`grader.sandbox._Channel.request`), within :data:`CALLBACK_TIMEOUT` seconds each.
 """
 from __future__ import annotations
 
+import inspect
 import io
 import json
+import secrets
+import signal
 import struct
+import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable
 
@@ -43,6 +64,102 @@ class FixtureRef:
 
     name: str
     kwargs: dict = field(default_factory=dict)
+
+
+CALLBACK_TIMEOUT = 10.0
+"""Seconds one call of a black box may take on the trusted side (the learner chose the inputs)."""
+
+_LOCAL_BOXES: "weakref.WeakValueDictionary[str, BlackBox]" = weakref.WeakValueDictionary()
+"""Boxes made in this process, by handle: where the learner's code runs in the same process as
+the judge (the inline ``check()``, which runs public checks only), a box is served locally."""
+
+
+class BlackBox:
+    """A trusted callable handed to the learner's code by handle only (see the module docstring).
+
+    ``signature``: the public signature the learner may call it with (a callable whose signature
+    is taken, or an :class:`inspect.Signature`); the call is bound to it before ``function`` runs,
+    so a wrong call gets a ``TypeError`` that names the public parameters only. ``timeout``: seconds
+    each call may run. The handle is drawn with :mod:`secrets` and tells nothing about ``function``.
+    """
+
+    def __init__(self, function: Callable[..., Any], signature: Any, *,
+                 timeout: float = CALLBACK_TIMEOUT) -> None:
+        self.function = function
+        self.signature = (signature if isinstance(signature, inspect.Signature)
+                          else inspect.signature(signature))
+        self.timeout = timeout
+        self.handle = secrets.token_hex(16)
+        _LOCAL_BOXES[self.handle] = self
+
+    def __repr__(self) -> str:
+        return f"BlackBox{self.signature}"
+
+
+def local_box(handle: str) -> "BlackBox | None":
+    """The box of ``handle`` if it was made in this process (see :data:`_LOCAL_BOXES`)."""
+    return _LOCAL_BOXES.get(handle)
+
+
+CALLBACK_ERRORS = ("TypeError", "ValueError", "IndexError", "KeyError", "ZeroDivisionError",
+                   "OverflowError", "RuntimeError", "TimeoutError")
+"""Exception types a black box's error is raised as in the learner's process (others: RuntimeError)."""
+
+
+class _CallbackTimeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _CallbackTimeout
+
+
+def run_callback(box: "BlackBox | None", args: Any, kwargs: Any) -> dict:
+    """Run one callback of the learner's code on the trusted side: the reply to send back.
+
+    Never raises. ``box`` is None when the handle is unknown (made up, or of a call that has
+    ended). The error messages say what was wrong with the call in the public signature's words,
+    never which implementation ran (a hidden function's own message could name it).
+    """
+    if box is None:
+        return _callback_error("RuntimeError", "this function can only be called while the call that "
+                               "received it is running (keep no reference to it for later calls)")
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        return _callback_error("TypeError", "malformed call")
+    try:
+        bound = box.signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        return _callback_error("TypeError", f"{exc}; this function takes {box.signature}")
+    timed = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGALRM, _alarm) if timed else None
+    # One thread, as in the sandbox: a callback is small, and a thread pool on a loaded machine
+    # makes it a hundred times slower.
+    torch = _torch_if_loaded()
+    threads = torch.get_num_threads() if torch is not None else None
+    if threads is not None and threads != 1:
+        torch.set_num_threads(1)
+    try:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, box.timeout)
+        value = box.function(*bound.args, **bound.kwargs)
+    except _CallbackTimeout:
+        return _callback_error("TimeoutError", f"this function did not finish within {box.timeout:g} s "
+                               "on these arguments; call it on smaller inputs")
+    except Exception as exc:  # noqa: BLE001 - the learner chose the inputs
+        kind = type(exc).__name__ if type(exc).__name__ in CALLBACK_ERRORS else "RuntimeError"
+        return _callback_error(kind, f"this function raised {type(exc).__name__} on these arguments; "
+                               f"check their shapes, dtypes and values against {box.signature}")
+    finally:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        if threads is not None and threads != 1:
+            torch.set_num_threads(threads)
+    return {"ok": value}
+
+
+def _callback_error(kind: str, message: str) -> dict:
+    return {"error": {"type": kind, "message": message}}
 
 
 VIEW_LAYOUTS = ("transposed", "heads", "strided")
@@ -88,8 +205,9 @@ def _torch_if_loaded():
 
 
 class _Encoder:
-    def __init__(self) -> None:
+    def __init__(self, boxes: dict | None = None) -> None:
         self.arrays: dict[str, np.ndarray] = {}
+        self.boxes = boxes
 
     def _array(self, array: np.ndarray, kind: str, dtype: str) -> dict:
         key = f"a{len(self.arrays)}"
@@ -121,6 +239,10 @@ class _Encoder:
             if "array" not in node:
                 raise CodecError("only tensors and arrays can be sent as views")
             return {**node, "layout": value.layout}
+        if isinstance(value, BlackBox):
+            if self.boxes is not None:
+                self.boxes[value.handle] = value
+            return {"callable": "box", "name": value.handle, "kwargs": {"dict": {}}}
         if isinstance(value, (StudentRef, FixtureRef)):
             kind = "student" if isinstance(value, StudentRef) else "fixture"
             return {"callable": kind, "name": value.name, "kwargs": self.encode(value.kwargs)}
@@ -153,9 +275,13 @@ def _TORCH_DTYPES():
             torch.bfloat16}
 
 
-def encode(value: Any) -> bytes:
-    """Serialise ``value`` into one message. Raises :class:`CodecError` for unsupported values."""
-    encoder = _Encoder()
+def encode(value: Any, boxes: dict | None = None) -> bytes:
+    """Serialise ``value`` into one message. Raises :class:`CodecError` for unsupported values.
+
+    :class:`BlackBox` values are sent by handle; with ``boxes`` given, each is also recorded there
+    by handle, for the sender to serve the callbacks while the reply is pending.
+    """
+    encoder = _Encoder(boxes)
     header = json.dumps(encoder.encode(value)).encode()
     buffer = io.BytesIO()
     np.savez(buffer, __header__=np.frombuffer(header, dtype=np.uint8), **encoder.arrays)
@@ -165,8 +291,9 @@ def encode(value: Any) -> bytes:
 def decode(message: bytes, resolve: Callable[[str, str, dict], Any] | None = None) -> Any:
     """Read a message written by :func:`encode`, never unpickling anything.
 
-    ``resolve(kind, name, kwargs)`` turns callable references into functions; without it they
-    come back as :class:`StudentRef` / :class:`FixtureRef` records.
+    ``resolve(kind, name, kwargs)`` turns callable references into functions (``kind``
+    ``"student"``, ``"fixture"`` or ``"box"``, whose ``name`` is the box's handle); without it they
+    come back as :class:`StudentRef` / :class:`FixtureRef` records, and a box as its handle.
     """
     try:
         archive = np.load(io.BytesIO(message), allow_pickle=False)
@@ -196,6 +323,8 @@ def _decode(node: Any, arrays: dict, resolve) -> Any:
         kwargs = _decode(node["kwargs"], arrays, resolve)
         if resolve is not None:
             return resolve(node["callable"], node["name"], kwargs)
+        if node["callable"] == "box":
+            return str(node["name"])
         ref = StudentRef if node["callable"] == "student" else FixtureRef
         return ref(node["name"], kwargs)
     if "array" in node:

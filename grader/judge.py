@@ -6,6 +6,16 @@ They run in the grader's own process. The learner's functions are reached only t
 the inline ``check()``, straight into the notebook's namespace through the same message format).
 Every comparison happens here, on data decoded from messages, with the grader's own numpy and
 torch: nothing the learner's code does to its own process can change a verdict.
+
+Trusted prerequisites: a suite may map a later exercise to the earlier exercises it calls,
+``TRUSTED_PREREQUISITES = {"self_attention": {"scaled_dot_product_attention": trusted_function}}``
+(the trusted functions live in :mod:`grader.hidden`). When the grader judges (``run_suite(...,
+trusted_prerequisites=True)``), every call of the later exercise's tests runs with each earlier
+name rebound, in the learner's namespace, to a black box of the trusted version, so a mistake in
+the earlier exercise costs there only. Where the learner's own earlier exercise fails one of its
+tests, a passing test of the later one is run once more with the learner's own version (the
+first ones, up to :data:`RERUNS_PER_EXERCISE`, until one fails); if it then fails, its feedback
+names the earlier exercise as the likely cause.
 """
 from __future__ import annotations
 
@@ -41,12 +51,19 @@ class StudentProxy:
     raise a :class:`grader.sandbox.StudentError` that the plugin turns into a status.
     """
 
-    def __init__(self, call: Call, *, load_errors: Iterable[str] = ()) -> None:
+    def __init__(self, call: Call, *, load_errors: Iterable[str] = (),
+                 trusted: dict[str, codec.BlackBox] | None = None) -> None:
         self._call = call
         self._load_errors = list(load_errors)
+        self._trusted = dict(trusted or {})
+        """Earlier exercises that stand in, as black boxes, for the learner's own during every call
+        (trusted prerequisites: see :data:`PREREQUISITES_NAME`); ``call`` then gets ``trusted=``."""
         self.timeout = 10.0
         """Seconds a single call may take before the sandbox is killed. The solutions' slowest
         call takes under 2 s on a loaded 2-core machine; a test that needs longer sets this."""
+        self._probe = False
+        """True while a test runs again with the learner's own earlier exercises (see the module
+        docstring): ``call`` then gets ``probe=True`` (a time-out there must not count)."""
         self.may_modify_arguments = False
         """Whether a call may change the tensors and arrays it is given. By default a call that
         does fails the test (:class:`grader.sandbox.ArgumentsModified`): exercises leave their
@@ -60,8 +77,11 @@ class StudentProxy:
             raise AttributeError(name)
 
         def call(*args: Any, **kwargs: Any) -> Any:
+            extra = {"trusted": self._trusted} if self._trusted else {}
+            if self._probe:
+                extra["probe"] = True
             try:
-                return self._call(name, args, kwargs, self.timeout)
+                return self._call(name, args, kwargs, self.timeout, **extra)
             except StudentRaised as exc:
                 exc.inputs = describe_arguments(args, kwargs)
                 raise
@@ -84,8 +104,22 @@ class StudentProxy:
         return codec.StudentRef(name, kwargs)
 
     def fixture(self, name: str, **kwargs: Any) -> codec.FixtureRef:
-        """A trusted helper ``grader.fixtures.<name>`` (arguments bound), to pass as an argument."""
+        """A helper ``grader.fixtures.<name>`` (arguments bound), to pass as an argument: it runs in
+        the learner's process, so it must hold nothing a learner may not read (see
+        :meth:`black_box` for what must stay hidden)."""
         return codec.FixtureRef(name, kwargs)
+
+    def black_box(self, function: Callable[..., Any], signature: Any, **hidden: Any) -> codec.BlackBox:
+        """``function`` (``hidden`` keyword arguments bound) as a black box, to pass as an argument.
+
+        The learner's code receives a callable that runs ``function`` here, in the grader, on the
+        plain values it is called with (:class:`grader.codec.BlackBox`): neither the function, its
+        name, its source nor ``hidden`` enter the learner's process. ``signature`` is the public
+        signature the learner calls it with (a callable whose signature is taken, or an
+        :class:`inspect.Signature`), the same for every implementation a test hands over.
+        """
+        target = functools.partial(function, **hidden) if hidden else function
+        return codec.BlackBox(target, signature)
 
 
 INPUT_CHARS = 500
@@ -114,7 +148,7 @@ def describe(value: Any) -> str:
         return repr(value) if len(value) <= 40 else f"a string of {len(value)} characters"
     if isinstance(value, codec.StudentRef):
         return f"your function {value.name}"
-    if isinstance(value, codec.FixtureRef):
+    if isinstance(value, (codec.FixtureRef, codec.BlackBox)):
         return "a function"
     if isinstance(value, (list, tuple)):
         text = repr(value)
@@ -409,18 +443,32 @@ def _bounded(text: str) -> str:
     return text if len(text) <= OUTPUT_CHARS else text[: OUTPUT_CHARS - 15] + " ... (cut)"
 
 
+PREREQUISITES_NAME = "TRUSTED_PREREQUISITES"
+"""The suite-level name of ``{later exercise: {earlier exercise: trusted function}}`` (see the
+module docstring); each trusted function has the earlier exercise's public signature."""
+
+RERUNS_PER_EXERCISE = 2
+"""Passing tests of a later exercise run again with the learner's own earlier exercise, at most
+this many per grading, until one fails (its feedback then names the cause)."""
+
+_OWN_FAILURE = pytest.StashKey[tuple]()
+"""On a test item: (earlier exercises, failure) when it fails with the learner's own versions."""
+
+
 class JudgePlugin:
     """Runs one suite's tests against one learner and records a :class:`TestResult` per test."""
 
     def __init__(self, connect: Callable[[str], tuple[Call, list[str]]], *,
                  exercises: set[str] | None = None, public_only: bool = False,
-                 order: list[str] = ()) -> None:
+                 order: list[str] = (), trusted_prerequisites: bool = False) -> None:
         self._connect = connect
+        self._prerequisites = trusted_prerequisites
         self._exercises = exercises
         self._public_only = public_only
         self._order = {name: index for index, name in enumerate(order)}
         self.results: list[TestResult] = []
         self.collection_errors: list[str] = []
+        self._reruns: dict[str, int] = {}
 
     def pytest_configure(self, config: pytest.Config) -> None:
         # The learner's feedback is built from the exception itself (:meth:`_result`), so
@@ -451,7 +499,46 @@ class JudgePlugin:
     def student(self, request: pytest.FixtureRequest) -> StudentProxy:
         name, _, _ = _exercise_marker(request.node)
         call, load_errors = self._connect(name)
-        return StudentProxy(call, load_errors=load_errors)
+        trusted = {}
+        if self._prerequisites:
+            table = getattr(request.module, PREREQUISITES_NAME, {}).get(name, {})
+            trusted = {earlier: codec.BlackBox(function, function) for earlier, function in table.items()}
+        return StudentProxy(call, load_errors=load_errors, trusted=trusted)
+
+    def _failed(self, exercise: str) -> bool:
+        return any(r.exercise == exercise and r.status != PASSED for r in self.results)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        result = yield  # raises when the test failed: then the later exercise has a mistake of its own
+        proxy = getattr(item, "funcargs", {}).get("student")
+        if isinstance(proxy, StudentProxy) and proxy._trusted:
+            own = [name for name in proxy._trusted if self._failed(name)]
+            exercise = _exercise_marker(item)[0]
+            tries = self._reruns.get(exercise, 0)
+            if own and 0 <= tries < RERUNS_PER_EXERCISE:
+                self._reruns[exercise] = tries + 1
+                if self._with_own(item, proxy, own):
+                    self._reruns[exercise] = -1  # one test that names the cause is enough
+        return result
+
+    def _with_own(self, item: pytest.Item, proxy: StudentProxy, own: list[str]) -> bool:
+        """Run ``item`` again with the learner's own ``own`` exercises; remember how it failed.
+        True if it failed."""
+        saved = proxy._trusted
+        proxy._trusted = {name: box for name, box in saved.items() if name not in own}
+        proxy._probe = True
+        try:
+            item.runtest()
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - any failure of the second run is the clue
+            leaf = _first_leaf(exc)
+            item.stash[_OWN_FAILURE] = (own, " ".join(str(leaf).split())[:300])
+            return True
+        finally:
+            proxy._trusted, proxy._probe = saved, False
+        return False
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
@@ -471,6 +558,13 @@ class JudgePlugin:
         excinfo = call.excinfo
         if excinfo is None:
             result.output = _bounded(recorded)
+            if _OWN_FAILURE in item.stash:
+                own, failure = item.stash[_OWN_FAILURE]
+                names = " and ".join(f"`{name}`" for name in own)
+                result.output = _bounded(
+                    f"passed, graded with the course's own {names} in place of yours; with yours this "
+                    f"test fails, so your {names} is the likely cause: fix its failing tests first "
+                    f"(with yours: {failure})")
             return result
         exc = _first_leaf(excinfo.value)
         if isinstance(exc, StudentError):
@@ -488,8 +582,13 @@ class JudgePlugin:
 
 
 def run_suite(suite: str, connect: Callable[[str], tuple[Call, list[str]]], *,
-              exercises: set[str] | None = None, public_only: bool = False) -> list[TestResult]:
+              exercises: set[str] | None = None, public_only: bool = False,
+              trusted_prerequisites: bool = False) -> list[TestResult]:
     """Run the hidden tests of ``suite``; ``connect(exercise)`` gives the call into the learner.
+
+    With ``trusted_prerequisites``, an exercise that calls an earlier one is judged with the
+    trusted version of the earlier one (the module docstring says how); ``connect``'s calls then
+    take ``trusted=`` and ``probe=`` keywords (:class:`grader.grade._Connections` does).
 
     Tests run, and their results come, exercise by exercise in the notebook's order
     (:func:`exercise_order`), each exercise's tests in the suite's order.
@@ -498,7 +597,7 @@ def run_suite(suite: str, connect: Callable[[str], tuple[Call, list[str]]], *,
     if not path.is_file():
         raise GraderError(f"no hidden tests named {path.name} in {SUITES_DIR}")
     plugin = JudgePlugin(connect, exercises=exercises, public_only=public_only,
-                         order=exercise_order(suite))
+                         order=exercise_order(suite), trusted_prerequisites=trusted_prerequisites)
     # Only the plugins a suite needs: no third-party ones (entry points), and not the ones that
     # run gc.collect() several times at the end (over a second with torch loaded).
     args = [str(path), "-s", "-p", "no:cacheprovider", "-p", "no:terminal",

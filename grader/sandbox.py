@@ -10,6 +10,13 @@ in a session of its own, with its output sent to a log file, optionally as an un
 (see :mod:`grader.codec`). A time-out kills the child's whole process tree; a crash (``os._exit``,
 a signal, a limit) is noticed as the end of the pipe. Either way the call fails with a
 :class:`StudentError` and the next call starts a fresh child.
+
+Black boxes (:class:`grader.codec.BlackBox`) in a request are sent by handle. While the grader
+waits for a request's reply, the child may send callbacks instead (``{"op": "callback",
+"handle", "args", "kwargs"}``, its learner code calling a box): each is run here on the trusted
+side (:func:`grader.codec.run_callback`) and answered on the pipe, and the wait goes on. Only the
+boxes of the pending request answer; the time spent in callbacks counts towards the request's
+time limit.
 """
 from __future__ import annotations
 
@@ -155,22 +162,31 @@ class _Channel:
         self.child, self.to_child, self.from_child = child, to_child, from_child
 
     def request(self, request: dict, timeout: float, *, what: str) -> dict:
-        message = codec.encode(request)
+        boxes: dict[str, codec.BlackBox] = {}
+        message = codec.encode(request, boxes)
         deadline = time.monotonic() + timeout
         try:
-            os.write(self.to_child, len(message).to_bytes(8, "big"))
-            view = memoryview(message)
-            while view:
-                written = os.write(self.to_child, view[: 1 << 20])
-                view = view[written:]
-            prefix = self._read(8, deadline, what)
-            payload = self._read(codec.frame_length(prefix), deadline, what)
-            reply = codec.decode(payload)
-        except (BrokenPipeError, EOFError, codec.CodecError) as exc:
+            self._write(message)
+            while True:
+                prefix = self._read(8, deadline, what)
+                payload = self._read(codec.frame_length(prefix), deadline, what)
+                reply = codec.decode(payload)
+                if not (isinstance(reply, dict) and reply.get("op") == "callback"):
+                    break
+                self._write(codec.encode(codec.run_callback(
+                    boxes.get(str(reply.get("handle"))), reply.get("args"), reply.get("kwargs"))))
+        except (BrokenPipeError, EOFError, codec.CodecError, RecursionError) as exc:
             raise self.crashed(what, exc) from None
         if not isinstance(reply, dict):
             raise self.crashed(what, "a reply that is not a message")
         return reply
+
+    def _write(self, message: bytes) -> None:
+        os.write(self.to_child, len(message).to_bytes(8, "big"))
+        view = memoryview(message)
+        while view:
+            written = os.write(self.to_child, view[: 1 << 20])
+            view = view[written:]
 
     def _read(self, size: int, deadline: float, what: str) -> bytes:
         chunks, remaining = [], size
@@ -396,13 +412,20 @@ class Sandbox:
         self.close()
 
     # -- requests ---------------------------------------------------------------------------
-    def call(self, name: str, args: tuple, kwargs: dict, *, timeout: float) -> Any:
-        """Call the learner's function ``name``; return its decoded result or raise StudentError."""
+    def call(self, name: str, args: tuple, kwargs: dict, *, timeout: float,
+             trusted: dict | None = None) -> Any:
+        """Call the learner's function ``name``; return its decoded result or raise StudentError.
+
+        ``trusted`` maps names of the learner's namespace to :class:`grader.codec.BlackBox` es
+        that stand in for them during this call (trusted prerequisites).
+        """
         self._ensure_started()
         if self.limits.call_timeout is not None:
             timeout = min(timeout, self.limits.call_timeout)
-        reply = self._channel.request({"op": "call", "name": name, "args": list(args),
-                                       "kwargs": kwargs}, timeout, what=f"calling {name}")
+        request = {"op": "call", "name": name, "args": list(args), "kwargs": kwargs}
+        if trusted:
+            request["trusted"] = dict(trusted)
+        reply = self._channel.request(request, timeout, what=f"calling {name}")
         return result_of_reply(name, reply)
 
 

@@ -40,9 +40,10 @@ COURSE_FILES = ("course.py", "pyproject.toml", "environment.yml", "LICENSE", ".g
 WORKFLOW = Path(".github/workflows/grade-my-notebooks.yml")
 CLASSROOM_WORKFLOW = Path(".github/workflows/classroom.yml")
 """GitHub Classroom's autograding: the public checks, partial credit per check."""
-NOT_SHIPPED = ("hosted", "suites", "fixtures", "starter.py")
+NOT_SHIPPED = ("hosted", "suites", "fixtures", "hidden", "starter.py")
 """Parts of the grader package chosen per notebook (suites, fixtures) or kept by the instructor
-(``hosted``: the Gradescope zip and the class workflows carry hidden tests)."""
+(``hosted``: the Gradescope zip and the class workflows carry hidden tests; ``hidden``: the
+trusted implementations that hidden tests hand over as black boxes)."""
 
 
 @dataclass

@@ -18,6 +18,7 @@ by anyone checking a catalogue::
 """
 from __future__ import annotations
 
+import ast
 import copy
 import time
 from pathlib import Path
@@ -61,6 +62,63 @@ def replaced(notebook, replace: dict[str, str]):
     for exercise, source in replace.items():
         notebook.cells[exercise_cell_index(notebook, exercise)].source = source
     return notebook
+
+
+def _names_read(source: str) -> set[str]:
+    """Every name ``source`` reads (loads), anywhere in it; nothing if it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load)}
+
+
+def _names_defined(source: str) -> set[str]:
+    """The names a cell binds at its top level other than by ``import`` (an import binds the same
+    module whichever cell does it): functions, classes and assignments."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def reached(notebook, replace: dict[str, str], exercises: set[str]) -> set[str]:
+    """The exercises of ``exercises`` whose results replacing ``replace``'s cells can change.
+
+    The replaced exercises, and every exercise whose cell reads or defines a name that a replaced
+    cell defines other than by ``import`` (in the notebook or in its replacement; a replaced cell
+    may also redefine another exercise), and so on: an exercise whose cell reads no
+    such name runs the very same code as in ``notebook`` (its own cell and the notebook's other
+    cells, loaded in the same order), so it gets the very same results.
+    """
+    cells = {}
+    for index, cell in code_cells(notebook):
+        if EXERCISE_TAG in tags(cell):
+            for name in top_level_names(cell.source):
+                cells.setdefault(name, cell.source)
+    found = set(replace) & set(exercises) | set(replace)
+    changed = set()
+    for exercise, source in replace.items():
+        changed |= _names_defined(source) | _names_defined(cells.get(exercise, ""))
+    grew = True
+    while grew:
+        grew = False
+        for exercise in sorted(set(exercises) - found):
+            source = cells.get(exercise, "")
+            if (_names_read(source) | _names_defined(source) | {exercise}) & changed:
+                found.add(exercise)
+                changed |= _names_defined(cells.get(exercise, ""))
+                grew = True
+    return found & set(exercises) | set(replace)
 
 
 class _VariantConnections(_Connections):
@@ -133,12 +191,17 @@ class VariantGrader:
             self._templates[key] = template
         return template
 
+    def reached(self, replace: dict[str, str]) -> set[str]:
+        """The suite's exercises whose results ``replace`` can change (:func:`reached`): grading
+        only those gives the whole suite's report, less the tests that stay as the solution's."""
+        return reached(self.notebook, replace, self.suite_exercises)
+
     def grade(self, replace: dict[str, str], *, exercises: set[str] | None = None
               ) -> NotebookReport:
         """Grade the notebook with ``replace`` (exercise name -> cell source) applied.
 
         ``exercises`` limits the hidden tests as ``python -m grader check --exercise`` does
-        (default: the replaced exercises).
+        (default: the replaced exercises; :meth:`reached` gives every exercise they can change).
         """
         start = time.monotonic()
         notebook = replaced(self.notebook, replace)

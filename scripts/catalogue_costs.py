@@ -48,7 +48,7 @@ def main() -> None:
     with VariantGrader(next(p for p in paths if p.stem == name)) as grader:
         for wrong in entries:
             start = time.monotonic()
-            report = grader.grade({wrong.exercise: wrong.source})
+            report = grader.grade({wrong.exercise: wrong.source}, exercises=grader.reached({wrong.exercise: wrong.source}))
             failed = [t for t in report.tests if t.status != PASSED]
             over += len(failed) > wrong.costs
             if args.over and len(failed) <= wrong.costs:

@@ -3,11 +3,23 @@
 Each entry is graded as a copy of the solution notebook with its exercise cell replaced, through
 :class:`grader.variants.VariantGrader`: the learner's side runs in a sandbox of its own, forked from
 a template that loaded the notebook's setup once (tests/test_variants.py proves the reports equal
-those of grading the edited notebook whole). Where the catalogue sets ``COSTS_ONCE``, an entry may
-fail no more hidden tests than its ``costs`` (one by default): one mistake costs once. An entry with ``min_lost`` (a shallow
-answer to a thinking exercise) must lose at least that share of the exercise's points.
+those of grading the edited notebook whole). It is graded against the whole notebook's suite: the
+tests of every exercise whose results the replaced cell can change (its own, and those of every
+exercise whose cell reads a name it defines: :func:`grader.variants.reached`); every other test
+runs the solution's very code and keeps the solution's full marks. Where the catalogue sets
+``COSTS_ONCE``, an entry may fail no more hidden tests than its ``costs`` (one by default), in its
+own exercise and in every other: one mistake costs once, across exercises too (an exercise that
+calls an earlier one is judged with the trusted version of the earlier one).
+
+A ``shallow`` entry (a constant verdict, a read of a black box's attributes, an import of the
+grader's fixtures) scores at most half its exercise's points, and no more than the exercise's
+constant answers (the entries whose function only returns a literal) score.
+An entry with ``min_lost`` (a shallow answer to a thinking exercise) must lose at least that
+share of its exercise's points.
 """
 from __future__ import annotations
+
+import ast
 
 import pytest
 
@@ -22,26 +34,83 @@ def _catalogue():
             for name, module in modules(solution_notebooks()) for wrong in module.WRONG_ANSWERS]
 
 
+def is_constant(wrong) -> bool:
+    """Whether the entry's exercise function does nothing but return one literal."""
+    for node in ast.parse(wrong.source).body:
+        if isinstance(node, ast.FunctionDef) and node.name == wrong.exercise:
+            body = [n for n in node.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+            return (len(body) == 1 and isinstance(body[0], ast.Return)
+                    and isinstance(body[0].value, ast.Constant))
+    return False
+
+
+def exercise_score(report, exercise: str) -> tuple[float, float]:
+    """(score, max score) of ``exercise``'s tests in ``report``."""
+    tests = [t for t in report.tests if t.exercise == exercise]
+    return sum(t.score for t in tests), sum(t.max_score for t in tests)
+
+
+_CONSTANT_SCORES: dict[tuple[str, str], float] = {}
+
+
+def constant_score(variant_grader, suite: str, exercise: str) -> float:
+    """The best score of the catalogue's constant answers to ``exercise`` (graded once per session)."""
+    key = (suite, exercise)
+    if key not in _CONSTANT_SCORES:
+        (_, module), = [m for m in modules(solution_notebooks()) if m[0] == suite]
+        constants = [w for w in module.WRONG_ANSWERS if w.exercise == exercise and is_constant(w)]
+        assert constants, f"{suite}: {exercise} has shallow entries but no constant answer to compare them with"
+        grader = variant_grader(suite)
+        _CONSTANT_SCORES[key] = max(exercise_score(grader.grade({w.exercise: w.source}), exercise)[0]
+                                    for w in constants)
+    return _CONSTANT_SCORES[key]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("suite, wrong, costs_once", _catalogue())
 def test_wrong_answer_is_rejected(variant_grader, suite, wrong, costs_once):
-    report = variant_grader(suite).grade({wrong.exercise: wrong.source})
+    grader = variant_grader(suite)
+    report = grader.grade({wrong.exercise: wrong.source}, exercises=grader.reached({wrong.exercise: wrong.source}))
     assert report.error is None
     assert report.tests, "the hidden tests selected nothing"
-    assert {t.exercise for t in report.tests} == {wrong.exercise}
-    assert report.score < report.max_score, f"'{wrong.mistake}' got full marks"
-    if wrong.min_lost:  # a shallow answer loses at least this share of the exercise's points
-        assert report.max_score - report.score >= wrong.min_lost * report.max_score, (
-            f"'{wrong.mistake}' kept {report.score}/{report.max_score} points; it must lose at least "
-            f"{wrong.min_lost:.0%} of them")
+    assert wrong.exercise in {t.exercise for t in report.tests}
+    score, max_score = exercise_score(report, wrong.exercise)
+    assert score < max_score, f"'{wrong.mistake}' got full marks"
     if wrong.feedback:
         feedback = " ".join(t.output for t in report.tests if t.status != PASSED)
         assert wrong.feedback in feedback, f"feedback does not name the mistake: {feedback[:600]}"
     if wrong.min_lost:  # a shallow answer loses at least this share of the exercise's points
-        lost = 1 - report.score / report.max_score
+        lost = 1 - score / max_score
         assert lost >= wrong.min_lost, (
             f"'{wrong.mistake}' loses {lost:.0%} of the points, less than {wrong.min_lost:.0%}")
     if costs_once:  # one mistake costs once (DESIGN.md): the test that owns the property fails, no other
-        failed = [t.name for t in report.tests if t.status != PASSED]
+        failed = [f"{t.exercise}: {t.name}" for t in report.tests if t.status != PASSED]
         assert len(failed) <= wrong.costs, (
             f"'{wrong.mistake}' fails {len(failed)} tests (at most {wrong.costs}): {', '.join(failed)}")
+        others = sorted({t.exercise for t in report.tests if t.status != PASSED} - {wrong.exercise})
+        assert not others, f"'{wrong.mistake}' costs points in other exercises too: {', '.join(others)}"
+    if wrong.shallow:
+        assert score <= max_score / 2, f"shallow answer '{wrong.mistake}' scores {score:g} of {max_score:g}"
+        if not is_constant(wrong):
+            constant = constant_score(variant_grader, suite, wrong.exercise)
+            assert score <= constant, (f"shallow answer '{wrong.mistake}' scores {score:g}, more than a "
+                                       f"constant answer ({constant:g})")
+
+
+@pytest.mark.slow
+@one_worker_per_notebook("01_permutation_invariance")
+def test_a_mistake_costs_once_across_the_notebook(variant_grader):
+    """Missing 1/sqrt(d_k) costs in scaled_dot_product_attention only, graded against the whole suite
+    (self_attention calls it, and is judged with the trusted version); self_attention's feedback
+    names it as the likely cause."""
+    (_, module), = [m for m in modules(solution_notebooks()) if m[0] == "01_permutation_invariance"]
+    wrong = next(w for w in module.WRONG_ANSWERS if w.mistake == "missing 1/sqrt(d_k)")
+    grader = variant_grader("01_permutation_invariance")
+    report = grader.grade({wrong.exercise: wrong.source}, exercises=grader.suite_exercises)
+    assert {t.exercise for t in report.tests} == grader.suite_exercises
+    lost = {t.exercise for t in report.tests if t.status != PASSED}
+    assert lost == {"scaled_dot_product_attention"}
+    assert report.max_score - report.score == exercise_score(report, wrong.exercise)[1] - exercise_score(
+        report, wrong.exercise)[0] > 0
+    notes = [t.output for t in report.tests if t.exercise == "self_attention"]
+    assert any("your `scaled_dot_product_attention` is the likely cause" in note for note in notes), notes

@@ -87,3 +87,20 @@ def test_an_exercise_the_notebook_lacks_is_refused_in_one_line():
     with pytest.raises(GraderError, match="no exercise cell defines 'rope'"):
         grader.grade({"rope": "def rope(): pass"})
     grader.close()
+
+
+def test_reached_follows_the_names_a_replaced_cell_defines():
+    """An entry is graded on its exercise and on every exercise whose cell reads a name its cell
+    defines (transitively); imports do not count, and nothing else is reached."""
+    from grader.variants import reached
+
+    notebook = read_notebook(SOLUTIONS / "01_permutation_invariance.ipynb")
+    exercises = {"scaled_dot_product_attention", "self_attention", "permutation_matrix",
+                 "max_equivariance_error", "symmetry_of", "position_probe_r2"}
+    sdpa = "import math\ndef scaled_dot_product_attention(q, k, v, mask=None):\n    return v\n"
+    assert reached(notebook, {"scaled_dot_product_attention": sdpa}, exercises) == {
+        "scaled_dot_product_attention", "self_attention"}
+    helper = "def permutation_matrix(perm):\n    return perm\nself_attention = None\n"
+    assert reached(notebook, {"permutation_matrix": helper}, exercises) >= {"permutation_matrix", "self_attention"}
+    assert reached(notebook, {"position_probe_r2": "def position_probe_r2(*a):\n    return 0.0\n"},
+                   exercises) == {"position_probe_r2"}

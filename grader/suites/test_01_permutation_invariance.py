@@ -10,6 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.fixtures import permutation_invariance as fixtures
+from grader.hidden import permutation_invariance as hidden
 from grader.judge import expect_close, expect_dtype, expect_raises, expect_shape, expect_true, fail, view
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
@@ -17,6 +18,10 @@ from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, 
 EXERCISE_ORDER = ("scaled_dot_product_attention", "self_attention", "permutation_matrix",
                   "max_equivariance_error", "unchanged_outputs", "symmetry_of", "position_probe_r2")
 """The exercises in the notebook's order (of their cells): reports number and list them so."""
+
+TRUSTED_PREREQUISITES = {"self_attention": {"scaled_dot_product_attention": hidden.scaled_dot_product_attention}}
+"""Exercises judged with the trusted version of an earlier one they call (grader.judge): a mistake
+in scaled_dot_product_attention costs there only."""
 
 
 def _randn(*shape, seed, dtype=torch.float32):
@@ -750,16 +755,22 @@ def test_probe_r2_rejects_outputs_that_are_not_sequences(student):
 
 
 # -- symmetry_of --------------------------------------------------------------------------------
-# Each fixture is a trusted sequence function in grader/fixtures/permutation_invariance.py, with
-# the answer symmetry_of must give. The named tests own the functions built to fool a detector;
-# the property test draws from the others.
+# Each case is a sequence function, with the answer symmetry_of must give. The learner's detector
+# gets it as a black box: it runs here, in the grader, so only its behaviour can tell. The hidden
+# cases are in grader/hidden/permutation_invariance.py, the public one in grader/fixtures. The named
+# tests own the functions built to fool a detector; the property test draws from the others.
 _SYMMETRY = {"plain_attention": "equivariant", "tokenwise_mlp": "equivariant", "mean_pooling": "invariant",
              "query_pooling": "invariant", "causal_attention": "neither", "absolute_bias": "neither",
              "position_scaled_scores": "neither"}
 
 
-def _expect_symmetry(student, name, expected, num_tokens, d_model, **kwargs):
-    got = student.symmetry_of(student.fixture(f"permutation_invariance.{name}", **kwargs), num_tokens, d_model)
+def _sequence_function(x):
+    """The public signature of every function symmetry_of is handed: (T, d) -> (T, d) or (d,)."""
+
+
+def _expect_symmetry(student, function, expected, num_tokens, d_model, **kwargs):
+    fn = student.black_box(function, _sequence_function, **kwargs)
+    got = student.symmetry_of(fn, num_tokens, d_model)
     expect_true(got in ("equivariant", "invariant", "neither"),
                 f"symmetry_of should return 'equivariant', 'invariant' or 'neither', not {got!r}")
     expect_true(got == expected, f"a hidden function ({num_tokens} tokens, d_model = {d_model}) is {expected}, "
@@ -769,31 +780,31 @@ def _expect_symmetry(student, name, expected, num_tokens, d_model, **kwargs):
 @pytest.mark.exercise("symmetry_of", points=2, public=True)
 def test_symmetry_of_plain_attention(student):
     """One head of attention without positions or mask (8 tokens, d_model = 4) is equivariant."""
-    _expect_symmetry(student, "plain_attention", "equivariant", 8, 4)
+    _expect_symmetry(student, fixtures.plain_attention, "equivariant", 8, 4)
 
 
 @pytest.mark.exercise("symmetry_of", points=1)
 def test_symmetry_of_a_reversal_symmetric_bias(student):
     """A score bias -|i - j| commutes with reversing the sequence, yet depends on position: neither."""
-    _expect_symmetry(student, "symmetric_relative_bias", "neither", 6, 4)
+    _expect_symmetry(student, hidden.symmetric_relative_bias, "neither", 6, 4)
 
 
 @pytest.mark.exercise("symmetry_of", points=1)
 def test_symmetry_of_a_last_position_effect(student):
     """Only the last position's scores are scaled (10 tokens): neither, though swapping tokens 0 and 1 cannot show it."""
-    _expect_symmetry(student, "last_token_scaled", "neither", 10, 3)
+    _expect_symmetry(student, hidden.last_token_scaled, "neither", 10, 3)
 
 
 @pytest.mark.exercise("symmetry_of", points=1)
 def test_symmetry_of_a_sequence_output_that_never_changes(student):
     """The mean token repeated at every position: a (T, d) output that no shuffle changes is invariant."""
-    _expect_symmetry(student, "broadcast_mean", "invariant", 5, 3)
+    _expect_symmetry(student, hidden.broadcast_mean, "invariant", 5, 3)
 
 
 @pytest.mark.exercise("symmetry_of", points=1)
 def test_symmetry_of_a_small_position_effect(student):
     """Learned position vectors of size 1e-4 added before attention: a small effect, still neither."""
-    _expect_symmetry(student, "absolute_bias", "neither", 6, 4, scale=1e-4)
+    _expect_symmetry(student, hidden.absolute_bias, "neither", 6, 4, scale=1e-4)
 
 
 @pytest.mark.exercise("symmetry_of", points=4)
@@ -801,4 +812,4 @@ def test_symmetry_of_a_small_position_effect(student):
 @given(name=st.sampled_from(sorted(_SYMMETRY)), num_tokens=st.integers(2, 9), d_model=st.sampled_from([1, 2, 5, 8]))
 def test_symmetry_of_hidden_functions(student, name, num_tokens, d_model):
     """Hidden attention variants (pooling, masks, position vectors, position-dependent scales), any T >= 2 and width."""
-    _expect_symmetry(student, name, _SYMMETRY[name], num_tokens, d_model)
+    _expect_symmetry(student, getattr(hidden, name), _SYMMETRY[name], num_tokens, d_model)

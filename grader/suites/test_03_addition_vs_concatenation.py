@@ -1,7 +1,8 @@
 """Hidden tests and public checks for notebook 03, addition versus concatenation.
 
 References are computed here in float64 with independent code (indexing, torch.cat, einsum for
-the logit terms, the trusted probes and protocols of grader.fixtures.addition_vs_concatenation),
+the logit terms, the trusted probes of grader.fixtures.addition_vs_concatenation and the hidden
+protocols of grader.hidden.addition_vs_concatenation),
 never with the learner's functions.
 """
 import math
@@ -12,6 +13,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.fixtures import addition_vs_concatenation as fixtures
+from grader.hidden import addition_vs_concatenation as hidden
 from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true, fail
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 from grader.sandbox import StudentRaised
@@ -362,8 +364,15 @@ def _held_out(features, tokens, where, read, probe, *, split="other", bias=True)
 
 
 # -- is_fair_protocol ---------------------------------------------------------------------------
-def _expect_verdict(student, name, fair, why, **kwargs):
-    got = student.is_fair_protocol(student.fixture(f"addition_vs_concatenation.{name}", **kwargs))
+def _protocol(features, labels):
+    """The public signature of every protocol is_fair_protocol is handed: (N, d), (N,) -> accuracy."""
+
+
+def _expect_verdict(student, function, fair, why, **kwargs):
+    # The protocol is a black box: it runs here, in the grader, on what the learner's code sends.
+    # The public case is in grader/fixtures, the hidden ones in grader/hidden.
+    protocol = student.black_box(function, _protocol, **kwargs)
+    got = student.is_fair_protocol(protocol)
     expect_true(isinstance(got, bool), f"is_fair_protocol should return a bool, not {type(got).__name__}")
     expect_true(got == fair, f"a protocol that {why} was judged {'fair' if got else 'leaky'}; it is "
                 f"{'fair' if fair else 'leaky'}")
@@ -372,15 +381,15 @@ def _expect_verdict(student, name, fair, why, **kwargs):
 @pytest.mark.exercise("is_fair_protocol", points=1, public=True)
 def test_fair_protocol_random_half(student):
     """LDA fitted on a random half of the rows and scored on the other half is fair."""
-    _expect_verdict(student, "fair_split", True, "fits LDA on a random half and scores the other half")
+    _expect_verdict(student, fixtures.fair_split, True, "fits LDA on a random half and scores the other half")
 
 
 @pytest.mark.exercise("is_fair_protocol", points=1)
 def test_fair_protocol_variants(student):
     """Fair protocols you have not seen: a 70/30 split with the ridge probe, and 4-fold cross-validation of the
     nearest centroid."""
-    _expect_verdict(student, "fair_ridge_split", True, "fits the ridge probe on a random 70% and scores the other 30%")
-    _expect_verdict(student, "fair_cross_validation", True, "averages 4-fold cross-validation of the nearest centroid")
+    _expect_verdict(student, hidden.fair_ridge_split, True, "fits the ridge probe on a random 70% and scores the other 30%")
+    _expect_verdict(student, hidden.fair_cross_validation, True, "averages 4-fold cross-validation of the nearest centroid")
 
 
 @pytest.mark.exercise("is_fair_protocol", points=1)
@@ -388,30 +397,46 @@ def test_fair_protocol_variants(student):
 @given(train_share=st.sampled_from([0.3, 0.4, 0.5, 0.6]), seed=st.integers(1, 50))
 def test_fair_protocol_any_random_split(student, train_share, seed):
     """LDA fitted on a random share of the rows (30% to 60%, any seed of the split) and scored on the rest is fair."""
-    _expect_verdict(student, "fair_split", True,
+    _expect_verdict(student, hidden.fair_split, True,
                     f"fits LDA on a random {train_share:.0%} of the rows (split seed {seed}) and scores the rest",
                     train_share=train_share, seed=seed)
 
 
-@pytest.mark.exercise("is_fair_protocol", points=2)
+@pytest.mark.exercise("is_fair_protocol", points=1)
 def test_leaky_protocol_test_rows_in_the_fit(student):
     """Protocols whose fit sees the rows they score (fitted on all rows; scored on the training half) leak."""
-    _expect_verdict(student, "fit_on_all_rows", False, "fits LDA on every row and then scores half of them")
-    _expect_verdict(student, "scored_on_training_rows", False, "scores LDA on the rows it was fitted on")
+    _expect_verdict(student, hidden.fit_on_all_rows, False, "fits LDA on every row and then scores half of them")
+    _expect_verdict(student, hidden.scored_on_training_rows, False, "scores LDA on the rows it was fitted on")
 
 
-@pytest.mark.exercise("is_fair_protocol", points=2)
+@pytest.mark.exercise("is_fair_protocol", points=1)
 def test_leaky_protocol_best_of_splits(student):
     """A protocol that reports the best of 10 random splits leaks (each split alone is fair: only the mean of many
     calls shows it)."""
-    _expect_verdict(student, "best_of_splits", False, "reports the best test accuracy of 10 random splits")
+    _expect_verdict(student, hidden.best_of_splits, False, "reports the best test accuracy of 10 random splits")
 
 
-@pytest.mark.exercise("is_fair_protocol", points=2)
+@pytest.mark.exercise("is_fair_protocol", points=1)
 def test_leaky_protocol_unshuffled_split(student):
     """A protocol that trains on the first half of the rows as given and tests on the second leaks when the rows
     come sorted by label (it is fair only for rows in random order)."""
-    _expect_verdict(student, "unshuffled_split", False, "trains on the first half of the rows as given, without a shuffle")
+    _expect_verdict(student, hidden.unshuffled_split, False, "trains on the first half of the rows as given, without a shuffle")
+
+
+# A verdict that does not depend on the protocol (a constant) is every mistake at once: the tests above
+# charge each leak, or each fair protocol, once, so a constant would keep more than half the points.
+# This test charges it.
+@pytest.mark.exercise("is_fair_protocol", points=3)
+def test_verdict_depends_on_the_protocol(student):
+    """The verdict depends on the protocol: a fair split and a protocol that scores rows it was fitted on do not
+    both get the same verdict (two such pairs)."""
+    pairs = [(hidden.fair_split, hidden.fit_on_all_rows), (hidden.fair_ridge_split, hidden.scored_on_training_rows)]
+    for fair, leaky in pairs:
+        verdicts = [student.is_fair_protocol(student.black_box(p, _protocol)) for p in (fair, leaky)]
+        if verdicts[0] != verdicts[1]:
+            return
+    fail("is_fair_protocol gave a fair split and a protocol that scores the rows it was fitted on the same verdict: "
+         "the verdict must come from what the protocol returns (call it on data with a known answer)")
 
 
 # -- first_coordinates_carry --------------------------------------------------------------------

@@ -29,12 +29,18 @@ from hypothesis import strategies as st
 
 from grader.judge import (expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
                           expect_true, fail, mistake_suffix)
+from grader.hidden import rotary_embeddings as hidden
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
 EXERCISE_ORDER = ("rope_inv_freq", "rope_rotation_matrix", "diagonal_spread", "rope_cos_sin",
                   "apply_rope", "rope_cost", "layout_permutation", "matching_pairs", "rope_base_for_context",
                   "rope_is_faithful", "alibi_slopes", "alibi_bias")
 """The exercises in the notebook's order (of their cells): reports number and list them so."""
+
+TRUSTED_PREREQUISITES = {"rope_is_faithful": {"apply_rope": hidden.apply_rope},
+                         "alibi_bias": {"alibi_slopes": hidden.alibi_slopes}}
+"""Exercises judged with the trusted version of an earlier one they call (grader.judge): one
+mistake costs once."""
 
 
 def _randn(*shape, seed, dtype=torch.float32):
@@ -1086,42 +1092,23 @@ def test_base_for_context_rejects_invalid_inputs(student):
 
 
 # -- rope_is_faithful ---------------------------------------------------------------------------
-# Each implementation is a trusted function in grader/fixtures/rotary_embeddings.py, called in the
-# sandbox as rope(x, past_length=0); the faithful ones implement the config, the broken ones carry
-# one bug each that shipped in a real system. A bug is only tried on a config where it changes
-# the output (a plain config has no rope_scaling to ignore).
-_FAITHFUL_CONFIGS = {
-    "plain, half-split, head_dim 32": {"head_dim": 32, "rope_theta": 10000.0, "interleaved": False,
-                                       "max_position_embeddings": 96, "rope_scaling": None},
-    "plain, interleaved, head_dim 16, base 5e5": {"head_dim": 16, "rope_theta": 500000.0, "interleaved": True,
-                                                  "max_position_embeddings": 64, "rope_scaling": None},
-    "linear x4, half-split": {"head_dim": 32, "rope_theta": 10000.0, "interleaved": False,
-                              "max_position_embeddings": 256, "rope_scaling": {"rope_type": "linear", "factor": 4.0}},
-    "linear x2, interleaved": {"head_dim": 24, "rope_theta": 500000.0, "interleaved": True,
-                               "max_position_embeddings": 80, "rope_scaling": {"rope_type": "linear", "factor": 2.0}},
-    "dynamic x4, half-split, original 64": {
-        "head_dim": 64, "rope_theta": 10000.0, "interleaved": False, "max_position_embeddings": 256,
-        "rope_scaling": {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 64}},
-    "dynamic x2, interleaved, original 48": {
-        "head_dim": 16, "rope_theta": 500000.0, "interleaved": True, "max_position_embeddings": 96,
-        "rope_scaling": {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 48}},
-}
+# Each implementation is a hidden function in grader/hidden/rotary_embeddings.py, handed to the
+# learner's detector as a black box called rope(x, past_length=0) that runs here, in the grader;
+# the faithful ones implement the config, the broken ones carry one bug each that shipped in a real
+# system. The configs and which bug is tried on which (only where it changes the output: a plain
+# config has no rope_scaling to ignore) are there too, so no file a learner gets holds them.
+_FAITHFUL_CONFIGS, _BUGS, _FAITHFUL = hidden.CONFIGS, hidden.BUGS, hidden.FAITHFUL
 _SCALED = [name for name, config in _FAITHFUL_CONFIGS.items() if config["rope_scaling"]]
 _DYNAMIC = [name for name in _SCALED if "dynamic" in name]
-_BUGS = {
-    "swapped_layout": ("the other layout than the config's (interleaved <-> half-split)", list(_FAITHFUL_CONFIGS)),
-    "scaling_ignored": ("rope_scaling ignored (plain RoPE)", _SCALED),
-    "dynamic_never_recomputed": ("dynamic NTK computed once for the longest context and never recomputed", _DYNAMIC),
-    "decode_off_by_one": ("decode steps rotated one position too far", list(_FAITHFUL_CONFIGS)),
-    "bfloat16_angles": ("angles computed in bfloat16", list(_FAITHFUL_CONFIGS)),
-    "original_max_misread": ("max_position_embeddings read as the original context of dynamic NTK", _DYNAMIC),
-}
-_FAITHFUL = {"faithful": "float32 angles, rotate_half style", "faithful_complex": "float64 angles, complex pairs"}
+
+
+def _rope(x, past_length=0):
+    """The public signature of every implementation rope_is_faithful is handed."""
 
 
 def _expect_verdict(student, implementation, config_name):
     config = _FAITHFUL_CONFIGS[config_name]
-    rope = student.fixture(f"rotary_embeddings.{implementation}", config=config)
+    rope = student.black_box(getattr(hidden, implementation), _rope, config=config)
     got = student.rope_is_faithful(rope, config)
     expect_true(isinstance(got, bool), f"rope_is_faithful should return True or False, not {got!r}")
     if implementation in _FAITHFUL:

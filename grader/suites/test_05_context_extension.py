@@ -15,6 +15,7 @@ import torch
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
+from grader.hidden import context_extension as hidden
 from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true, fail
 from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds
 from grader.sandbox import StudentRaised
@@ -22,6 +23,10 @@ from grader.sandbox import StudentRaised
 EXERCISE_ORDER = ("linear_scaling_inv_freq", "ntk_aware_base", "dynamic_ntk_base", "yarn_inv_freq",
                   "llama3_inv_freq", "positional_pairs", "extension_inv_freq", "diagnose_rope", "passkey_prompt", "passkey_accuracy")
 """The exercises in the notebook's order (of their cells): reports number and list them so."""
+
+TRUSTED_PREREQUISITES = {"passkey_accuracy": {"passkey_prompt": hidden.passkey_prompt}}
+"""Exercises judged with the trusted version of an earlier one they call (grader.judge): one
+mistake costs once. The learner's random generator crosses as a seed drawn from it."""
 
 # float32 outputs of a float64 formula are within 6e-8 relative of it; inverse frequencies
 # computed in float32 (as Hugging Face does) are within ~3e-7. 1e-6 accepts both and rejects
@@ -1060,7 +1065,8 @@ def test_rule_over_scales(student, scale):
 
 
 # -- diagnose_rope (diagnose) -------------------------------------------------------------------------
-# Each case is a trusted rotary module (grader/fixtures/context_extension.py, scaled_rope) under a
+# Each case is a hidden rotary module (grader/hidden/context_extension.py, scaled_rope, handed to the
+# learner's detector as a black box rotary(seq_len) that runs here, in the grader) under a
 # method and configuration, correct or with a bug real implementations shipped, and the label
 # diagnose_rope must give. The configurations are chosen so that every bug shows: a pair whose
 # wavelength lies between L_orig and s * L_orig (wrong original length), and blended pairs (reversed ramp).
@@ -1072,10 +1078,14 @@ _CONFIGS = [(128, 5e5, 8.0, 8192), (64, 1e4, 4.0, 2048), (32, 100.0, 8.0, 128), 
             (96, 2e5, 6.0, 1024)]
 
 
+def _rotary(seq_len):
+    """The public signature of every rotary module diagnose_rope is handed: seq_len -> (cos, sin)."""
+
+
 def _diagnose(student, method, bug, head_dim, base, scale, original):
     """The learner's diagnosis of the trusted module (method, bug) under the configuration, and its call."""
-    rotary = student.fixture("context_extension.scaled_rope", method=method, head_dim=head_dim, base=base,
-                             scale=scale, original_max_position_embeddings=original, bug=bug)
+    rotary = student.black_box(hidden.scaled_rope, _rotary, method=method, head_dim=head_dim, base=base,
+                               scale=scale, original_max_position_embeddings=original, bug=bug)
     what = (f"diagnose_rope(<{method} rotary module>, {method!r}, head_dim={head_dim}, base={base:g}, "
             f"scale={scale:g}, original_max_position_embeddings={original})")
     return student.diagnose_rope(rotary, method, head_dim, base, scale, original), what
@@ -1156,37 +1166,52 @@ def test_diagnose_stale_dynamic_public(student):
     _expect_diagnosis(student, "dynamic NTK", "stale base", 32, 100.0, 8.0, 128)
 
 
-@pytest.mark.exercise("diagnose_rope", points=4)
+@pytest.mark.exercise("diagnose_rope", points=3)
 def test_diagnose_correct_modules(student):
     """Correct PI, dynamic NTK, YaRN and Llama 3 modules on unseen configurations are all 'correct'."""
     _check_cases(student, None)
 
 
-@pytest.mark.exercise("diagnose_rope", points=3)
+@pytest.mark.exercise("diagnose_rope", points=2)
 def test_diagnose_stale_base(student):
     """Dynamic NTK with its base computed once and cached, on unseen configurations: 'stale base'."""
     _check_cases(student, "stale base")
 
 
-@pytest.mark.exercise("diagnose_rope", points=3)
+@pytest.mark.exercise("diagnose_rope", points=2)
 def test_diagnose_scaled_twice(student):
     """PI, YaRN and Llama 3 that divide the positions by s as well as the frequencies: 'scaled twice'."""
     _check_cases(student, "scaled twice")
 
 
-@pytest.mark.exercise("diagnose_rope", points=3)
+@pytest.mark.exercise("diagnose_rope", points=2)
 def test_diagnose_wrong_original_length(student):
     """YaRN and Llama 3 given the extended length as L_orig (d 128, b 5e5, L_orig 8192 and d 96): 'wrong original length'."""
     _check_cases(student, "wrong original length")
 
 
-@pytest.mark.exercise("diagnose_rope", points=3)
+@pytest.mark.exercise("diagnose_rope", points=2)
 def test_diagnose_reversed_ramp(student):
     """Llama 3 with the blend weights swapped (kept and divided pairs still right): 'reversed ramp'."""
     _check_cases(student, "reversed ramp")
 
 
-@pytest.mark.exercise("diagnose_rope", points=6)
+# A name that does not depend on the module (a constant, or one read off the configuration alone)
+# is every mistake at once: the tests above charge each bug once, and let a false alarm pass where
+# the correct-module tests charge it, so a constant would keep more than half the points. This test
+# charges it: a detector must tell some correct module from one of its buggy ones.
+@pytest.mark.exercise("diagnose_rope", points=8)
+def test_diagnose_depends_on_the_module(student):
+    """The name depends on the module: for some method, the correct module and its buggy ones (d 96, b 2e5, s 6,
+    L_orig 1024) do not all get the same name."""
+    for method, bugs in _BUGS.items():
+        if len({_diagnose(student, method, bug, *_CONFIGS[4])[0] for bug in bugs}) > 1:
+            return
+    fail("diagnose_rope gave each method's correct module and its buggy ones the same name: the diagnosis must "
+         "come from what the module returns (call it at several lengths and compare with the method's formula)")
+
+
+@pytest.mark.exercise("diagnose_rope", points=3)
 @grading(max_examples=10)
 @given(case=st.sampled_from([(m, b) for m, bugs in _BUGS.items() for b in bugs]), config=st.sampled_from(_CONFIGS))
 def test_diagnose_hidden_modules(student, case, config):

@@ -344,7 +344,7 @@ WRONG_ANSWERS += [
     WrongAnswer("symmetry_of", "a detector that accepts everything", """
 def symmetry_of(fn, num_tokens, d_model):
     return "equivariant"
-""", costs=5),
+""", costs=5, shallow=True),
     WrongAnswer("symmetry_of", "only the reversal of the sequence tried", """
 TOL = 1e-8
 def perms(t, gen):
@@ -591,4 +591,37 @@ def unchanged_outputs(perm):
         sq += ((x_te @ w + t_tr.mean() - t_te) ** 2).sum().item()
     return 1 - sq / ((t - t.mean()) ** 2).sum().item()
 '''),
+# Shallow answers: a detector that reads the function it is handed instead of calling it. The
+# function is a black box (it runs in the grader), so each reads nothing and scores at most what a
+# constant answer does. They fail every test they cannot pass by luck (their cost is a count, not a
+# property).
+WRONG_ANSWERS += [
+    WrongAnswer("symmetry_of", "a constant verdict ('neither')", """
+def symmetry_of(fn, num_tokens, d_model):
+    return "neither"
+""", costs=6, shallow=True),
+    WrongAnswer("symmetry_of", "a name-to-label table of the hidden functions", """
+_LABELS = {"plain_attention": "equivariant", "tokenwise_mlp": "equivariant", "attention_mix": "equivariant",
+           "mean_pooling": "invariant", "query_pooling": "invariant", "broadcast_mean": "invariant"}
+def symmetry_of(fn, num_tokens, d_model):
+    target = getattr(fn, "func", fn)
+    return _LABELS.get(getattr(target, "__name__", ""), "neither")
+""", costs=6, shallow=True),
+    WrongAnswer("symmetry_of", "the label read from the function's docstring", """
+def symmetry_of(fn, num_tokens, d_model):
+    doc = getattr(getattr(fn, "func", fn), "__doc__", None) or ""
+    for label in ("equivariant", "invariant", "neither"):
+        if label in doc.split(":")[-1]:
+            return label
+    return "equivariant"
+""", costs=6, shallow=True),
+    WrongAnswer("symmetry_of", "the label guessed from repr, dir, __dict__ and type", """
+def symmetry_of(fn, num_tokens, d_model):
+    text = " ".join([repr(fn), str(dir(fn)), str(getattr(fn, "__dict__", "")), str(type(fn))]).lower()
+    if "pool" in text or "mean" in text:
+        return "invariant"
+    if "causal" in text or "bias" in text or "scale" in text:
+        return "neither"
+    return "equivariant"
+""", costs=6, shallow=True),
 ]

@@ -269,13 +269,14 @@ def is_fair_protocol(protocol):
 
 WRONG_ANSWERS += [
     # -- is_fair_protocol (diagnose) --------------------------------------------------------------
-    # A detector that accepts everything misses each leak, and each leak is its own test.
+    # A detector that accepts everything misses each leak (each leak is its own test) and gives a fair
+    # and a leaky protocol the same verdict (test_verdict_depends_on_the_protocol).
     WrongAnswer("is_fair_protocol", "accepts every protocol", '''
 def is_fair_protocol(protocol):
     features = torch.randn(200, 20, dtype=torch.float64)
     labels = torch.arange(200) % 4
     return 0.0 <= protocol(features, labels) <= 1.0
-''', costs=3),
+''', costs=4),
     WrongAnswer("is_fair_protocol", "one call per protocol (a leak smaller than one call's scatter is missed)", _FAIR_HEAD + '''
     for sort in (False, True):
         features = torch.randn(200, 20, generator=gen, dtype=torch.float64)
@@ -626,4 +627,30 @@ CORRECT_VARIANTS += [
     corr = [((c * full).sum() / (c.norm() * full.norm() + 1e-12)).item() for c in centred]
     return max(range(4), key=lambda k: corr[k])
 '''),
+]
+
+# Shallow answers: a detector that reads the protocol it is handed instead of calling it. The
+# protocol is a black box (it runs in the grader), so each reads nothing and scores at most what a
+# constant answer does.
+WRONG_ANSWERS += [
+    WrongAnswer("is_fair_protocol", "a constant verdict (True)", '''
+def is_fair_protocol(protocol):
+    return True
+''', costs=4, shallow=True),
+    WrongAnswer("is_fair_protocol", "the verdict read from the protocol's name", '''
+def is_fair_protocol(protocol):
+    target = getattr(protocol, "func", protocol)
+    return getattr(target, "__name__", "fair").startswith("fair")
+''', costs=7, shallow=True),
+    WrongAnswer("is_fair_protocol", "the verdict read from the protocol's docstring", '''
+def is_fair_protocol(protocol):
+    doc = (getattr(getattr(protocol, "func", protocol), "__doc__", None) or "").lower()
+    return not any(word in doc for word in ("every row", "same half", "best", "no shuffle", "as given"))
+''', costs=7, shallow=True),
+    WrongAnswer("is_fair_protocol", "the verdict guessed from repr, dir, __dict__ and type", '''
+def is_fair_protocol(protocol):
+    text = " ".join([repr(protocol), str(dir(protocol)), str(getattr(protocol, "__dict__", "")),
+                     str(type(protocol))]).lower()
+    return "fair" in text or not any(word in text for word in ("all_rows", "training", "best", "unshuffled"))
+''', costs=7, shallow=True),
 ]

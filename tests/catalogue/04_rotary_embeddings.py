@@ -1240,11 +1240,11 @@ WRONG_ANSWERS += [
     WrongAnswer("rope_is_faithful", "a detector that accepts everything", '''
 def rope_is_faithful(rope, config):
     return True
-''', costs=5),  # degenerate: it fails the test of each hidden bug (layout, decode, bfloat16, both scalings)
+''', costs=5, shallow=True),  # degenerate: it fails the test of each hidden bug (layout, decode, bfloat16, both scalings)
     WrongAnswer("rope_is_faithful", "a detector that rejects everything", '''
 def rope_is_faithful(rope, config):
     return False
-''', costs=3),  # degenerate: it fails each test with a faithful implementation (plain, linear, dynamic)
+''', costs=3, shallow=True),  # degenerate: it fails each test with a faithful implementation (plain, linear, dynamic)
     WrongAnswer("rope_is_faithful", "prefill compared with the reference, decode never tried", _faithful(decode=False)),
     WrongAnswer("rope_is_faithful", "dynamic scaling never tried beyond the original context", _faithful(beyond=False)),
     WrongAnswer("rope_is_faithful", "linear scaling left out of the reference", _faithful(scale="False")),
@@ -1325,4 +1325,24 @@ def rope_is_faithful(rope, config):
             return False
     return True
 '''),
+]
+
+# Shallow answers: a detector that reads the implementation it is handed instead of calling it.
+# The implementation is a black box (it runs in the grader), so each reads nothing and scores at
+# most what a constant answer does.
+WRONG_ANSWERS += [
+    WrongAnswer("rope_is_faithful", "the verdict read from the implementation's name", '''
+def rope_is_faithful(rope, config):
+    return rope.func.__name__.startswith("faithful")
+''', costs=6, shallow=True),
+    WrongAnswer("rope_is_faithful", "the verdict read from the name, if there is one (True otherwise)", '''
+def rope_is_faithful(rope, config):
+    target = getattr(rope, "func", rope)
+    return getattr(target, "__name__", "faithful").startswith("faithful")
+''', costs=5, shallow=True),
+    WrongAnswer("rope_is_faithful", "the verdict guessed from repr, dir, __dict__ and type", '''
+def rope_is_faithful(rope, config):
+    text = " ".join([repr(rope), str(dir(rope)), str(getattr(rope, "__dict__", "")), str(type(rope))]).lower()
+    return not any(bug in text for bug in ("swapped", "ignored", "never", "off_by", "bfloat16", "misread"))
+''', costs=5, shallow=True),
 ]

@@ -596,11 +596,12 @@ _DIAG_RAMP = '''        if (ratio.diff() < -1e-3 * scale).any():
     return "correct"
 '''
 WRONG_ANSWERS += [
-    # A detector that accepts everything misses each bug, and each bug is its own test.
+    # A detector that accepts everything misses each bug (each bug is its own test) and gives a correct
+    # module and its buggy ones the same name (test_diagnose_depends_on_the_module).
     WrongAnswer("diagnose_rope", "every module called correct", '''
 def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_embeddings):
     return "correct"
-''', costs=4),
+''', costs=5, shallow=True),
     WrongAnswer("diagnose_rope", "dynamic NTK checked only at the extended length, where a stale base is right too",
                 _DIAG_HEAD + '''    if method == "dynamic NTK":
         long = inv_freq_at(int(scale * L0))
@@ -779,4 +780,35 @@ def extension_inv_freq(inv_freq, scale):
     g = factors.log() / math.log(8.0)
     return (inv_freq.double() / scale ** g).float(), 1.0 + 0.133 * math.log(scale) / math.log(8.0)
 '''),
+# Shallow answers: a detector that reads the module it is handed instead of calling it, or compares
+# it with the grader's own modules. The module is a black box (it runs in the grader) and the
+# grader's modules are out of the sandbox's reach, so each scores at most what a constant answer does.
+WRONG_ANSWERS += [
+    WrongAnswer("diagnose_rope", "the bug read from the module's bound keywords", '''
+def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_embeddings):
+    return rotary.keywords["bug"] or "correct"
+''', costs=9, shallow=True),
+    WrongAnswer("diagnose_rope", "the bug read from the keywords, if there are any ('correct' otherwise)", '''
+def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_embeddings):
+    return (getattr(rotary, "keywords", None) or {}).get("bug") or "correct"
+''', costs=5, shallow=True),
+    WrongAnswer("diagnose_rope", "the bug guessed from repr, dir, __dict__ and type", '''
+def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_embeddings):
+    text = " ".join([repr(rotary), str(dir(rotary)), str(getattr(rotary, "__dict__", "")), str(type(rotary))])
+    for bug in ("stale base", "scaled twice", "wrong original length", "reversed ramp"):
+        if bug in text:
+            return bug
+    return "correct"
+''', costs=5, shallow=True),
+    WrongAnswer("diagnose_rope", "the module compared with the grader's scaled_rope under every bug", '''
+def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_embeddings):
+    from grader.fixtures.context_extension import scaled_rope
+    cos, sin = rotary(300)
+    for bug in (None, "stale base", "scaled twice", "wrong original length", "reversed ramp"):
+        want, _ = scaled_rope(300, method=method, head_dim=head_dim, base=base, scale=scale,
+                              original_max_position_embeddings=original_max_position_embeddings, bug=bug)
+        if torch.allclose(cos, want):
+            return bug or "correct"
+    return "correct"
+''', costs=9, shallow=True),
 ]

@@ -48,3 +48,8 @@ class WrongAnswer:
     """The least share of its exercise's points the entry must lose (0.5 for a shallow answer to a
     thinking exercise: a constant, the notebook's own recipe, the public case hard-coded...;
     DESIGN.md "Grading rules that keep it fair")."""
+    shallow: bool = False
+    """A shallow answer of a thinking exercise (a constant, a read of a black box's name, keywords,
+    ``repr`` or attributes, an import of the grader's fixtures): ``tests/test_catalogue.py`` holds it
+    to at most half the exercise's points, and to no more than the exercise's constant answers
+    (its entries whose source returns one literal) score."""
