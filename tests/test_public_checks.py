@@ -10,13 +10,14 @@ answer that the grader rejects, on the same inputs, and the learner is told "ok"
 are lost. (A hidden test that also calls the learner on other inputs may fail on those, which
 the public checks do not claim to cover.)
 
-Each entry of tests/catalogue/ is judged in a process of its own per notebook (the suites import
-their fixtures, and notebook 06's setup sets the Triton interpreter up): the solution's setup and
-exercise cells run there, the entry's source replaces its exercise, and the exercise's public
-checks and hidden tests run in that process through the same messages as the sandbox
-(:func:`grader._child.dispatch`), with every call recorded per test. No sandbox is started, so a
-notebook's catalogue takes seconds; a call that runs past :data:`CALL_SECONDS` raises in the
-learner's code (a catalogued answer that never returns).
+Each notebook's catalogue is judged in a process of its own (the suites import their fixtures,
+and notebook 06's setup sets the Triton interpreter up) that runs the solution's setup and
+exercise cells once, then forks a child per entry: the entry's source replaces its exercise, and
+the tests run in the child through the same messages as the sandbox
+(:func:`grader._child.dispatch`), every call recorded per test. No sandbox is started; a call that
+runs past :data:`CALL_SECONDS` raises in the learner's code (a catalogued answer that never
+returns), and an entry whose child dies (memory corrupted by an out-of-bounds Triton kernel) is
+left to the grader, which reports the crash.
 """
 from __future__ import annotations
 
@@ -84,18 +85,51 @@ def _selecting(keep):
     judge.JudgePlugin.pytest_collection_modifyitems = modifyitems
 
 
+def _judge_entry(suite: str, wrong, cells: dict) -> dict:
+    """One catalogued answer's record (see :func:`judge_catalogue`), judged in this process."""
+    from grader.inline import _rebound
+    from grader.judge import run_suite
+
+    # a fresh copy of the cells' globals, the functions looking their globals up in it (so that
+    # an exercise calling the replaced one calls the entry's)
+    namespace = {"__name__": "__main__", **cells}
+    namespace.update({k: _rebound(v, cells, namespace) for k, v in cells.items()})
+    record = {"exercise": wrong.exercise, "mistake": wrong.mistake}
+    try:
+        exec(compile(wrong.source, f"<{wrong.mistake}>", "exec"), namespace)
+    except Exception as exc:  # noqa: BLE001 - an entry that does not load: the grader's case
+        return {**record, "load_error": f"{type(exc).__name__}: {exc}"}
+    callers = {name for name, value in cells.items() if name != wrong.exercise
+               and wrong.exercise in getattr(getattr(value, "__code__", None), "co_names", ())}
+    _selecting(lambda exercise, public: exercise == wrong.exercise
+               or (public and exercise in callers))
+    calls: list[set[str]] = []
+    results = run_suite(suite, _recording(namespace, calls))
+    assert len(calls) == len(results), (wrong.mistake, len(calls), len(results))
+    tested = [(r, c) for r, c in zip(results, calls) if r.exercise == wrong.exercise]
+    passes = all(r.status == "passed" for r, _ in tested if r.public) \
+        and any(r.public for r, _ in tested)
+    seen = set().union(*(c for r, c in tested if r.public))
+    return {**record, "public_passes": passes,
+            "failing": [{"exercise": r.exercise, "name": r.name, "output": r.output}
+                        for r in results if r.public and r.status != "passed"],
+            "hidden_failed": [r.name for r, _ in tested if not r.public and r.status != "passed"],
+            "slipped": [r.name for r, c in tested if passes and not r.public
+                        and r.status != "passed" and c and c <= seen]}
+
+
 def judge_catalogue(suite: str) -> list[dict]:
-    """Judge every catalogued answer of ``suite`` in this process. One record per entry: its
-    exercise and mistake, the public checks it fails (its exercise's, and those of the exercises
-    whose solution calls its exercise, with what they say), and the hidden tests of its exercise
-    that fail on the public checks' own inputs while every public check of its exercise passes."""
+    """Judge every catalogued answer of ``suite``, each in a child forked from this process
+    (which holds the solution's cells; a catalogued answer may crash its process, as a Triton
+    kernel that writes out of bounds does). One record per entry: its exercise and mistake, the
+    public checks it fails (its exercise's, and those of the exercises whose solution calls its
+    exercise, with what they say), and the hidden tests of its exercise that fail on the public
+    checks' own inputs while every public check of its exercise passes; ``crashed`` instead when
+    its process died."""
     import importlib
     import os
 
-    from grader.judge import run_suite
     from tests.conftest import load_solution
-
-    from grader.inline import _rebound
 
     os.environ["GRADER_SANDBOX"] = "1"  # check() in the cells does nothing, as in the sandbox
     solution = vars(load_solution(suite))
@@ -103,34 +137,25 @@ def judge_catalogue(suite: str) -> list[dict]:
     cells = solution[catalogue.WRONG_ANSWERS[0].exercise].__globals__  # the cells' globals
     records = []
     for wrong in catalogue.WRONG_ANSWERS:
-        # a fresh copy of the cells' globals, the functions looking their globals up in it (so
-        # that an exercise calling the replaced one calls the entry's)
-        namespace = {"__name__": "__main__", **cells}
-        namespace.update({k: _rebound(v, cells, namespace) for k, v in cells.items()})
-        try:
-            exec(compile(wrong.source, f"<{wrong.mistake}>", "exec"), namespace)
-        except Exception as exc:  # noqa: BLE001 - an entry that does not load: the grader's case
-            records.append({"exercise": wrong.exercise, "mistake": wrong.mistake,
-                            "load_error": f"{type(exc).__name__}: {exc}"})
-            continue
-        callers = {name for name, value in solution.items() if name != wrong.exercise
-                   and wrong.exercise in getattr(getattr(value, "__code__", None), "co_names", ())}
-        _selecting(lambda exercise, public: exercise == wrong.exercise
-                   or (public and exercise in callers))
-        calls: list[set[str]] = []
-        results = run_suite(suite, _recording(namespace, calls))
-        assert len(calls) == len(results), (wrong.mistake, len(calls), len(results))
-        tested = [(r, c) for r, c in zip(results, calls) if r.exercise == wrong.exercise]
-        passes = all(r.status == "passed" for r, _ in tested if r.public) \
-            and any(r.public for r, _ in tested)
-        seen = set().union(*(c for r, c in tested if r.public))
-        records.append({
-            "exercise": wrong.exercise, "mistake": wrong.mistake, "public_passes": passes,
-            "failing": [{"exercise": r.exercise, "name": r.name, "output": r.output}
-                        for r in results if r.public and r.status != "passed"],
-            "hidden_failed": [r.name for r, _ in tested if not r.public and r.status != "passed"],
-            "slipped": [r.name for r, c in tested if passes and not r.public
-                        and r.status != "passed" and c and c <= seen]})
+        read, write = os.pipe()
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: judge, write the record, leave at once
+            os.close(read)
+            try:
+                data = json.dumps(_judge_entry(suite, wrong, cells)).encode()
+            except BaseException as exc:  # noqa: BLE001 - the parent reads what happened
+                data = json.dumps({"exercise": wrong.exercise, "mistake": wrong.mistake,
+                                   "error": f"{type(exc).__name__}: {exc}"}).encode()
+            with os.fdopen(write, "wb") as stream:
+                stream.write(data)
+            os._exit(0)
+        os.close(write)
+        with os.fdopen(read, "rb") as stream:
+            data = stream.read()
+        _, status = os.waitpid(pid, 0)
+        records.append(json.loads(data) if data else {
+            "exercise": wrong.exercise, "mistake": wrong.mistake, "crashed": status})
     return records
 
 
@@ -150,7 +175,8 @@ def test_public_checks_tell_the_truth(suite):
                              text=True, capture_output=True, timeout=1800)
     assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-3000:]
     records = json.loads(process.stdout.splitlines()[-1])
-    assert records and not [r for r in records if "load_error" in r], records
+    assert records and not [r for r in records if "load_error" in r or "error" in r], records
+    records = [r for r in records if "crashed" not in r]  # (the grader reports the crash)
     slipped = [f"{r['exercise']} / {r['mistake']}: its public checks pass, and the hidden "
                f"{', '.join(r['slipped'])} fail on their inputs" for r in records if r["slipped"]]
     misleading = [f"{r['exercise']} / {r['mistake']}: the public check {f['name']} of "
