@@ -14,7 +14,9 @@ Each notebook's catalogue is judged in a process of its own (the suites import t
 and notebook 06's setup sets the Triton interpreter up) that runs the solution's setup and
 exercise cells once, then forks a child per entry: the entry's source replaces its exercise, and
 the tests run in the child through the same messages as the sandbox
-(:func:`grader._child.dispatch`), every call recorded per test. No sandbox is started; a call that
+(:func:`grader._child.dispatch`), every call recorded per test. Which hidden tests call the
+learner only on inputs the public checks also use is found once per notebook, on the solution;
+for each entry only those run, with the public checks. No sandbox is started; a call that
 runs past :data:`CALL_SECONDS` raises in the learner's code (a catalogued answer that never
 returns), and an entry whose child dies (memory corrupted by an out-of-bounds Triton kernel) is
 left to the grader, which reports the crash.
@@ -72,21 +74,42 @@ def _recording(namespace: dict, calls: list[set[str]]):
 
 
 def _selecting(keep):
-    """Make :class:`grader.judge.JudgePlugin` run the tests ``keep(exercise, public)`` accepts (one
-    run for an entry's own tests and the public checks of the exercises that call it)."""
+    """Make :class:`grader.judge.JudgePlugin` run the tests ``keep(exercise, public, name)``
+    accepts (one run for an entry's own tests and the public checks of the exercises that call
+    it)."""
     from grader import judge
 
     def modifyitems(self, config, items):
         order = {name: index for index, name in enumerate(self._order)}
-        chosen = [item for item in items if keep(*(lambda n, _, p: (n, p))(*judge._exercise_marker(item)))]
+        chosen = [item for item in items
+                  if keep(judge._exercise_marker(item)[0], judge._exercise_marker(item)[2], item.name)]
         chosen.sort(key=lambda item: order.get(judge._exercise_marker(item)[0], len(order)))
         items[:] = chosen
 
     judge.JudgePlugin.pytest_collection_modifyitems = modifyitems
 
 
-def _judge_entry(suite: str, wrong, cells: dict) -> dict:
-    """One catalogued answer's record (see :func:`judge_catalogue`), judged in this process."""
+def _on_public_inputs(suite: str, cells: dict) -> set[str]:
+    """The hidden tests that call the solution only on inputs a public check of their exercise
+    calls it on too: the only ones that can fail on the public checks' own inputs (the others
+    are not run for every entry, which keeps this test lean)."""
+    from grader.judge import run_suite
+
+    _selecting(lambda exercise, public, name: True)
+    calls: list[set[str]] = []
+    results = run_suite(suite, _recording(dict(cells), calls))
+    seen: dict[str, set[str]] = {}
+    for result, called in zip(results, calls):
+        if result.public:
+            seen.setdefault(result.exercise, set()).update(called)
+    return {r.name for r, c in zip(results, calls)
+            if not r.public and c and c <= seen.get(r.exercise, set())}
+
+
+def _judge_entry(suite: str, wrong, cells: dict, candidates: set[str]) -> dict:
+    """One catalogued answer's record (see :func:`judge_catalogue`), judged in this process:
+    the public checks of its exercise and of those that call it, and the hidden tests of its
+    exercise among ``candidates``."""
     from grader.inline import _rebound
     from grader.judge import run_suite
 
@@ -101,8 +124,8 @@ def _judge_entry(suite: str, wrong, cells: dict) -> dict:
         return {**record, "load_error": f"{type(exc).__name__}: {exc}"}
     callers = {name for name, value in cells.items() if name != wrong.exercise
                and wrong.exercise in getattr(getattr(value, "__code__", None), "co_names", ())}
-    _selecting(lambda exercise, public: exercise == wrong.exercise
-               or (public and exercise in callers))
+    _selecting(lambda exercise, public, name: (public and exercise in {wrong.exercise, *callers})
+               or (exercise == wrong.exercise and name in candidates))
     calls: list[set[str]] = []
     results = run_suite(suite, _recording(namespace, calls))
     assert len(calls) == len(results), (wrong.mistake, len(calls), len(results))
@@ -131,32 +154,48 @@ def judge_catalogue(suite: str) -> list[dict]:
 
     from tests.conftest import load_solution
 
+    import torch
+
+    torch.set_num_threads(1)  # one thread per child (and none left mid-lock in a fork)
     os.environ["GRADER_SANDBOX"] = "1"  # check() in the cells does nothing, as in the sandbox
     solution = vars(load_solution(suite))
     catalogue = importlib.import_module(f"tests.catalogue.{suite}")
     cells = solution[catalogue.WRONG_ANSWERS[0].exercise].__globals__  # the cells' globals
+    candidates = _in_child(lambda: sorted(_on_public_inputs(suite, cells)))
+    if not isinstance(candidates, list):
+        raise RuntimeError(f"the solution of {suite} could not be judged: {candidates}")
     records = []
     for wrong in catalogue.WRONG_ANSWERS:
-        read, write = os.pipe()
-        sys.stdout.flush()
-        pid = os.fork()
-        if pid == 0:  # the child: judge, write the record, leave at once
-            os.close(read)
-            try:
-                data = json.dumps(_judge_entry(suite, wrong, cells)).encode()
-            except BaseException as exc:  # noqa: BLE001 - the parent reads what happened
-                data = json.dumps({"exercise": wrong.exercise, "mistake": wrong.mistake,
-                                   "error": f"{type(exc).__name__}: {exc}"}).encode()
-            with os.fdopen(write, "wb") as stream:
-                stream.write(data)
-            os._exit(0)
-        os.close(write)
-        with os.fdopen(read, "rb") as stream:
-            data = stream.read()
-        _, status = os.waitpid(pid, 0)
-        records.append(json.loads(data) if data else {
-            "exercise": wrong.exercise, "mistake": wrong.mistake, "crashed": status})
+        record = _in_child(lambda: _judge_entry(suite, wrong, cells, set(candidates)))
+        named = {"exercise": wrong.exercise, "mistake": wrong.mistake}
+        records.append(record if "slipped" in record or "load_error" in record
+                       else {**named, **(record or {"crashed": True})})
     return records
+
+
+def _in_child(work):
+    """``work()``'s JSON value, computed in a child forked from this process (which itself never
+    runs the tests, so no fork copies a thread pool mid-lock); ``{"error": ...}`` when it raised,
+    ``None`` when the child died first."""
+    import os
+
+    read, write = os.pipe()
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            data = json.dumps(work()).encode()
+        except BaseException as exc:  # noqa: BLE001 - the parent reads what happened
+            data = json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()
+        with os.fdopen(write, "wb") as stream:
+            stream.write(data)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as stream:
+        data = stream.read()
+    os.waitpid(pid, 0)
+    return json.loads(data) if data else None
 
 
 def _notebooks():
