@@ -4,14 +4,16 @@ Inline CSS only: no scripts, no external links or fonts, so the page opens anywh
 attachment, an LMS upload, a file on disk). Every text that the learner's code could influence
 (exception messages, printed output, file names) is cut to a bounded size and HTML-escaped, so
 the page stays small (under :data:`PAGE_LIMIT`) whatever the learner printed. Hidden tests appear
-by their one-line description only, never by their source.
+by their one-line description only, never by their source; while their results are not to be
+shown (``hidden_visibility`` other than ``visible``), the page holds the public checks only.
 """
 from __future__ import annotations
 
 from html import escape
 from pathlib import Path
 
-from grader.report import exercise_numbers, exercise_status, mistakes, without_mistake
+from grader.report import (HIDDEN_WHEN, exercise_numbers, exercise_status, mistakes, public_part,
+                           shows_hidden, without_mistake)
 from grader.results import PASSED, NotebookReport, TestResult
 
 TEXT_LIMIT = 2000
@@ -177,19 +179,29 @@ def _lateness(lateness: dict, total: float, maximum: float) -> list[str]:
 
 def render(reports: list[NotebookReport], *, title: str = "Feedback", student_id: str | None = None,
            grading_status: str | None = None, notes: list[str] | tuple[str, ...] = (),
-           lateness: dict | None = None) -> str:
+           lateness: dict | None = None, hidden_visibility: str = "visible") -> str:
     """The feedback page for one learner's reports, as a self-contained HTML document.
 
     ``lateness`` (:func:`grader.deadlines.to_dict`) adds when the work was handed in and due,
-    how many days late, the late penalty and the total after it."""
+    how many days late, the late penalty and the total after it. Unless ``hidden_visibility``
+    (Gradescope's setting, :data:`grader.report.VISIBILITIES`) is ``visible``, nothing on the page
+    depends on a hidden test: it shows the public checks and the execution only, their points
+    instead of the total, and says when the rest is shown.
+    """
     text = _Budget()
+    label = "Total"
+    if not shows_hidden(hidden_visibility):
+        reports = [public_part(report) for report in reports]
+        label = "Public checks"
+        notes = [*notes, f"the hidden tests' results {HIDDEN_WHEN[hidden_visibility]}; the points "
+                         "on this page are the public checks'."]
     total = sum(r.score for r in reports)
     maximum = sum(r.max_score for r in reports)
     percent = f" ({100 * total / maximum:.1f}%)" if maximum else ""
     head = [f"<h1>{escape(title)}</h1>"]
     if student_id:
         head.append(f'<p class="meta">Learner: {escape(student_id)}</p>')
-    head.append(f'<p class="total"><strong>Total: {_points(total)}/{_points(maximum)} points'
+    head.append(f'<p class="total"><strong>{label}: {_points(total)}/{_points(maximum)} points'
                 f"</strong>{percent}</p>")
     if lateness is not None:
         head += _lateness(lateness, total, maximum)

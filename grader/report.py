@@ -4,6 +4,7 @@ They only render :mod:`grader.results` records; no other module formats output.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -230,8 +231,43 @@ def _look_first(report: NotebookReport) -> str:
     return ""
 
 
-def summary(reports: list[NotebookReport]) -> str:
-    """The submission's message: the score per notebook and what to look at first in each."""
+HIDDEN_WHEN = {"hidden": "are not shown to you",
+               "after_due_date": "are shown after the due date",
+               "after_published": "are shown when your instructor publishes the grades"}
+"""What a learner reads about the hidden tests' results under each visibility but ``visible``."""
+
+
+def shows_hidden(hidden_visibility: str) -> bool:
+    """Whether a learner sees the hidden tests' results now (Gradescope's ``visible``)."""
+    if hidden_visibility not in VISIBILITIES:
+        raise ValueError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}, "
+                         f"not {hidden_visibility!r}")
+    return hidden_visibility == "visible"
+
+
+def public_part(report: NotebookReport) -> NotebookReport:
+    """``report`` with its public checks only (the execution and the notebook's problems kept):
+    what a learner may read while the hidden tests' results are hidden."""
+    return dataclasses.replace(report, tests=[t for t in report.tests if t.public])
+
+
+def summary(reports: list[NotebookReport], *, hidden_visibility: str = "visible") -> str:
+    """The submission's message: the score per notebook and what to look at first in each.
+
+    Unless ``hidden_visibility`` is ``visible``, nothing in it depends on a hidden test: it gives
+    the points of the public checks, looks only at them (and at the execution), and says when
+    the hidden tests' results are shown (Gradescope hides the total score meanwhile).
+    """
+    if not shows_hidden(hidden_visibility):
+        lines = [f"Graded {len(reports)} notebook(s); the hidden tests' results "
+                 f"{HIDDEN_WHEN[hidden_visibility]}."]
+        for report in map(public_part, reports):
+            suite = report.suite or Path(report.path).stem
+            line = (f"{suite}: public checks {_points(report.score)}/"
+                    f"{_points(report.max_score)} points")
+            first = _look_first(report)
+            lines.append(f"{line}; look first at {first}" if first else f"{line}.")
+        return "\n".join(lines)
     total = sum(r.score for r in reports)
     maximum = sum(r.max_score for r in reports)
     lines = [f"Graded {len(reports)} notebook(s): {_points(total)}/{_points(maximum)} points."]
@@ -251,11 +287,10 @@ def gradescope(reports: list[NotebookReport], execution_time: float, *,
     order; ``"N.0"`` for the notebook's own checks) and ``tags`` ``[exercise]``. Hidden tests get
     ``hidden_visibility``; public checks, execution and notebook problems are ``visible``.
     The total is ``score``; the specification has no top-level ``max_score`` (each test has one).
-    The top-level ``output`` is ``output`` if given, else :func:`summary`.
+    The top-level ``output`` is ``output`` if given, else :func:`summary` under
+    ``hidden_visibility`` (which then depends on no hidden test unless that is ``visible``).
     """
-    if hidden_visibility not in VISIBILITIES:
-        raise ValueError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}, "
-                         f"not {hidden_visibility!r}")
+    shows_hidden(hidden_visibility)  # raises ValueError on an unknown visibility
     tests = []
     for report in reports:
         suite = report.suite or Path(report.path).stem
@@ -286,7 +321,8 @@ def gradescope(reports: list[NotebookReport], execution_time: float, *,
     return {
         "score": sum(r.score for r in reports),
         "execution_time": round(execution_time, 3),
-        "output": output if output is not None else summary(reports),
+        "output": output if output is not None else summary(reports,
+                                                                hidden_visibility=hidden_visibility),
         "output_format": "text",
         "stdout_visibility": "hidden",
         "tests": tests,

@@ -28,7 +28,7 @@ from grader import _child, codec
 from grader.errors import GraderError
 from grader.hosted import assets_for, classroom_public, select_suites
 from grader.judge import StudentProxy, suite_exercises, suite_path
-from grader.notebook import read_notebook, sandbox_cells
+from grader.notebook import code_cells, read_notebook, sandbox_cells, to_python
 from grader.recorded import PUBLIC_ONLY, SUFFIX, key, near_key, table
 from grader.sandbox import result_of_reply
 
@@ -40,10 +40,17 @@ COURSE_FILES = ("course.py", "pyproject.toml", "environment.yml", "LICENSE", ".g
 WORKFLOW = Path(".github/workflows/grade-my-notebooks.yml")
 CLASSROOM_WORKFLOW = Path(".github/workflows/classroom.yml")
 """GitHub Classroom's autograding: the public checks, partial credit per check."""
-NOT_SHIPPED = ("hosted", "suites", "fixtures", "hidden", "starter.py")
-"""Parts of the grader package chosen per notebook (suites, fixtures) or kept by the instructor
-(``hosted``: the Gradescope zip and the class workflows carry hidden tests; ``hidden``: the
-trusted implementations that hidden tests hand over as black boxes)."""
+RUNTIME = ("__init__", "__main__", "_child", "_imports", "_nbval_plugin", "assets", "assignment",
+           "batch", "classroom_results", "cli", "codec", "confinement", "deadlines", "enrolment",
+           "errors", "execute", "feedback", "grade", "gradebook", "inline", "judge", "lms",
+           "merge", "notebook", "properties", "recorded", "release", "report", "results",
+           "roster", "sandbox", "shards", "supervise")
+"""The grader's modules every starter ships (an allow-list: a new module is shipped only once it
+is named here). Never ``starter``, ``variants`` (the catalogue's grading), ``hosted`` (the
+Gradescope zip and the class workflows carry hidden tests), the suites or the fixtures, which are
+shipped per notebook, cut to what the public checks use."""
+PER_NOTEBOOK = ("context_lm",)
+"""Modules of one notebook's checks, shipped only when a shipped suite or notebook imports them."""
 
 
 @dataclass
@@ -56,6 +63,9 @@ class PublicSuite:
     tests: list[str]
     kept: list[str] = field(default_factory=list)
     """Helpers shipped as code because they are handed the learner's answer."""
+    fixtures: list[str] = field(default_factory=list)
+    """The trusted helpers (``module.function`` of :mod:`grader.fixtures`) the public checks
+    handed the learner's code while they were recorded."""
 
 
 # -- the public checks ---------------------------------------------------------------------------
@@ -120,6 +130,17 @@ def _solution_namespace(suite: str, solutions: Path) -> dict:
     return namespace
 
 
+def _fixture_refs(value: Any) -> set[str]:
+    """The names of the :class:`grader.codec.FixtureRef` inside ``value`` (lists, tuples, dicts)."""
+    if isinstance(value, codec.FixtureRef):
+        return {value.name}
+    if isinstance(value, (list, tuple)):
+        return set().union(*map(_fixture_refs, value)) if value else set()
+    if isinstance(value, dict):
+        return set().union(*map(_fixture_refs, value.values())) if value else set()
+    return set()
+
+
 def _ids(value: Any, into: set[int]) -> None:
     into.add(id(value))
     if isinstance(value, (list, tuple)):
@@ -171,7 +192,10 @@ def record(suite: str, *, solutions: Path | None = None) -> PublicSuite:
 
     perturb = [False]  # the second pass nudges the answers: who then sees new inputs uses them
 
+    fixtures: set[str] = set()  # the trusted helpers the public checks hand the learner
+
     def call(name: str, args: tuple, kwargs: dict, timeout: float) -> Any:
+        fixtures.update(_fixture_refs((args, kwargs)))
         request = codec.encode({"op": "call", "name": name, "args": list(args), "kwargs": kwargs})
         result = result_of_reply(name, codec.decode(_child.dispatch(namespace, request)))
         if perturb[0]:
@@ -226,7 +250,8 @@ def record(suite: str, *, solutions: Path | None = None) -> PublicSuite:
     kept &= needed
     near = {name: entries for name, entries in near.items() if name in records}
     return PublicSuite(suite=suite, source=_source(suite, text, tree, needed, set(records)),
-                       records=records, near=near, tests=tests, kept=sorted(kept))
+                       records=records, near=near, tests=tests, kept=sorted(kept),
+                       fixtures=sorted(fixtures))
 
 
 def _source(suite: str, text: str, tree: ast.Module, needed: set[str], recorded: set[str]) -> str:
@@ -256,12 +281,67 @@ def _copy(source: Path, target: Path) -> None:
     shutil.copyfile(source, target)
 
 
-def _fixture_modules(sources: list[str]) -> set[str]:
-    found = set()
+def fixtures_used(sources: list[str], recorded: list[str] = ()) -> dict[str, set[str]]:
+    """``{module: names}`` of :mod:`grader.fixtures` that the Python ``sources`` (shipped suites,
+    notebooks' code cells) name (``from grader.fixtures.M import a``, ``grader.fixtures.M.a``,
+    ``alias.a`` after ``from grader.fixtures import M as alias``, ``fixture("M.a")``), with
+    ``recorded`` (the ``M.a`` the public checks handed the learner while they were recorded).
+    An empty set: a module named whole, in a way that does not say which of its names are used."""
+    used: dict[str, set[str]] = {}
+    for ref in recorded:
+        module, _, name = ref.partition(".")
+        used.setdefault(module, set()).add(name)
     for text in sources:
-        found |= set(re.findall(r"grader\.fixtures(?:\.| import )(\w+)", text))
-        found |= set(re.findall(r"fixture\(f?[\"'](\w+)\.", text))
-    return found
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            tree = ast.Module(body=[], type_ignores=[])
+        aliases = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("grader.fixtures."):
+                module = node.module.split(".")[2]
+                used.setdefault(module, set()).update(a.name for a in node.names if a.name != "*")
+                if any(a.name == "*" for a in node.names):
+                    used[module] = set()
+            elif isinstance(node, ast.ImportFrom) and node.module == "grader.fixtures":
+                for alias in node.names:
+                    aliases[alias.asname or alias.name] = alias.name
+                    used.setdefault(alias.name, set())
+        for alias, module in aliases.items():
+            names = set(re.findall(rf"(?<![\w.]){alias}\.(\w+)", text))
+            used[module] |= names
+            if not names or re.search(rf"(?<![\w.]){alias}\b(?!\.)", _without_imports(text)):
+                used[module] = set()  # the module itself is handed around: ship it whole
+        for module, name in re.findall(r"grader\.fixtures\.(\w+)\.(\w+)", text):
+            used.setdefault(module, set()).add(name)
+        for module, name in re.findall(r"fixture\([\"'](\w+)\.(\w+)[\"']", text):
+            used.setdefault(module, set()).add(name)
+    return used
+
+
+def _without_imports(text: str) -> str:
+    return "\n".join(line for line in text.splitlines()
+                     if not line.lstrip().startswith(("import ", "from ")))
+
+
+def fixture_source(module: str, names: set[str]) -> str:
+    """The shipped copy of ``grader/fixtures/<module>.py``: its imports and the definitions that
+    ``names`` need (directly or through others), in the file's order; the module's docstring and
+    everything the public checks do not reach are left out."""
+    text = (GRADER_DIR / "fixtures" / f"{module}.py").read_text()
+    tree = ast.parse(text)
+    definitions = {name: node for node in tree.body for name in _defined(node)}
+    needed = _needed(definitions, sorted(names))
+    lines = text.splitlines()
+    parts = [f'"""The trusted helpers of notebook {module} that the public checks use, generated '
+             'by `python -m grader starter-repo`."""']
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            parts.append(ast.get_source_segment(text, node))
+        elif set(_defined(node)) & needed:
+            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            parts.append("\n".join(lines[start - 1:node.end_lineno]))
+    return "\n\n\n".join(parts) + "\n"
 
 
 def readme(suites: list[str]) -> str:
@@ -283,11 +363,13 @@ def build(out: Path, *, notebooks: list[str] | None = None,
         _copy(ROOT / "notebooks" / f"{suite}.ipynb", out / "notebooks" / f"{suite}.ipynb")
     for path in assets_for(suites):
         _copy(path, out / "assets" / path.relative_to(ROOT / "assets"))
-    for path in sorted(GRADER_DIR.rglob("*")):
-        relative = path.relative_to(GRADER_DIR)
-        if path.is_file() and relative.parts[0] not in NOT_SHIPPED \
-                and "__pycache__" not in relative.parts and path.suffix != ".pyc":
-            _copy(path, out / "grader" / relative)
+    texts = [p.source for p in publics] + [to_python(cell.source) for suite in suites
+                                           for _, cell in code_cells(read_notebook(
+                                               ROOT / "notebooks" / f"{suite}.ipynb"))]
+    per_notebook = {m for m in PER_NOTEBOOK
+                    if any(re.search(rf"\bgrader(?:\.| import ){m}\b", t) for t in texts)}
+    for name in (*RUNTIME, *sorted(per_notebook)):
+        _copy(GRADER_DIR / f"{name}.py", out / "grader" / f"{name}.py")
     suites_dir = out / "grader" / "suites"
     _copy(GRADER_DIR / "suites" / "pytest.ini", suites_dir / "pytest.ini")
     for public in publics:
@@ -297,12 +379,17 @@ def build(out: Path, *, notebooks: list[str] | None = None,
     (suites_dir / PUBLIC_ONLY.name).write_text(
         "The suites in this folder hold the public checks only; the hidden tests are run by the "
         "instructor.\n")
-    texts = [p.source for p in publics] + [(ROOT / "notebooks" / f"{s}.ipynb").read_text()
-                                           for s in suites]
-    for name in {"__init__"} | _fixture_modules(texts):
-        source = GRADER_DIR / "fixtures" / f"{name}.py"
-        if source.is_file():
-            _copy(source, out / "grader" / "fixtures" / f"{name}.py")
+    _copy(GRADER_DIR / "fixtures" / "__init__.py", out / "grader" / "fixtures" / "__init__.py")
+    recorded = [ref for public in publics for ref in public.fixtures]
+    for module, names in sorted(fixtures_used(texts, recorded).items()):
+        source = GRADER_DIR / "fixtures" / f"{module}.py"
+        if not source.is_file():
+            continue
+        target = out / "grader" / "fixtures" / f"{module}.py"
+        if names:
+            target.write_text(fixture_source(module, names))
+        else:  # named whole: shipped whole
+            _copy(source, target)
     for name in COURSE_FILES:
         if (ROOT / name).is_file():
             _copy(ROOT / name, out / name)

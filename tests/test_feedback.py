@@ -137,3 +137,17 @@ def test_a_named_mistake_is_said_once_with_the_points_it_cost_and_exercises_are_
     assert f"Likely mistake: <strong>{mistake}</strong>" in page and "&minus;5<" in page
     assert "output differs at index (0, 1)<" in page and "[failing example: test_c(seed=3)]" in page
     assert page.index("4.1 rope_inv_freq") < page.index("4.3 apply_rope")
+
+
+def test_a_page_before_the_hidden_tests_are_shown_holds_the_public_checks_only():
+    report = _report("wrong")
+    page = feedback.render([report], hidden_visibility="after_due_date")
+    assert "Public checks: 3/3 points" in page and "Total:" not in page
+    assert "the hidden tests&#x27; results are shown after the due date" in page
+    assert "Half-split layout." not in page and "test_inv_freq_secret_name" not in page
+    assert "hidden test" not in page.replace("hidden tests&#x27; results", "")
+    assert "Rotates pairs by m*theta." in page
+    full = feedback.render([report])
+    assert "Total: 3/6 points" in full and "Half-split layout." in full
+    with pytest.raises(ValueError, match="hidden_visibility must be one of"):
+        feedback.render([report], hidden_visibility="later")

@@ -147,8 +147,11 @@ def test_solution_in_a_zip_gets_full_marks_and_a_corrupt_file_its_reason(autogra
     assert first and all(t["status"] == "passed" for t in first)
     assert results["score"] == sum(t["max_score"] for t in first) > 0
     assert "notes.ipynb: not a valid Jupyter notebook" in results["output"]
-    total = f"{results['score']:g}"
-    assert f"\n{SUITES[0]}: {total}/{total} points.\n" in results["output"]  # per notebook
+    # per notebook, the public checks' points: the hidden tests are after_published here
+    public = f"{sum(t['max_score'] for t in first if t['visibility'] == 'visible'):g}"
+    assert f"\n{SUITES[0]}: public checks {public}/{public} points.\n" in results["output"]
+    assert results["output"].startswith("Graded 1 of 2 notebook(s); the hidden tests' results are "
+                                        "shown when your instructor publishes the grades.\n")
     missing = _tests(results, SUITES[1])  # one line for the notebook, not one per hidden test
     assert len(missing) == 1 and missing[0]["output"].startswith("not submitted")
     assert missing[0]["number"] == "2.0" and missing[0]["score"] == 0
@@ -211,3 +214,80 @@ def test_cli_builds_the_zip_and_rejects_an_unknown_notebook(tmp_path, capsys):
     assert "Gradescope allows 1 to 40 minutes" in error and len(error.strip().splitlines()) == 1
     assert cli.main(["gradescope", "--out", str(tmp_path / "x.zip"), "--notebooks", "9"]) == 2
     assert "--notebooks 9: no single notebook of the course matches" in capsys.readouterr().err
+
+
+# -- visibility: nothing a learner reads before the hidden tests are shown depends on them -------
+HIDDEN_UNTIL_LATER = ("after_due_date", "after_published", "hidden")
+
+
+def _learner_visible(results: dict) -> dict:
+    """What a learner reads while the hidden tests are not shown: the top-level ``output`` and
+    every ``visible`` test whole (the total ``score`` Gradescope hides, by its specification:
+    "If test cases are hidden, students will not be able to see their total score")."""
+    return {"output": results["output"],
+            "tests": [t for t in results["tests"] if t["visibility"] == "visible"]}
+
+
+def _hosted_output(results: dict, visibility: str) -> list[str]:
+    """run_autograder's top-level output for one graded notebook, built from check's results."""
+    from grader.hosted.gradescope_run import message
+
+    return message(results["output"], tests=results["tests"], score=results["score"], graded=1,
+                   suites=SUITES, problems=[], hidden_visibility=visibility)
+
+
+def _all_hidden_passed(report):
+    """``report`` with the same public checks and every hidden test passed: a submission that
+    differs from it only where the learner cannot yet look."""
+    import dataclasses
+
+    from grader.results import PASSED
+
+    return dataclasses.replace(report, tests=[
+        t if t.public else dataclasses.replace(t, status=PASSED, output="") for t in report.tests])
+
+
+@pytest.mark.slow
+def test_nothing_shown_before_the_hidden_tests_depends_on_them(variant_grader):
+    """A wrong submission and one that differs from it only in its hidden tests' results (every
+    hidden test passed) read the same to a learner, in results.json (``check --json`` and
+    run_autograder's output) and on the feedback page, under each visibility that hides the
+    hidden tests; and a right submission reads the same as a wrong one whose public checks pass.
+    Under ``visible`` they differ, so the comparison can fail."""
+    import dataclasses
+
+    from grader import feedback, report as reporters
+    from grader.results import PASSED
+    from tests.catalogue import modules
+    from tests.conftest import solution_notebooks
+
+    suite = SUITES[0]
+    catalogue = dict(modules(solution_notebooks()))[suite].WRONG_ANSWERS
+    grader = variant_grader(suite)
+    right = {e: grader.grade({}, exercises={e}) for e in {w.exercise for w in catalogue}}
+    chosen = [w for e in right for w in [w for w in catalogue if w.exercise == e][:3]]
+    public_passes = hidden_fails = 0
+    for wrong in chosen:
+        report = grader.grade({wrong.exercise: wrong.source}, exercises={wrong.exercise})
+        hidden_failed = any(t.status != PASSED and not t.public for t in report.tests)
+        hidden_fails += hidden_failed
+        twins = [_all_hidden_passed(report)]
+        if all(t.status == PASSED for t in report.tests if t.public):
+            # the right answer, which passes them too (under the same file name)
+            twins.append(dataclasses.replace(right[wrong.exercise], path=report.path))
+            public_passes += 1
+        for twin in twins:
+            for visibility in HIDDEN_UNTIL_LATER:
+                shown = reporters.gradescope([report], 1.0, hidden_visibility=visibility)
+                other = reporters.gradescope([twin], 1.0, hidden_visibility=visibility)
+                assert _learner_visible(shown) == _learner_visible(other), (wrong.mistake,
+                                                                            visibility)
+                assert _hosted_output(shown, visibility) == _hosted_output(other, visibility)
+                assert feedback.render([report], hidden_visibility=visibility) == \
+                    feedback.render([twin], hidden_visibility=visibility), wrong.mistake
+            if hidden_failed:
+                shown = reporters.gradescope([report], 1.0, hidden_visibility="visible")
+                other = reporters.gradescope([twin], 1.0, hidden_visibility="visible")
+                assert _learner_visible(shown) != _learner_visible(other)
+                assert feedback.render([report]) != feedback.render([twin])
+    assert hidden_fails and public_passes, "a case of this test is void"

@@ -184,7 +184,8 @@ def test_top_level_output_of_results_json_is_a_summary(wrong_report, tmp_path, m
     calls = []
     monkeypatch.setattr(grade, "main", lambda **kwargs: calls.append(kwargs) or [wrong_report])
     out = tmp_path / "results.json"
-    assert cli.main(["check", "x.ipynb", "--json", str(out), "--verbose"]) == 0
+    assert cli.main(["check", "x.ipynb", "--json", str(out), "--verbose",
+                     "--hidden-visibility", "visible"]) == 0
     assert calls[0]["verbose"] is True
     results = json.loads(out.read_text())
     mistake = reporters.named_mistake(next(t.output for t in wrong_report.tests if t.status != PASSED

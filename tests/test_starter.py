@@ -6,6 +6,7 @@ import base64
 import csv
 import importlib
 import json
+import math
 import os
 import re
 import shutil
@@ -227,3 +228,359 @@ def test_recorded_values_answer_the_same_arguments_up_to_last_bit_noise(tmp_path
     for args, kwargs in (((x + 1e-3,), {"scale": 2}), ((x,), {"scale": 3}), ((x.double(),), {})):
         with pytest.raises(recorded.NotRecorded, match="no reference value for this input"):
             helper(*args, **kwargs)
+
+
+# -- a starter of all six notebooks gives nothing away -------------------------------------------
+REFERENCE_ANSWERS = ("_yarn", "_llama3", "_dynamic_base")
+"""Reference implementations of implement exercises of notebook 05 that a trusted helper held
+(importing ``_yarn`` scored 13/13 hidden points): no shipped module may define them."""
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+@pytest.fixture(scope="module")
+def full_starter(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("full-starter") / "repo"
+    process = subprocess.run([sys.executable, "-m", "grader", "starter-repo", str(out)], cwd=ROOT,
+                             text=True, capture_output=True, timeout=900)
+    assert process.returncode == 0, process.stdout + process.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def handed_by_public_checks() -> set[str]:
+    """The trusted helpers (``module.function``) the public checks hand the learner's code when
+    they run on the solutions (in a process of their own: the suites declare pytest markers)."""
+    script = ("import json\nfrom grader.starter import record\n"
+              f"print(json.dumps(sorted({{f for s in {ALL_SUITES!r} for f in record(s).fixtures}})))")
+    process = subprocess.run([sys.executable, "-c", script], cwd=ROOT, text=True,
+                             capture_output=True, timeout=900)
+    assert process.returncode == 0, process.stdout + process.stderr
+    return set(json.loads(process.stdout.splitlines()[-1]))
+
+
+def _definitions(tree: ast.Module) -> dict[str, list[ast.AST]]:
+    """A module's top-level statements by the names they bind."""
+    found: dict[str, list[ast.AST]] = {}
+    for node in tree.body:
+        if isinstance(node, DEFINITIONS):
+            names = [node.name]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        else:
+            names = []
+        for name in names:
+            found.setdefault(name, []).append(node)
+    return found
+
+
+def _defaults(node: ast.AST) -> list[tuple[str, ast.AST, bool]]:
+    """``(parameter, default, positional)`` of a function's parameters that have a default."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    positional = node.args.posonlyargs + node.args.args
+    pairs = [(a.arg, d, True) for a, d in zip(positional[len(positional) - len(node.args.defaults):],
+                                               node.args.defaults)]
+    return pairs + [(a.arg, d, False) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults)
+                    if d is not None]
+
+
+def _walk(node: ast.AST) -> list[ast.AST]:
+    """Every node of a definition but its parameters' defaults (read only where used)."""
+    inside = {id(n) for _, default, _ in _defaults(node) for n in ast.walk(default)}
+    return [n for n in ast.walk(node) if id(n) not in inside]
+
+
+def _used_defaults(function: ast.AST, call: ast.Call | None) -> list[ast.AST]:
+    """The defaults of ``function`` that ``call`` leaves in place (all of them: no call seen)."""
+    if call is None or any(isinstance(a, ast.Starred) for a in call.args) \
+            or any(k.arg is None for k in call.keywords):
+        return [default for _, default, _ in _defaults(function)]
+    positional = function.args.posonlyargs + function.args.args
+    passed = {a.arg for a in positional[:len(call.args)]} | {k.arg for k in call.keywords}
+    return [default for name, default, _ in _defaults(function) if name not in passed]
+
+
+def _reach(definitions: dict[str, list[ast.AST]], roots: list[str], *, all_defaults: bool,
+           opaque: set[str] = frozenset()) -> tuple[set[str], list[ast.AST]]:
+    """The module-level names ``roots`` read, directly or through others, and the nodes read.
+
+    Without ``all_defaults``, a parameter's default is read only where a call leaves it in place
+    (a public check that passes its own windows does not read the hidden ones a helper defaults
+    to). ``opaque`` names are not looked into (helpers whose code is not shipped)."""
+    names, read, stack = set(), [], [(root, None) for root in roots]
+    while stack:
+        name, call = stack.pop()
+        for node in definitions.get(name, []):
+            defaults = [d for _, d, _ in _defaults(node)] if all_defaults or name in roots \
+                else _used_defaults(node, call)
+            read += [n for d in defaults for n in ast.walk(d)]
+            stack += [(n.id, None) for d in defaults for n in ast.walk(d)
+                      if isinstance(n, ast.Name) and n.id in definitions]
+        if name in names or name not in definitions:
+            continue
+        names.add(name)
+        if name in opaque:
+            continue
+        for node in definitions[name]:
+            walked = _walk(node)
+            read += walked
+            called = {id(n.func): n for n in walked if isinstance(n, ast.Call)}
+            stack += [(n.id, called.get(id(n))) for n in walked
+                      if isinstance(n, ast.Name) and n.id in definitions]
+    return names, read
+
+
+def _literals(nodes: list[ast.AST]) -> set:
+    """The constants among ``nodes`` that could be a case's parameter: numbers (no small integer)
+    and strings with words in them (no docstring, no part of an f-string)."""
+    skip = set()
+    for node in nodes:
+        if isinstance(node, (*DEFINITIONS, ast.Module)) and node.body \
+                and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant):
+            skip.add(id(node.body[0].value))
+        if isinstance(node, ast.JoinedStr):
+            skip |= {id(v) for v in node.values}
+    found = set()
+    for node in nodes:
+        if not isinstance(node, ast.Constant) or id(node) in skip:
+            continue
+        value = node.value
+        if value is None or isinstance(value, (bool, bytes, complex)) or value is Ellipsis:
+            continue
+        if isinstance(value, (int, float)) and (-2 <= value <= 16 and value == int(value)
+                                                or value in (0.5, 0.25)):
+            continue
+        if isinstance(value, float) and 0 < abs(value) < 1 \
+                and math.log10(abs(value)) == round(math.log10(abs(value))):
+            continue  # a tolerance (1e-3, 1e-9), not a case
+        if isinstance(value, str) and (len(value) < 4 or not re.search(r"\s", value.strip())):
+            continue  # a name ('float32', 'strided') is the runtime's vocabulary, not a case
+        found.add(value)
+    return found
+
+
+def _identifiers(tree: ast.AST) -> set[str]:
+    """The names a module's code uses or binds (not the words of its docstrings and comments)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, (*DEFINITIONS,)):
+            found.add(node.name)
+        elif isinstance(node, ast.arg):
+            found.add(node.arg)
+        elif isinstance(node, ast.keyword) and node.arg:
+            found.add(node.arg)
+        elif isinstance(node, ast.alias):
+            found.add(node.asname or node.name)
+    return found
+
+
+def _body(node: ast.AST) -> str:
+    """A function's body without its name and docstring, for comparing implementations."""
+    body = list(node.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return ast.dump(ast.Module(body=body, type_ignores=[]))
+
+
+def _notebook_code(suite: str) -> str:
+    from grader.notebook import code_cells, read_notebook, to_python
+
+    return "\n".join(to_python(c.source) for _, c in code_cells(read_notebook(
+        ROOT / "notebooks" / f"{suite}.ipynb")))
+
+
+def _shipped_python(starter: Path) -> dict[str, ast.Module]:
+    return {path.relative_to(starter).as_posix(): ast.parse(path.read_text())
+            for path in sorted(starter.rglob("*.py"))}
+
+
+def _functions(trees: dict[str, ast.Module]) -> dict[str, list[tuple[str, ast.AST]]]:
+    """Every function any shipped module defines (at any depth), by name: ``(file, node)``."""
+    found: dict[str, list[tuple[str, ast.AST]]] = {}
+    for name, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.setdefault(node.name, []).append((name, node))
+    return found
+
+
+def _fstring_prefixes(nodes: list[ast.AST]) -> set[str]:
+    """The constant beginnings of f-strings among ``nodes`` (``f"module.launch_{name}"`` gives
+    ``"module.launch_"``): a fixture named so is any whose rest is a string read too."""
+    return {node.values[0].value for node in nodes if isinstance(node, ast.JoinedStr)
+            and node.values and isinstance(node.values[0], ast.Constant)}
+
+
+def _names(name: str, keys: set[str], strings: set[str], prefixes: set[str]) -> bool:
+    return bool(keys & strings) or any(
+        key.startswith(prefix) and key[len(prefix):] in strings for key in keys for prefix in prefixes)
+
+
+class _Suite:
+    """What a hidden suite's public checks read, and what only its hidden tests read."""
+
+    def __init__(self, suite: str, starter: Path) -> None:
+        tree = ast.parse((ROOT / "grader" / "suites" / f"test_{suite}.py").read_text())
+        shipped = (starter / "grader" / "suites" / f"test_{suite}.py").read_text()
+        self.definitions = definitions = _definitions(tree)
+        tests = [n for n in definitions if n.startswith("test_")]
+        public = [n for n in tests if any(_public_points(x) for x in definitions[n])]
+        hidden = [n for n in tests if n not in public]
+        self.recorded = set(re.findall(r"^(\w+) = replayed\(", shipped, re.M))
+        self.public, public_read = _reach(definitions, [*public, "EXERCISE_ORDER"],
+                                          all_defaults=False, opaque=self.recorded)
+        self.hidden, hidden_read = _reach(definitions, hidden, all_defaults=True)
+        notebook = _notebook_code(suite)
+        known = set(re.findall(r"\w+", notebook))  # what the learner's notebook shows anyway
+        self.hidden_only = {n for n in self.hidden - self.public
+                            if not n.startswith("test_") and n not in known}
+        self.hidden_literals = _literals(hidden_read) - _literals(public_read) \
+            - _literals(list(ast.walk(ast.parse(notebook))))
+        self.strings_read = {n.value for n in hidden_read
+                             if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+        self.public_attributes = {n.attr for n in public_read if isinstance(n, ast.Attribute)}
+        self.hidden_attributes = {n.attr for n in hidden_read if isinstance(n, ast.Attribute)}
+        source = (ROOT / "grader" / "suites" / f"test_{suite}.py").read_text()
+        self.modules = {f"grader/fixtures/{m}.py" for m in re.findall(
+            r"grader\.fixtures import (\w+)|fixture\(f?[\"'](\w+)\.", source) for m in m if m}
+        self.modules |= {f"grader/{m}.py" for m in re.findall(r"from grader import (\w+)", source)
+                         if m not in ("judge", "properties", "sandbox", "codec", "recorded")}
+        self.hidden_prefixes = _fstring_prefixes(hidden_read)
+        self.not_shipped = {n for n, nodes in definitions.items()
+                            if any(isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                   for x in nodes)
+                            and not re.search(rf"^def {n}\(", shipped, re.M)}
+
+
+def _hidden_fixtures(suites: list[_Suite], notebooks: str, handed: set[str]) -> dict[str, ast.AST]:
+    """``{module.function: node}`` of the trusted helpers only hidden tests hand the learner (or
+    read), with what only they reach inside their module. Public: what the notebooks name, what
+    the public checks read in-process (``fixtures.name``) and what they ``handed`` the learner;
+    hidden: any other helper whose name a hidden test reads (``"module.name"``, an f-string's
+    ``"module."`` and the name, ``fixtures.name``)."""
+    hidden = {}
+    for path in sorted((ROOT / "grader" / "fixtures").glob("[!_]*.py")):
+        module = path.stem
+        definitions = _definitions(ast.parse(path.read_text()))
+        named_public, named_hidden = [], []
+        for name, nodes in definitions.items():
+            keys = {name, f"{module}.{name}"}
+            if re.search(rf"\b{name}\b", notebooks) or f"{module}.{name}" in handed \
+                    or any(name in s.public_attributes for s in suites):
+                named_public.append(name)
+            elif any(_names(name, keys, s.strings_read, s.hidden_prefixes)
+                     or name in s.hidden_attributes for s in suites):
+                named_hidden.append(name)
+        public, _ = _reach(definitions, named_public, all_defaults=True)
+        hidden_reach, _ = _reach(definitions, named_hidden, all_defaults=True)
+        for name in hidden_reach - public:
+            hidden[f"{module}.{name}"] = definitions[name][0]
+    return hidden
+
+
+ALL_SUITES = ["01_permutation_invariance", "02_sinusoidal_encoding",
+              "03_addition_vs_concatenation", "04_rotary_embeddings", "05_context_extension",
+              "06_gpu_rope_kernel"]
+
+
+@pytest.mark.slow
+def test_no_module_of_the_starter_defines_a_hidden_fixture_or_a_reference_answer(
+        full_starter, handed_by_public_checks):
+    """No shipped module defines (by name, or with the same body under another name): a trusted
+    helper that only hidden tests use (the diagnose exercises' hidden implementations among
+    them), a function of a hidden suite whose code the starter does not ship (the suites'
+    reference implementations), a named reference answer (``_yarn``...), or a solution's
+    exercise function; and no shipped helper keeps a keyword-only switch that only a hidden
+    fixture sets (``_rope(..., decode_shift=1)`` is a hidden implementation)."""
+    from grader.notebook import exercise_names, read_notebook
+
+    trees = _shipped_python(full_starter)
+    functions = _functions(trees)
+    bodies = {_body(node): f"{file}::{name}" for name, found in functions.items()
+              for file, node in found if len(_body(node)) > 400}  # more than a line or two
+    suites = [_Suite(suite, full_starter) for suite in ALL_SUITES]
+    notebooks = "\n".join(_notebook_code(suite) for suite in ALL_SUITES)
+    problems = []
+    hidden = _hidden_fixtures(suites, notebooks, handed_by_public_checks)
+    assert {"permutation_invariance.causal_mean", "rotary_embeddings.decode_off_by_one",
+            "addition_vs_concatenation.best_of_splits"} <= set(hidden)  # diagnose exercises' cases
+    for ref, node in sorted(hidden.items()):
+        module, name = ref.split(".")
+        shipped = trees.get(f"grader/fixtures/{module}.py")
+        if shipped is not None and name in _definitions(shipped):
+            problems.append(f"hidden fixture {ref} defined in grader/fixtures/{module}.py")
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _body(node) in bodies:
+            problems.append(f"hidden fixture {ref}'s body is {bodies[_body(node)]}")
+    for suite, found in zip(ALL_SUITES, suites):
+        own = {body: where for body, where in bodies.items()  # (another suite's helper of the
+               if not where.startswith("grader/suites/")      # same body is no answer of this one)
+               or where.startswith(f"grader/suites/test_{suite}.py")}
+        for name in sorted(found.not_shipped - {n for n in found.not_shipped if n.startswith("test_")}):
+            node = next(x for x in found.definitions[name]
+                        if isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            if _body(node) in own:
+                problems.append(f"{suite}: {name}, which the starter's suite does not ship, is "
+                                f"{own[_body(node)]}")
+    # A switch that only hidden cases set (a keyword-only parameter of a shipped helper, which a
+    # hidden fixture of its module sets to turn a bug on) hands the learner every hidden case.
+    switches = set()
+    for ref, node in hidden.items():
+        module = ref.split(".")[0]
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+                switches |= {(f"{module}.{call.func.id}", k.arg) for k in call.keywords if k.arg}
+    for ref, switch in sorted(switches):
+        module, name = ref.split(".")
+        shipped = trees.get(f"grader/fixtures/{module}.py")
+        found = _definitions(shipped).get(name, []) if shipped is not None else []
+        set_in_shipped = any(k.arg == switch for n in ast.walk(shipped or ast.Module(body=[]))
+                             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                             and n.func.id == name for k in n.keywords)
+        if not set_in_shipped and any(switch in {a.arg for a in node.args.kwonlyargs}
+                                      for node in found if isinstance(node, ast.FunctionDef)):
+            problems.append(f"{ref}, shipped, keeps the switch {switch}= that only hidden cases "
+                            "set")
+    for name in REFERENCE_ANSWERS:
+        problems += [f"reference answer {name} defined in {file}"
+                     for file, _ in functions.get(name, [])]
+    for suite in ALL_SUITES:
+        solution = read_notebook(SOLUTIONS / f"{suite}.ipynb")
+        answers = {node.name: node for cell in solution.cells if cell.cell_type == "code"
+                   and "exercise" in cell.metadata.get("tags", [])
+                   for node in ast.parse(cell.source).body
+                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for name, node in answers.items():
+            assert name in exercise_names(solution) or name.startswith("_")
+            problems += [f"exercise {name} defined in {file}" for file, _ in functions.get(name, [])]
+            if _body(node) in bodies:
+                problems.append(f"the solution of {name} is {bodies[_body(node)]}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_no_hidden_parameter_appears_in_the_starter(full_starter):
+    """Of each suite, no module-level name that only its hidden tests read (a public check that
+    overrides a helper's default does not read the default) and no literal that only they read
+    (a number, or a string with words) is in its shipped suite or in the fixtures and notebook
+    modules it reads (what the learner's notebook shows is no secret); recorded values are those
+    of helpers its public checks call."""
+    trees = _shipped_python(full_starter)
+    problems = []
+    for suite in ALL_SUITES:
+        found = _Suite(suite, full_starter)
+        # the suite's shipped file, and the fixtures and notebook modules it reads
+        scope = {f"grader/suites/test_{suite}.py", *found.modules} & set(trees)
+        assert f"grader/suites/test_{suite}.py" in scope
+        for file in sorted(scope):
+            problems += [f"{suite}: {name} (read only by hidden tests) appears in {file}"
+                         for name in sorted(found.hidden_only & _identifiers(trees[file]))]
+            leaked = _literals(list(ast.walk(trees[file]))) & found.hidden_literals
+            problems += [f"{suite}: {value!r} (read only by hidden tests) is a constant of {file}"
+                         for value in sorted(leaked, key=repr)]
+        assert found.recorded <= found.public, (suite, found.recorded - found.public)
+    assert not problems, "\n".join(problems)

@@ -9,7 +9,9 @@
 3. Grade with ``python -m grader check --run-as USER`` in a child process, sampling the memory of
    its whole process tree; notebooks that were not submitted score 0 with a message.
 4. Write ``results/results.json``, checked against the JSON Schema of Gradescope's specification,
-   with a warning in ``output`` when the run came close to the memory or time limit. Whatever goes
+   with a warning in ``output`` when the run came close to the memory or time limit. Unless the
+   hidden tests are ``visible``, the top-level ``output`` (which Gradescope always shows) depends
+   on no hidden test: it gives the public checks' points, not the total. Whatever goes
    wrong, a valid ``results.json`` with score 0 and the reason is written.
 """
 from __future__ import annotations
@@ -235,6 +237,26 @@ def _number_key(test: dict) -> tuple[int, ...]:
 
 
 # -- 4. report --------------------------------------------------------------------------------
+def message(check_output: str, *, tests: list[dict], score: float, graded: int,
+            suites: list[str], problems: list[str], hidden_visibility: str) -> list[str]:
+    """The lines of the top-level ``output``, which Gradescope shows whatever the visibility:
+    how many notebooks were graded, then ``check``'s line per notebook (its score and what to
+    look at first), then the files that were not graded.
+
+    Unless ``hidden_visibility`` is ``visible``, no line depends on a hidden test: ``check``'s
+    lines then give the public checks' points, and the total (which holds the hidden tests'
+    points) is left to Gradescope, which shows it once the hidden tests are shown.
+    """
+    head = f"Graded {graded} of {len(suites)} notebook(s)"
+    if reporters.shows_hidden(hidden_visibility):
+        maximum = sum(t.get("max_score", 0) for t in tests)
+        head += f": {reporters._points(score)}/{reporters._points(maximum)} points."
+    else:
+        head += f"; the hidden tests' results {reporters.HIDDEN_WHEN[hidden_visibility]}."
+    per_notebook = check_output.splitlines()[1:]  # check's first line is its own total
+    return [head, *per_notebook, *(f"Not graded: {problem}" for problem in problems)]
+
+
 def failure_results(reason: str, seconds: float) -> dict:
     """A valid ``results.json`` that says grading failed and why, with score 0."""
     return {"score": 0, "execution_time": round(seconds, 3),
@@ -262,7 +284,7 @@ def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
     work.mkdir(parents=True)
     copies, problems = collect(root / "submission", work, suites)
     minutes = float(config.get("time_limit_minutes", TIME_LIMIT_MINUTES))
-    tests, score, peak_pss, peak_rss, output, per_notebook = [], 0.0, 0.0, 0.0, [], []
+    graded, peak_pss, peak_rss = {"tests": [], "score": 0.0, "output": ""}, 0.0, 0.0
     if copies:
         json_path = work / "check.json"
         status, peak_pss, peak_rss = grade_in_child(
@@ -273,15 +295,12 @@ def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
             raise GraderError(f"the grader stopped with exit status {status} before writing "
                               "its report")
         graded = json.loads(json_path.read_text())
-        tests, score = graded["tests"], graded["score"]
-        per_notebook = graded.get("output", "").splitlines()[1:]  # score, what to look at first
     missing = [s for s in suites if s not in copies]
-    tests = sorted(tests + not_submitted(missing, work, visibility), key=_number_key)
+    tests = sorted(graded["tests"] + not_submitted(missing, work, visibility), key=_number_key)
+    score = graded["score"]
     seconds = time.monotonic() - start
-    maximum = sum(t.get("max_score", 0) for t in tests)
-    output.append(f"Graded {len(copies)} of {len(suites)} notebook(s): "
-                  f"{reporters._points(score)}/{reporters._points(maximum)} points.")
-    output += per_notebook + [f"Not graded: {problem}" for problem in problems]
+    output = message(graded.get("output", ""), tests=tests, score=score, graded=len(copies),
+                     suites=suites, problems=problems, hidden_visibility=visibility)
     memory_limit = memory_limit_mb(float(config.get("memory_limit_mb", MEMORY_LIMIT_MB)))
     if peak_pss >= NEAR_LIMIT * memory_limit:
         output.append(f"Warning: grading used {peak_pss:.0f} MB of memory at its peak, close to "

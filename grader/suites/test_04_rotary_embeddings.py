@@ -499,7 +499,7 @@ def test_layout_permutation_converts_layouts(student):
                                     + _named_permutation(perm, head_dim))
 
 
-@pytest.mark.exercise("layout_permutation", points=1)
+@pytest.mark.exercise("layout_permutation", points=1, public=True)  # on the public check's input
 def test_layout_permutation_int64(student):
     """The permutation is an int64 tensor of shape (head_dim,) (an index for x[..., perm]), head_dim 128."""
     got = student.layout_permutation(128)
@@ -811,7 +811,7 @@ def test_rope_cost_bytes(student, batch, heads, seq_len, head_dim, method, nbyte
                  mistakes=_cost_mistakes(*args[:5], 4, "bytes"))
 
 
-@pytest.mark.exercise("rope_cost", points=1)
+@pytest.mark.exercise("rope_cost", points=1, public=True)  # on the public check's inputs
 def test_rope_cost_intensity(student):
     """intensity is flops / bytes (flops per byte, unrounded), of the counts the function returns itself."""
     for args in ((2, 3, 5, 8, "matrix", 4), (1, 32, 8192, 128, "elementwise", 2), (3, 1, 7, 6, "elementwise", 4)):
