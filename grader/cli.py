@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 GPU_MEMORY_GIB = 64.0
 """The default ``--memory-limit`` where an NVIDIA GPU is present: CUDA reserves a large address
 space, and under the usual 6 GiB it cannot start at all (torch then sees no GPU)."""
+REQUIRE_HELP = ("refuse to grade (exit status 2, one line) unless bubblewrap confines the "
+                "learner's code here: its own filesystem view, PID namespace and no network")
 MEMORY_HELP = ("address space of each learner process, in GiB (default: 6, or "
                f"{GPU_MEMORY_GIB:g} where an NVIDIA GPU is present: CUDA cannot start below about 32)")
 
@@ -50,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="run the learner's code as this unprivileged user (the grader must "
                             "run as root; the user must be able to read the grader and Python)")
     check.add_argument("--memory-limit", type=_gibibytes, metavar="GIB", help=MEMORY_HELP)
+    check.add_argument("--require-confinement", action="store_true", help=REQUIRE_HELP)
     check.add_argument("--html", type=Path, metavar="FILE",
                        help="write a self-contained HTML feedback page to FILE")
     check.add_argument("--verbose", "-v", action="store_true",
@@ -89,6 +92,7 @@ def _add_batch(commands) -> None:
     batch.add_argument("--run-as", metavar="USER",
                        help="run the learners' code as this unprivileged user (grader as root)")
     batch.add_argument("--memory-limit", type=_gibibytes, metavar="GIB", help=MEMORY_HELP)
+    batch.add_argument("--require-confinement", action="store_true", help=REQUIRE_HELP)
     batch.add_argument("--notebooks", nargs="+", metavar="NN",
                        help="the assignment's notebooks, by number or name: only these are "
                             "graded, and max_total and percent are out of their points "
@@ -140,18 +144,22 @@ def _batch(args) -> None:
     from grader import batch, shards, supervise
 
     shard = None if args.shard is None else shards.parse(args.shard)
-    _limits(args.run_as)  # validates the user
+    from grader.confinement import describe
+
+    limits = _limits(args.run_as, require=args.require_confinement)  # validates the user
+    print(f"learner code confined by: {describe(limits)}")  # refuses here if it must
     supervise.become_subreaper()  # batch starts nothing but learners' workers
     batch.main(submissions=args.submissions, out=args.out, jobs=args.jobs, students=args.student,
                force=args.force, flat=args.flat, timeout_per_student=args.timeout_per_student,
                options=batch.Options(skip_execution=args.skip_execution,
                                      cell_timeout=args.cell_timeout, run_as=args.run_as,
+                                     require_confinement=args.require_confinement,
                                      memory_limit=_memory_limit(args.memory_limit)),
                shard=shard, notebooks=args.notebooks, assignment_name=args.assignment,
                roster=args.roster, lms=args.lms, due=args.due, late_policy=args.late_policy)
 
 
-def _limits(run_as: str | None, memory_limit: float | None = None):
+def _limits(run_as: str | None, memory_limit: float | None = None, *, require: bool = False):
     from grader import supervise
     from grader.sandbox import Limits
 
@@ -162,7 +170,8 @@ def _limits(run_as: str | None, memory_limit: float | None = None):
             raise GraderError(str(exc)) from None
         if os.geteuid() != 0:
             raise GraderError(f"--run-as {run_as} needs the grader to run as root")
-    return Limits(run_as=run_as, **supervise.memory_bytes(_memory_limit(memory_limit)))
+    return Limits(run_as=run_as, require_confinement=require,
+                  **supervise.memory_bytes(_memory_limit(memory_limit)))
 
 
 def _memory_limit(chosen: float | None) -> float | None:
@@ -330,7 +339,8 @@ def main(argv: list[str] | None = None) -> int:
                                  exercises=set(args.exercise) if args.exercise else None,
                                  cell_timeout=args.cell_timeout,
                                  execution_budget=args.execution_budget,
-                                 limits=_limits(args.run_as, args.memory_limit),
+                                 limits=_limits(args.run_as, args.memory_limit,
+                                                require=args.require_confinement),
                                  verbose=args.verbose)
             status = _check_reports(args, reports, time.monotonic() - start)
             if recorded.is_starter():

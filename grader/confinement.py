@@ -92,10 +92,7 @@ class Confinement:
         self.problem = bwrap_problem(self.user)
         """Why bubblewrap does not confine the learner's processes here (None: it does)."""
         if self.problem is not None and limits.require_confinement:
-            raise ConfinementUnavailable(
-                f"--require-confinement: cannot confine the learner's code with bubblewrap here "
-                f"({self.problem}); install bubblewrap, or allow user namespaces, or grade "
-                "without --require-confinement")
+            raise ConfinementUnavailable(_refusal(self.problem))
 
     @property
     def confined(self) -> bool:
@@ -105,11 +102,7 @@ class Confinement:
     @property
     def description(self) -> str:
         """One line for the reports: which confinement held."""
-        user = f", as user {self.user.name}" if self.user is not None else ""
-        if self.confined:
-            return ("bubblewrap: own filesystem view (Python environment and assets read-only, "
-                    f"scratch read-write), own PID namespace, no network, resource limits{user}")
-        return f"resource limits only{user}; no bubblewrap ({self.problem})"
+        return _description(self.problem, self.user)
 
     def command(self, command: list[str], *, scratch: list[Path], workdir: Path,
                 readable: list[Path] = (), grader_modules: tuple[str, ...] | list[str] = (),
@@ -281,6 +274,33 @@ def bwrap_problem(user: "supervise.Account | None" = None) -> str | None:
             _shutil.rmtree(folder, ignore_errors=True)
     _PROBES[key] = problem
     return problem
+
+
+def _description(problem: str | None, user: "supervise.Account | None") -> str:
+    who = f", as user {user.name}" if user is not None else ""
+    if problem is None:
+        return ("bubblewrap (own filesystem view: Python environment and assets read-only, scratch "
+                f"read-write; own PID namespace; no network) and resource limits{who}")
+    return f"resource limits{who} only; no bubblewrap ({problem})"
+
+
+def describe(limits: Limits) -> str:
+    """Which confinement the learner's processes get under ``limits``, in one line for reports.
+
+    Raises :class:`ConfinementUnavailable` when ``limits.require_confinement`` and bubblewrap
+    cannot confine here, before anything is graded.
+    """
+    user = supervise.account(limits.run_as) if limits.run_as else None
+    problem = bwrap_problem(user)
+    if problem is not None and limits.require_confinement:
+        raise ConfinementUnavailable(_refusal(problem))
+    return _description(problem, user)
+
+
+def _refusal(problem: str) -> str:
+    return (f"--require-confinement: bubblewrap cannot confine the learner's code here "
+            f"({problem}); install bubblewrap (apt-get install bubblewrap) or allow user "
+            "namespaces, or grade without --require-confinement")
 
 
 class ConfinementUnavailable(GraderError):

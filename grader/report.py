@@ -171,6 +171,8 @@ def table(reports: list[NotebookReport], width: int = 100, *, verbose: bool = Fa
         if report.error:
             lines += _wrapped(f"could not be graded: {report.error}", "  ", width)
         lines += _wrapped(_execution_line(report), "  ", width)
+        if report.confinement:
+            lines += _wrapped(f"learner code confined by: {report.confinement}", "  ", width)
         for problem in report.load_errors:
             lines += _wrapped(f"cell failed to load: {problem}", "  ", width)
         groups = report.exercises()
@@ -251,7 +253,8 @@ def gradescope(reports: list[NotebookReport], execution_time: float, *,
     order; ``"N.0"`` for the notebook's own checks) and ``tags`` ``[exercise]``. Hidden tests get
     ``hidden_visibility``; public checks, execution and notebook problems are ``visible``.
     The total is ``score``; the specification has no top-level ``max_score`` (each test has one).
-    The top-level ``output`` is ``output`` if given, else :func:`summary`.
+    The top-level ``output`` is ``output`` if given, else :func:`summary`, followed by a line that
+    says which confinement held for the learner's code (:mod:`grader.confinement`).
     """
     if hidden_visibility not in VISIBILITIES:
         raise ValueError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}, "
@@ -283,10 +286,14 @@ def gradescope(reports: list[NotebookReport], execution_time: float, *,
                 "tags": [test.exercise],
                 "visibility": "visible" if test.public else hidden_visibility,
             })
+    text = output if output is not None else summary(reports)
+    held = list(dict.fromkeys(r.confinement for r in reports if r.confinement))
+    if held:  # which confinement held says nothing about the hidden tests: shown at once
+        text += "".join(f"\nLearner code confined by: {line}" for line in held)
     return {
         "score": sum(r.score for r in reports),
         "execution_time": round(execution_time, 3),
-        "output": output if output is not None else summary(reports),
+        "output": text,
         "output_format": "text",
         "stdout_visibility": "hidden",
         "tests": tests,
