@@ -211,6 +211,9 @@ def _add_hosted_commands(commands) -> None:
     gradescope.add_argument("--minutes", type=float, default=20, metavar="MINUTES",
                             help="the time limit set on Gradescope, at most 40 (default: 20, as "
                                  "advised)")
+    gradescope.add_argument("--require-confinement", action="store_true",
+                            help="grade no submission (score 0 and the reason) where bubblewrap "
+                                 "cannot confine the learner's code on Gradescope's machine")
 
     classroom = commands.add_parser("classroom", help="print a GitHub Classroom grading workflow")
     classroom.add_argument("--out", type=Path, metavar="FILE",
@@ -263,7 +266,8 @@ def _hosted(args: argparse.Namespace) -> None:
 
         gradescope.build(out=args.out, notebooks=args.notebooks,
                          hidden_visibility=args.hidden_visibility, memory_limit_mb=args.memory_mb,
-                         time_limit_minutes=args.minutes)
+                         time_limit_minutes=args.minutes,
+                         require_confinement=args.require_confinement)
         print(f"Gradescope autograder written to {args.out}")
     else:
         from grader.hosted import classroom
