@@ -245,6 +245,9 @@ def _add_hosted_commands(commands) -> None:
     shards.add_argument("--notebooks", nargs="+", metavar="NN",
                         help="the assignment's notebooks (batch --notebooks): the gradebook is "
                              "out of their points (default: every notebook)")
+    shards.add_argument("--allow-unconfined", action="store_true",
+                        help="let shards grade without bubblewrap (default: they refuse to, "
+                             "batch --require-confinement)")
 
 
 def _hosted(args: argparse.Namespace) -> None:
@@ -253,7 +256,7 @@ def _hosted(args: argparse.Namespace) -> None:
         from grader.hosted import class_workflow
 
         options = {"jobs": args.jobs, "skip_execution": args.skip_execution,
-                   "notebooks": args.notebooks}
+                   "notebooks": args.notebooks, "allow_unconfined": args.allow_unconfined}
         if args.k8s:
             _emit(class_workflow.k8s(args.shards, image=args.k8s, **options), args.out,
                   "Kubernetes Jobs")

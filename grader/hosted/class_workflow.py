@@ -10,7 +10,14 @@ learner, or any layout ``batch`` reads):
   ``python -m grader batch submissions --out "shards/shard-$SHARD" --shard "$SHARD/N" --jobs 2``;
 * once every shard has succeeded: ``python -m grader merge shards/shard-* --out grades``.
 
-The grader schedules nothing itself: the engine starts the shards and the merge.
+The grader schedules nothing itself: the engine starts the shards and the merge. The shards grade
+with ``--require-confinement``: a learner's code runs under bubblewrap (its own filesystem view
+without the repository, the hidden tests or the other learners' folders, and no network), or the
+shard refuses to grade (:mod:`grader.confinement`). The Actions workflow installs bubblewrap and
+lets it create user namespaces, and no step that runs learner code holds a token (the checkout
+keeps no credentials); a Slurm cluster needs bubblewrap on its nodes, a Kubernetes image needs it
+and pods that may create namespaces. ``allow_unconfined`` drops the requirement (the shard then
+grades with the fallback and its reports say so).
 """
 from __future__ import annotations
 
@@ -32,10 +39,12 @@ SECRET = "CLASSROOM_TOKEN"
 
 
 def shard_command(count: int, *, jobs: int = 2, skip_execution: bool = False,
-                  notebooks: list[str] | None = None) -> str:
+                  notebooks: list[str] | None = None, allow_unconfined: bool = False) -> str:
     """The command that grades shard ``$SHARD`` of ``count`` (a shell command line); with
-    ``notebooks``, only the assignment's notebooks (``batch --notebooks``)."""
-    extra = " --skip-execution" if skip_execution else ""
+    ``notebooks``, only the assignment's notebooks (``batch --notebooks``). It requires
+    bubblewrap's confinement unless ``allow_unconfined``."""
+    extra = "" if allow_unconfined else " --require-confinement"
+    extra += " --skip-execution" if skip_execution else ""
     extra += f" --notebooks {' '.join(notebooks)}" if notebooks else ""
     return (f'python -m grader batch submissions --out "shards/shard-$SHARD" '
             f'--shard "$SHARD/{count}" --jobs {jobs}{extra}')
@@ -62,11 +71,12 @@ def _check(count: int, jobs: int) -> None:
 
 
 def _generator(count: int, jobs: int, skip_execution: bool,
-               notebooks: list[str] | None = None) -> str:
+               notebooks: list[str] | None = None, allow_unconfined: bool = False) -> str:
     """The command line that generates the file."""
     return (f"python -m grader class-workflow --shards {count}"
             + (f" --jobs {jobs}" if jobs != 2 else "")
             + (" --skip-execution" if skip_execution else "")
+            + (" --allow-unconfined" if allow_unconfined else "")
             + (f" --notebooks {' '.join(notebooks)}" if notebooks else ""))
 
 
@@ -97,9 +107,23 @@ esac
 """
 
 
-def _install() -> list[dict]:
+_CONFINE = """sudo apt-get install -y --no-install-recommends bubblewrap
+if [ -e /proc/sys/kernel/apparmor_restrict_unprivileged_userns ]; then
+  sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0
+fi
+bwrap --version
+"""
+"""Lets bubblewrap confine the learners' code on a GitHub-hosted runner: installs it, and lets an
+unprivileged process create user namespaces (Ubuntu 24.04 restricts them through AppArmor)."""
+
+
+def _install(*, confine: bool = False) -> list[dict]:
+    confining = [{"name": "Install bubblewrap, which confines the learners' code",
+                  "run": _CONFINE}] if confine else []
     return [
-        {"uses": "actions/checkout@v5"},
+        # No token stays in the checkout: learner code must find none to use.
+        {"uses": "actions/checkout@v5", "with": {"persist-credentials": False}},
+        *confining,
         {"uses": "actions/setup-python@v6",
          "with": {"python-version": "3.11", "cache": "pip",
                   "cache-dependency-path": "pyproject.toml"}},
@@ -127,7 +151,7 @@ def _inputs() -> dict:
 
 def _collect_job() -> dict:
     return {"runs-on": "ubuntu-latest", "timeout-minutes": 60, "steps": [
-        {"uses": "actions/checkout@v5"},
+        {"uses": "actions/checkout@v5", "with": {"persist-credentials": False}},
         {"name": "Clone the learners' repositories", "if": "inputs.source == 'classroom'",
          "env": {"GH_TOKEN": f"${{{{ secrets.{SECRET} }}}}",
                  "ORGANIZATION": "${{ inputs.organization }}", "PREFIX": "${{ inputs.prefix }}"},
@@ -141,19 +165,22 @@ def _collect_job() -> dict:
 
 
 def actions(count: int, *, jobs: int = 2, skip_execution: bool = False,
-            notebooks: list[str] | None = None) -> str:
-    """The GitHub Actions workflow's text: collect, ``count`` shard jobs, merge."""
+            notebooks: list[str] | None = None, allow_unconfined: bool = False) -> str:
+    """The GitHub Actions workflow's text: collect, ``count`` shard jobs, merge.
+
+    The shard jobs install bubblewrap before grading; no checkout keeps its token, and the
+    grading step's environment holds none."""
     _check(count, jobs)
     grade = {
         "needs": "collect", "runs-on": "ubuntu-latest", "timeout-minutes": JOB_MINUTES,
         "strategy": {"fail-fast": False, "matrix": {"shard": list(range(1, count + 1))}},
         "env": {"SHARD": "${{ matrix.shard }}"},
-        "steps": _install() + [
+        "steps": _install(confine=True) + [
             {"uses": "actions/download-artifact@v7",
              "with": {"name": "submissions", "path": "submissions"}},
             {"name": "Grade the shard",
              "run": shard_command(count, jobs=jobs, skip_execution=skip_execution,
-                                   notebooks=notebooks)},
+                                   notebooks=notebooks, allow_unconfined=allow_unconfined)},
             {"uses": "actions/upload-artifact@v6",
              "with": {"name": "shard-${{ matrix.shard }}",
                       "path": "shards/shard-${{ matrix.shard }}", "if-no-files-found": "error",
@@ -176,28 +203,32 @@ def actions(count: int, *, jobs: int = 2, skip_execution: bool = False,
     }
     header = f"""\
 # Grades a class in {count} shards; generated by
-# `{_generator(count, jobs, skip_execution, notebooks)}`: regenerate it rather than editing it.
+# `{_generator(count, jobs, skip_execution, notebooks, allow_unconfined)}`: regenerate it rather than editing it.
 # Commit it to the instructor's private grading repository (the course repository, hidden
 # tests included) and run it from the Actions tab. With source `classroom`, the secret
-# {SECRET} must be a token that can read the classroom's repositories. The gradebook,
-# summary and feedback pages are the merge job's artifact `gradebook`.
+# {SECRET} must be a token that can read the classroom's repositories; only the collect job
+# sees it. Each shard runs the learners' code under bubblewrap (no repository, no other
+# learner's folder, no network) or refuses to grade. The gradebook, summary and feedback pages
+# are the merge job's artifact `gradebook`.
 """
     return header + yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=1000)
 
 
 # -- Slurm --------------------------------------------------------------------------------------
 def slurm(count: int, *, jobs: int = 2, skip_execution: bool = False,
-          notebooks: list[str] | None = None) -> str:
+          notebooks: list[str] | None = None, allow_unconfined: bool = False) -> str:
     """A Slurm job-array script: ``bash`` it to submit ``count`` shard tasks and the merge."""
     _check(count, jobs)
     merge = shlex.quote(MERGE_COMMAND)
     return f"""#!/bin/bash
 # Grades a class in {count} shards on Slurm; generated by
-# `{_generator(count, jobs, skip_execution, notebooks)} --slurm`: regenerate it rather than editing it.
+# `{_generator(count, jobs, skip_execution, notebooks, allow_unconfined)} --slurm`: regenerate it rather than editing it.
 # Run it with bash from the course repository (hidden tests included; the grader installed
 # in .venv or on PATH; the submissions in submissions/, one folder per learner): it submits
 # itself as an array of {count} tasks, one shard each, and a merge job that starts once every
 # task has succeeded. The gradebook, summary and feedback pages are then in grades/.
+# The nodes need bubblewrap (package bubblewrap) and user namespaces: a shard refuses to grade
+# without them{'' if not allow_unconfined else ' (not this script: --allow-unconfined)'}.
 #SBATCH --job-name=grade-class
 #SBATCH --array=1-{count}
 #SBATCH --cpus-per-task={jobs}
@@ -216,14 +247,23 @@ if [ -z "${{SLURM_ARRAY_TASK_ID:-}}" ]; then
   exit 0
 fi
 SHARD=$SLURM_ARRAY_TASK_ID
-{shard_command(count, jobs=jobs, skip_execution=skip_execution, notebooks=notebooks)}
+{shard_command(count, jobs=jobs, skip_execution=skip_execution, notebooks=notebooks,
+               allow_unconfined=allow_unconfined)}
 """
 
 
 # -- Kubernetes ---------------------------------------------------------------------------------
-def _job(name: str, step: str, image: str, script: str, cpus: int, spec: dict) -> dict:
+CONFINING_CONTEXT = {"capabilities": {"add": ["SYS_ADMIN"]},
+                     "seccompProfile": {"type": "Unconfined"}}
+"""What a shard's container needs for bubblewrap to make namespaces and mount its view (the
+grader keeps these powers; the learner's processes under bubblewrap get no capabilities)."""
+
+
+def _job(name: str, step: str, image: str, script: str, cpus: int, spec: dict,
+         context: dict | None = None) -> dict:
     container = {"name": step, "image": image, "workingDir": "/grading",
                  "command": ["bash", "-e", "-c", script],
+                 **({"securityContext": context} if context else {}),
                  "resources": {"requests": {"cpu": str(cpus), "memory": f"{2 * cpus}Gi"},
                                "limits": {"memory": f"{2 * cpus}Gi"}},
                  "volumeMounts": [{"name": "grading", "mountPath": "/grading"}]}
@@ -236,20 +276,24 @@ def _job(name: str, step: str, image: str, script: str, cpus: int, spec: dict) -
 
 
 def k8s(count: int, *, jobs: int = 2, skip_execution: bool = False,
-        image: str = "course-grader", notebooks: list[str] | None = None) -> str:
+        image: str = "course-grader", notebooks: list[str] | None = None,
+        allow_unconfined: bool = False) -> str:
     """Kubernetes manifests: an indexed Job of ``count`` shards and the merge Job."""
     _check(count, jobs)
     shards = _job("grade-class-shards", "shards", image,
                   "SHARD=$((JOB_COMPLETION_INDEX + 1))\n"
                   + shard_command(count, jobs=jobs, skip_execution=skip_execution,
-                                   notebooks=notebooks), jobs,
+                                   notebooks=notebooks, allow_unconfined=allow_unconfined), jobs,
                   {"completionMode": "Indexed", "completions": count, "parallelism": count,
-                   "backoffLimit": count, "activeDeadlineSeconds": SLURM_HOURS * 3600})
+                   "backoffLimit": count, "activeDeadlineSeconds": SLURM_HOURS * 3600},
+                  None if allow_unconfined else CONFINING_CONTEXT)
     merge = _job("grade-class-merge", "merge", image, MERGE_COMMAND, 1, {"backoffLimit": 1})
     header = f"""\
 # Grades a class in {count} shards on Kubernetes; generated by
-# `{_generator(count, jobs, skip_execution, notebooks)} --k8s {image}`: regenerate it rather than editing it.
-# The image holds the course repository (hidden tests included) with the grader installed;
+# `{_generator(count, jobs, skip_execution, notebooks, allow_unconfined)} --k8s {image}`: regenerate it rather than editing it.
+# The image holds the course repository (hidden tests included) with the grader installed
+# and bubblewrap (package bubblewrap), which confines each learner's code; the shards' pods
+# may create namespaces (capability SYS_ADMIN, no seccomp filter) for it, or refuse to grade;
 # the PersistentVolumeClaim `grading` (ReadWriteMany where pods run on several nodes) holds
 # submissions/, one folder per learner, and receives shards/ and grades/. Run the shards,
 # wait for all of them, then the merge:
