@@ -169,22 +169,9 @@ def test_sandbox_reaches_nothing_and_the_probe_finds_routes_without_bubblewrap(
 
 
 @needs_bwrap
-@pytest.mark.slow  # executes the notebook
-def test_kernel_reaches_nothing(tmp_path, listener):
-    """The executed kernel: clean execution (the ordinary cell does not raise), full marks."""
-    outside = _outside(tmp_path)
-    path = hostile(tmp_path, port=listener.port, outside=outside)
-    report = grade_notebook(path, exercises={EXERCISE})
-    execution = report.execution
-    assert execution is not None and execution.ok, (execution.error, execution.failures)
-    assert report.score == report.max_score > 0
-    assert listener.accepted == 0 and not list(outside.iterdir())
-
-
-@needs_bwrap
 @pytest.mark.slow  # executes the notebook, under GRADER_NO_BWRAP=1 too
 def test_kernel_probe_finds_routes_without_bubblewrap(tmp_path, listener, monkeypatch):
-    """The control of the test above: unconfined, the kernel's ordinary cell does raise."""
+    """The control of the batch test below: unconfined, the kernel's ordinary cell does raise."""
     monkeypatch.setenv("GRADER_NO_BWRAP", "1")
     outside = _outside(tmp_path)
     path = hostile(tmp_path, port=listener.port, outside=outside)
@@ -197,8 +184,9 @@ def test_kernel_probe_finds_routes_without_bubblewrap(tmp_path, listener, monkey
 @needs_bwrap
 @pytest.mark.slow  # a batch, with execution
 def test_batch_learner_reaches_no_other_learner(tmp_path, listener):
-    """In a batch, one learner's kernel and sandbox see neither another learner's folder nor the
-    submissions' folder, nor anything else of the routes above."""
+    """In a batch, one learner's kernel (a clean execution: the ordinary cell did not raise) and
+    sandbox (full marks) see neither another learner's folder nor anything else of the routes
+    above."""
     from grader import batch
 
     submissions = tmp_path / "submissions"
