@@ -13,6 +13,7 @@ refuses to grade without bubblewrap.
 """
 from __future__ import annotations
 
+import glob
 import os
 import resource
 import tempfile
@@ -155,9 +156,9 @@ _SYSTEM_FILES = (
 )
 """What the view keeps of ``/etc`` (where present): the dynamic linker's cache, names of users and
 groups, fonts (matplotlib). Nothing else of ``/etc``: a hosted machine keeps secrets there."""
-_GPU_DEVICES = ("/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia2", "/dev/nvidia3", "/dev/nvidiactl",
-                "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
-"""Devices a GPU notebook needs (where present); ``/sys`` is then visible read-only too."""
+_GPU_DEVICES = ("/dev/nvidia[0-9]*", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
+                "/dev/nvidia-modeset", "/dev/nvidia-caps")
+"""Devices a GPU notebook needs (where present; patterns); ``/sys`` is then visible read-only."""
 
 
 def grader_paths(modules: tuple[str, ...] | list[str]) -> list[Path]:
@@ -214,9 +215,10 @@ def bwrap_arguments(*, writable: list[Path], readable: list[Path] = (), workdir:
     for path in _SYSTEM_FILES:
         args += ["--ro-bind-try", path, path]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    if any(os.path.exists(device) for device in _GPU_DEVICES):
-        for device in _GPU_DEVICES:
-            args += ["--dev-bind-try", device, device]
+    devices = sorted(path for pattern in _GPU_DEVICES for path in glob.glob(pattern))
+    if devices:
+        for device in devices:
+            args += ["--dev-bind", device, device]
         args += ["--ro-bind", "/sys", "/sys"]
     for folder in _python_folders():
         args += ["--ro-bind", str(folder), str(folder)]
