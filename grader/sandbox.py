@@ -21,6 +21,7 @@ import select
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -260,6 +261,7 @@ class Template:
     def start(self) -> None:
         """Start the template and load the cells; raises StudentError if it cannot."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)  # a forked child's pid, below
         try:
             child, to_child, from_child = _spawn(self.confinement, self.workdir,
                                                  ["--template", str(theirs.fileno())],
@@ -284,18 +286,31 @@ class Template:
         socket.send_fds(self._control, [message], list(fds))
         return self._control.recv(64).decode("ascii", errors="replace")
 
+    def _fork(self, read_fd: int, write_fd: int) -> tuple[int, int]:
+        """Ask for a child; (its pid in the template's PID namespace, its pid here).
+
+        The child answers itself, with its credentials attached: the kernel gives its pid as
+        this process sees it (under bubblewrap the two differ), and a child cannot claim to be
+        another process."""
+        assert self._control is not None
+        self._control.settimeout(self.limits.start_timeout)
+        socket.send_fds(self._control, [b"fork"], [read_fd, write_fd])
+        size = socket.CMSG_SPACE(struct.calcsize("3i"))
+        message, ancillary, _, _ = self._control.recvmsg(64, size)
+        inner = int(message.decode("ascii", errors="replace"))
+        for level, kind, data in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+                return inner, struct.unpack("3i", data[:struct.calcsize("3i")])[0]
+        raise ValueError("the forked child's answer carried no credentials")
+
     def fork(self, read_fd: int, write_fd: int) -> _Child:
         """A fresh child holding the loaded cells, reading ``read_fd`` and writing ``write_fd``."""
         for attempt in range(2):
             if self._channel is None:
                 self.start()
             try:
-                inner = int(self._ask(b"fork", [read_fd, write_fd]))
-                if not self.confinement.confined:
-                    return _Child(inner, template=self)
-                # Under bubblewrap the template answers with a pid of its own PID namespace.
-                outer = supervise.outer_pid(self._channel.child.pid, inner)
-                return _Child(outer or 0, template=self, inner=inner)
+                inner, outer = self._fork(read_fd, write_fd)
+                return _Child(outer, template=self, inner=inner)
             except (OSError, ValueError):
                 if attempt:
                     raise StudentCrashed("the sandbox's template process stopped answering "

@@ -87,22 +87,6 @@ def descendants(pid: int, parents: dict[int, int] | None = None) -> set[int]:
     return found
 
 
-def outer_pid(root: int, inner: int) -> int | None:
-    """The pid, as this process sees it, of the process below ``root`` whose pid in its own
-    (innermost) PID namespace is ``inner``; None if there is none (it has ended)."""
-    for pid in descendants(root):
-        try:
-            with open(f"/proc/{pid}/status", "rb") as handle:
-                for line in handle:
-                    if line.startswith(b"NSpid:"):
-                        if int(line.split()[-1]) == inner:
-                            return pid
-                        break
-        except (OSError, ValueError):
-            continue
-    return None
-
-
 def _reap(pids: set[int]) -> None:
     """Collect the exit status of those of ``pids`` that are finished children of this process.
 
