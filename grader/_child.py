@@ -286,8 +286,9 @@ def serve_template(read_fd: int, write_fd: int, control_fd: int) -> None:
 
     Control requests on the Unix socket ``control_fd``, one datagram each, answered in ASCII:
     ``fork`` with two file descriptors attached (the new child's read and write ends) is answered
-    by the new child itself, with its pid and its credentials; ``wait PID SECONDS`` answers the child's exit status (as
-    :attr:`subprocess.Popen.returncode` gives it) or ``none`` if it has not ended.
+    by the new child itself, with its pid and its credentials; ``wait PID SECONDS`` answers the
+    child's exit status (as :attr:`subprocess.Popen.returncode` gives it) or ``none`` if it has
+    not ended.
     """
     torch = sys.modules.get("torch")
     if torch is not None:

@@ -39,7 +39,7 @@ class Options:
     memory_limit: float | None = None
     """Address space of each learner process in GiB (None: the sandbox's default)."""
     require_confinement: bool = False
-    """Refuse to grade when bubblewrap cannot confine the learners' code (``--require-confinement``)."""
+    """Refuse to grade without bubblewrap's confinement (``--require-confinement``)."""
 
 
 @dataclass

@@ -9,9 +9,9 @@ in a session of its own, with its output sent to a log file, optionally as an un
 and, where the host allows it, under bubblewrap: a filesystem view that holds the Python
 environment, the course's assets and the grader's learner-side modules
 (:data:`grader._child.ALLOWED_GRADER_MODULES`) read-only and the scratch folder read-write, its
-own PID namespace and no network (:mod:`grader.confinement`). The grader talks to a child over two pipes, one message per request
-(see :mod:`grader.codec`). A time-out kills the child's whole process tree; a crash (``os._exit``,
-a signal, a limit) is noticed as the end of the pipe. Either way the call fails with a
+own PID namespace and no network (:mod:`grader.confinement`). The grader talks to a child over
+two pipes, one message per request (see :mod:`grader.codec`). A time-out kills the child's whole
+process tree; a crash (``os._exit``, a signal, a limit) is noticed as the end of the pipe. Either way the call fails with a
 :class:`StudentError` and the next call starts a fresh child.
 """
 from __future__ import annotations

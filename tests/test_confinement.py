@@ -227,10 +227,10 @@ def test_reports_say_which_confinement_held(tmp_path):
     """The terminal report and the JSON report (Gradescope's ``output``) name the confinement."""
     env = {**os.environ, "GRADER_NO_BWRAP": "1"}
     report = tmp_path / "results.json"
-    done = subprocess.run([sys.executable, "-m", "grader", "check", str(SOLUTIONS / f"{SUITE}.ipynb"),
-                           "--skip-execution", "--exercise", "permutation_matrix", "--json",
-                           str(report)], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    solution = str(SOLUTIONS / f"{SUITE}.ipynb")
+    done = subprocess.run([sys.executable, "-m", "grader", "check", solution, "--skip-execution",
+                           "--exercise", "permutation_matrix", "--json", str(report)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "confined by: resource limits only; no bubblewrap" in done.stdout
     output = json.loads(report.read_text())["output"]

@@ -278,7 +278,8 @@ def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
         status, peak_pss, peak_rss = grade_in_child(
             list(copies.values()), app=app, python=python, json_path=json_path,
             hidden_visibility=visibility, run_as=run_as, skip_execution=skip_execution,
-            require_confinement=require_confinement, timeout=max(60.0, minutes * 60 - (time.monotonic() - start) - 30))
+            require_confinement=require_confinement,
+            timeout=max(60.0, minutes * 60 - (time.monotonic() - start) - 30))
         if status != 0 or not json_path.is_file():
             raise GraderError(f"the grader stopped with exit status {status} before writing "
                               "its report")
