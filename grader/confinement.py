@@ -156,6 +156,8 @@ _SYSTEM_FILES = (
 )
 """What the view keeps of ``/etc`` (where present): the dynamic linker's cache, names of users and
 groups, fonts (matplotlib). Nothing else of ``/etc``: a hosted machine keeps secrets there."""
+_PROC_READ_ONLY = ("/proc/sysrq-trigger", "/proc/bus", "/proc/fs", "/proc/irq")
+"""Parts of ``/proc`` besides ``/proc/sys`` that a view keeps read-only (where present)."""
 _GPU_DEVICES = ("/dev/nvidia[0-9]*", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
                 "/dev/nvidia-modeset", "/dev/nvidia-caps")
 """Devices a GPU notebook needs (where present; patterns); ``/sys`` is then visible read-only."""
@@ -201,9 +203,9 @@ def bwrap_arguments(*, writable: list[Path], readable: list[Path] = (), workdir:
     (the notebook's assets) and the grader modules in ``grader_modules`` read-only, ``writable``
     (the scratch folder) read-write, a private ``/tmp``, ``/dev`` and ``/proc``; nothing else of
     the machine (no repository, no suites, no solutions, no other learner's folder). The process
-    gets its own PID namespace (its ``/proc`` shows only its own processes), IPC and UTS
-    namespaces, no network (``--unshare-net``: a loopback of its own, nothing outside), no
-    capabilities, and dies with the grader's process that started it.
+    gets its own PID namespace (its ``/proc`` shows only its own processes; the kernel's settings
+    in it read-only), IPC and UTS namespaces, no network (``--unshare-net``: a loopback of its
+    own, nothing outside), no capabilities, and dies with the grader's process that started it.
     """
     args = ["bwrap", "--die-with-parent", "--unshare-pid", "--unshare-net", "--unshare-ipc",
             "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL", "--hostname", "sandbox"]
@@ -215,6 +217,11 @@ def bwrap_arguments(*, writable: list[Path], readable: list[Path] = (), workdir:
     for path in _SYSTEM_FILES:
         args += ["--ro-bind-try", path, path]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    # Without capabilities, a process that is root may still write the kernel's settings: its
+    # /proc keeps them read-only (as container runtimes do).
+    args += ["--ro-bind", "/proc/sys", "/proc/sys"]
+    for path in _PROC_READ_ONLY:
+        args += ["--ro-bind-try", path, path]
     devices = sorted(path for pattern in _GPU_DEVICES for path in glob.glob(pattern))
     if devices:
         for device in devices:

@@ -4,8 +4,8 @@ A submission that is a correct solution, but whose exercise cell (run in the hid
 and whose ordinary cell (run by the executed notebook's kernel) look for the hidden tests, the
 solutions and the catalogue (by the repository's path, through ``/proc/<pid>/cwd`` and
 ``/proc/<pid>/root``, beside the ``grader`` package), another learner's folder, a TCP port on
-127.0.0.1 that the test listens on, and a folder outside its scratch that it writes into, and
-that raises as soon as it reached any: it gets the solution's full marks and a clean execution
+127.0.0.1 that the test listens on, a folder outside its scratch that it writes into, and the
+kernel's settings (``/proc/sys`` writable), and that raises as soon as it reached any: it gets the solution's full marks and a clean execution
 only when every route is closed. The same submission without bubblewrap (the fallback) proves
 that the probe finds what is there.
 """
@@ -53,6 +53,8 @@ def _reached(targets, port, outside, where):
     package = _os.path.dirname(_os.path.abspath(grader.__file__))
     found["package"] = [r for r in ("suites", "../solutions", "../tests/catalogue")
                         if _os.path.exists(_os.path.join(package, r))]
+    if not _os.statvfs("/proc/sys").f_flag & _os.ST_RDONLY:  # the kernel's settings, writable
+        found["sysctl"] = ["/proc/sys"]
     try:
         _socket.create_connection(("127.0.0.1", port), timeout=2).close()
         found["tcp"] = [f"127.0.0.1:{port}"]
@@ -164,7 +166,8 @@ def test_sandbox_reaches_nothing_and_the_probe_finds_routes_without_bubblewrap(
     failed = [t for t in _exercise_tests(unconfined) if t.status != PASSED]
     assert failed, "the probe found nothing without bubblewrap: it proves nothing with it"
     text = " ".join(t.output for t in failed)
-    assert "the sandbox reached [package path proc tcp write]" in text, text
+    assert "the sandbox reached [package path proc " in text, text
+    assert "tcp write]" in text, text  # (and sysctl where the machine's /proc/sys is writable)
     assert "no bubblewrap" in unconfined.confinement
 
 
@@ -177,7 +180,8 @@ def test_kernel_probe_finds_routes_without_bubblewrap(tmp_path, listener, monkey
     path = hostile(tmp_path, port=listener.port, outside=outside)
     report = grade_notebook(path, exercises={EXERCISE})
     messages = " ".join(f.message for f in report.execution.failures)
-    assert "the kernel reached [package path proc tcp write]" in messages, messages
+    assert "the kernel reached [package path proc " in messages, messages
+    assert "tcp write]" in messages, messages
     assert listener.accepted > 0 and list(outside.iterdir())
 
 
