@@ -38,6 +38,7 @@ import inspect
 import linecache
 import os
 import socket
+import struct
 import sys
 import threading
 import time
@@ -358,6 +359,12 @@ def _fork_child(namespace: dict, control: socket.socket, read_fd: int, write_fd:
         return pid
     try:  # the fresh child: its own session, the template's namespace, the grader's pipes
         os.setsid()
+        # The answer to ``fork``: the child's pid, with its credentials attached, in which the
+        # kernel gives the grader the pid as the grader sees it (another PID namespace's, under
+        # bubblewrap), and cannot be told another process's.
+        me = os.getpid()
+        control.sendmsg([str(me).encode()], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS,
+                                              struct.pack("3i", me, os.getuid(), os.getgid()))])
         control.close()
         serve(read_fd, write_fd, namespace)
     finally:
@@ -384,9 +391,10 @@ def serve_template(read_fd: int, write_fd: int, control_fd: int) -> None:
     """Load the cells (one ``load`` request on the pipes), then fork a child per request.
 
     Control requests on the Unix socket ``control_fd``, one datagram each, answered in ASCII:
-    ``fork`` with two file descriptors attached (the new child's read and write ends) answers
-    the child's pid; ``wait PID SECONDS`` answers the child's exit status (as
-    :attr:`subprocess.Popen.returncode` gives it) or ``none`` if it has not ended.
+    ``fork`` with two file descriptors attached (the new child's read and write ends) is answered
+    by the new child itself, with its pid and its credentials; ``wait PID SECONDS`` answers the
+    child's exit status (as :attr:`subprocess.Popen.returncode` gives it) or ``none`` if it has
+    not ended.
     """
     torch = sys.modules.get("torch")
     if torch is not None:
@@ -406,10 +414,9 @@ def serve_template(read_fd: int, write_fd: int, control_fd: int) -> None:
         _collect(statuses)
         words = message.decode("ascii", errors="replace").split()
         if words[:1] == ["fork"] and len(fds) == 2:
-            pid = _fork_child(namespace, control, fds[0], fds[1])
+            _fork_child(namespace, control, fds[0], fds[1])
             for fd in fds:
                 os.close(fd)
-            control.send(str(pid).encode())
         elif words[:1] == ["wait"] and len(words) == 3:
             pid, deadline = int(words[1]), time.monotonic() + float(words[2])
             while pid not in statuses:

@@ -7,9 +7,14 @@
   the budget, and a cell started with nothing left is not run.
 - Execution stops at the first cell that times out or whose kernel died: every later cell would
   only wait out its own time-out. The reason goes to the file named by ``--grader-stop-file``.
+- ``--grader-kernel FILE`` (JSON: ``{"prefix": [...], "ipc": FOLDER}``) starts the kernel under
+  the command ``prefix`` (bubblewrap, from :mod:`grader.execute`) and talks to it over ZeroMQ's
+  ``ipc`` transport: Unix sockets in ``FOLDER``, which the kernel's view holds, since a kernel
+  without network cannot reach a TCP port of ours.
 """
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from queue import Empty
@@ -76,12 +81,51 @@ nbval_kernel.RunningKernel.interrupt = _interrupt
 nbval_kernel.RunningKernel.get_message = _get_message
 
 
+def _confined_kernels(prefix: list[str], ipc: str) -> None:
+    """Make nbval start its kernels under ``prefix``, connected through Unix sockets in ``ipc``."""
+    from jupyter_client.manager import KernelManager
+
+    class Specs(nbval_kernel.NbvalKernelspecManager):
+        def get_kernel_spec(self, kernel_name):
+            spec = super().get_kernel_spec(kernel_name)
+            spec.argv = [*prefix, *spec.argv]
+            # A signal to bwrap does not reach the kernel inside: interrupt by a message.
+            spec.interrupt_mode = "message"
+            return spec
+
+    def start_new_kernel(startup_timeout=60, kernel_name="python", **kwargs):
+        # nbval's start_new_kernel, with the kernel's command and transport ours.
+        km = KernelManager(kernel_name=kernel_name, kernel_spec_manager=Specs(), transport="ipc",
+                           ip=str(Path(ipc) / "kernel"),
+                           connection_file=str(Path(ipc) / "kernel.json"))
+        km.start_kernel(**kwargs)
+        kc = km.client()
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=startup_timeout)
+        except RuntimeError:
+            kc.stop_channels()
+            km.shutdown_kernel()
+            raise
+        return km, kc
+
+    nbval_kernel.start_new_kernel = start_new_kernel
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("grader")
+    group.addoption("--grader-kernel", default="",
+                    help="JSON file: the command prefix and the ipc folder of a confined kernel")
     group.addoption("--grader-budget", type=float, default=0.0,
                     help="seconds for the whole notebook (0: no budget)")
     group.addoption("--grader-stop-file", default="",
                     help="file that receives the reason execution stopped early")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.option.grader_kernel:
+        kernel = json.loads(Path(config.option.grader_kernel).read_text())
+        _confined_kernels(kernel["prefix"], kernel["ipc"])
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -140,6 +140,7 @@ def grade_learner(work: Plan, options: Options, *, timeout: float,
             command += ["--cell-timeout", f"{options.cell_timeout:g}"]
         command += ["--skip-execution"] if options.skip_execution else []
         command += ["--run-as", options.run_as] if options.run_as else []
+        command += ["--require-confinement"] if options.require_confinement else []
         if options.memory_limit is not None:
             command += ["--memory-limit", f"{options.memory_limit:g}"]
         for suite, path in work.notebooks.items():
@@ -187,6 +188,7 @@ def _worker(argv: list[str]) -> int:
     parser.add_argument("--skip-execution", action="store_true")
     parser.add_argument("--cell-timeout", type=float, default=None)
     parser.add_argument("--run-as", default=None)
+    parser.add_argument("--require-confinement", action="store_true")
     parser.add_argument("--memory-limit", type=float, default=None)
     parser.add_argument("--notebook", nargs=3, action="append", default=[],
                         metavar=("SUITE", "NAME", "PATH"))
@@ -200,7 +202,8 @@ def _worker(argv: list[str]) -> int:
 
     supervise.become_subreaper()  # the worker starts nothing but the learner's code
     for index, (suite, name, path) in enumerate(args.notebook):
-        limits = Limits(run_as=args.run_as, **supervise.memory_bytes(args.memory_limit))
+        limits = Limits(run_as=args.run_as, require_confinement=args.require_confinement,
+                        **supervise.memory_bytes(args.memory_limit))
         report = grade_notebook(Path(path), skip_execution=args.skip_execution,
                                 cell_timeout=args.cell_timeout, limits=limits)
         supervise.kill_strays()  # nothing of the learner's may be alive when the record is written

@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 GPU_MEMORY_GIB = 64.0
 """The default ``--memory-limit`` where an NVIDIA GPU is present: CUDA reserves a large address
 space, and under the usual 6 GiB it cannot start at all (torch then sees no GPU)."""
+REQUIRE_HELP = ("refuse to grade (exit status 2, one line) unless bubblewrap confines the "
+                "learner's code here: its own filesystem view, PID namespace and no network")
 MEMORY_HELP = ("address space of each learner process, in GiB (default: 6, or "
                f"{GPU_MEMORY_GIB:g} where an NVIDIA GPU is present: CUDA cannot start below about 32)")
 
@@ -50,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="run the learner's code as this unprivileged user (the grader must "
                             "run as root; the user must be able to read the grader and Python)")
     check.add_argument("--memory-limit", type=_gibibytes, metavar="GIB", help=MEMORY_HELP)
+    check.add_argument("--require-confinement", action="store_true", help=REQUIRE_HELP)
     check.add_argument("--html", type=Path, metavar="FILE",
                        help="write a self-contained HTML feedback page to FILE")
     check.add_argument("--verbose", "-v", action="store_true",
@@ -89,6 +92,7 @@ def _add_batch(commands) -> None:
     batch.add_argument("--run-as", metavar="USER",
                        help="run the learners' code as this unprivileged user (grader as root)")
     batch.add_argument("--memory-limit", type=_gibibytes, metavar="GIB", help=MEMORY_HELP)
+    batch.add_argument("--require-confinement", action="store_true", help=REQUIRE_HELP)
     batch.add_argument("--notebooks", nargs="+", metavar="NN",
                        help="the assignment's notebooks, by number or name: only these are "
                             "graded, and max_total and percent are out of their points "
@@ -148,19 +152,23 @@ def _batch(args) -> None:
     from grader import batch, shards, supervise
 
     shard = None if args.shard is None else shards.parse(args.shard)
-    _limits(args.run_as)  # validates the user
+    from grader.confinement import describe
+
+    limits = _limits(args.run_as, require=args.require_confinement)  # validates the user
+    print(f"learner code confined by: {describe(limits)}")  # refuses here if it must
     supervise.become_subreaper()  # batch starts nothing but learners' workers
     batch.main(submissions=args.submissions, out=args.out, jobs=args.jobs, students=args.student,
                force=args.force, flat=args.flat, timeout_per_student=args.timeout_per_student,
                options=batch.Options(skip_execution=args.skip_execution,
                                      cell_timeout=args.cell_timeout, run_as=args.run_as,
+                                     require_confinement=args.require_confinement,
                                      memory_limit=_memory_limit(args.memory_limit)),
                shard=shard, notebooks=args.notebooks, assignment_name=args.assignment,
                roster=args.roster, lms=args.lms, due=args.due, late_policy=args.late_policy,
                no_file_times=args.no_file_times)
 
 
-def _limits(run_as: str | None, memory_limit: float | None = None):
+def _limits(run_as: str | None, memory_limit: float | None = None, *, require: bool = False):
     from grader import supervise
     from grader.sandbox import Limits
 
@@ -171,7 +179,8 @@ def _limits(run_as: str | None, memory_limit: float | None = None):
             raise GraderError(str(exc)) from None
         if os.geteuid() != 0:
             raise GraderError(f"--run-as {run_as} needs the grader to run as root")
-    return Limits(run_as=run_as, **supervise.memory_bytes(_memory_limit(memory_limit)))
+    return Limits(run_as=run_as, require_confinement=require,
+                  **supervise.memory_bytes(_memory_limit(memory_limit)))
 
 
 def _memory_limit(chosen: float | None) -> float | None:
@@ -211,6 +220,9 @@ def _add_hosted_commands(commands) -> None:
     gradescope.add_argument("--minutes", type=float, default=20, metavar="MINUTES",
                             help="the time limit set on Gradescope, at most 40 (default: 20, as "
                                  "advised)")
+    gradescope.add_argument("--require-confinement", action="store_true",
+                            help="grade no submission (score 0 and the reason) where bubblewrap "
+                                 "cannot confine the learner's code on Gradescope's machine")
 
     classroom = commands.add_parser("classroom", help="print a GitHub Classroom grading workflow")
     classroom.add_argument("--out", type=Path, metavar="FILE",
@@ -257,6 +269,9 @@ def _add_hosted_commands(commands) -> None:
                         "workflow then clones each learner's newest commit, penalised by its time")
     shards.add_argument("--assignment", metavar="NAME",
                         help="the assignment's name (canvas.csv's column; nbgrader's folder)")
+    shards.add_argument("--allow-unconfined", action="store_true",
+                        help="let shards grade without bubblewrap (default: they refuse to, "
+                             "batch --require-confinement)")
 
 
 def _hosted(args: argparse.Namespace) -> None:
@@ -272,7 +287,8 @@ def _hosted(args: argparse.Namespace) -> None:
         options = {"jobs": args.jobs, "skip_execution": args.skip_execution,
                    "notebooks": args.notebooks, "roster": args.roster, "lms": args.lms,
                    "due": args.due, "late_policy": args.late_policy,
-                   "assignment": args.assignment}
+                   "assignment": args.assignment,
+                   "allow_unconfined": args.allow_unconfined}
         if args.k8s:
             _emit(class_workflow.k8s(args.shards, image=args.k8s, **options), args.out,
                   "Kubernetes script")
@@ -285,7 +301,8 @@ def _hosted(args: argparse.Namespace) -> None:
 
         gradescope.build(out=args.out, notebooks=args.notebooks,
                          hidden_visibility=args.hidden_visibility, memory_limit_mb=args.memory_mb,
-                         time_limit_minutes=args.minutes)
+                         time_limit_minutes=args.minutes,
+                         require_confinement=args.require_confinement)
         print(f"Gradescope autograder written to {args.out}")
     else:
         from grader.hosted import classroom
@@ -362,7 +379,8 @@ def main(argv: list[str] | None = None) -> int:
                                  exercises=set(args.exercise) if args.exercise else None,
                                  cell_timeout=args.cell_timeout,
                                  execution_budget=args.execution_budget,
-                                 limits=_limits(args.run_as, args.memory_limit),
+                                 limits=_limits(args.run_as, args.memory_limit,
+                                                require=args.require_confinement),
                                  verbose=args.verbose)
             status = _check_reports(args, reports, time.monotonic() - start)
             if recorded.is_starter():

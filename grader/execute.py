@@ -2,9 +2,13 @@
 
 The notebook is copied into a scratch folder laid out like the repository (``notebooks/`` beside
 ``assets/``), so a submission graded from anywhere finds the course's assets and the original file
-is never touched. nbval runs under pytest in a child process confined like a sandbox (resource
-limits, a process-count bound, optionally another user), with a per-cell time-out and a budget
-for the whole notebook; execution stops at the first cell that times out or kills its kernel
+is never touched. nbval runs under pytest in a child process with a sandbox's resource limits, a
+process-count bound and optionally another user; where the host allows it, the kernel it starts
+runs under bubblewrap (:mod:`grader.confinement`), seeing only the Python environment, the course's
+assets and the learner-side modules of the grader read-only and the notebook's folder read-write,
+with its own PID namespace and no network, and nbval reaches it through Unix sockets
+(:mod:`grader._nbval_plugin`). nbval applies a per-cell time-out and a budget for the whole
+notebook; execution stops at the first cell that times out or kills its kernel
 (:mod:`grader._nbval_plugin`), and the cells after it are reported as not run. Its JUnit XML says
 which cells failed. When it ends, every process it started is killed, escaped ones included.
 
@@ -13,6 +17,7 @@ return at once: the judge runs the same public checks itself, in its own process
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -23,6 +28,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 from grader import supervise
+from grader._child import ALLOWED_GRADER_MODULES
 from grader.notebook import cell_label, code_cells, read_notebook
 from grader.results import CellFailure, ExecutionResult
 from grader.confinement import Confinement, Limits
@@ -30,6 +36,8 @@ from grader.sandbox import GRADER_ROOT
 
 ASSETS_DIR = GRADER_ROOT / "assets"
 MESSAGE_CHARS = 600
+KERNEL_GRADER_MODULES = (*ALLOWED_GRADER_MODULES, "grader.assets")
+"""The grader's modules a confined kernel sees: the sandbox's, and the notebooks' asset finder."""
 
 REFERENCE_SECONDS = {
     "01_permutation_invariance": 15, "02_sinusoidal_encoding": 20,
@@ -121,6 +129,47 @@ def _count_code_cells(notebook: Path) -> int:
         return 0
 
 
+def _seed_font_cache(target: Path, confinement: Confinement) -> None:
+    """Copy matplotlib's font list from the grader's cache to ``target`` (the confined kernel's
+    own, empty, cache), so that its first plot does not rebuild it (about half a second)."""
+    cache = Path(os.environ.get("MPLCONFIGDIR") or Path(os.environ.get(
+        "XDG_CACHE_HOME") or Path.home() / ".cache") / "matplotlib")
+    try:
+        found = sorted(cache.glob("fontlist-v*.json"))
+        if found:
+            target.mkdir(parents=True, exist_ok=True)
+            for path in found:
+                shutil.copyfile(path, target / path.name)
+            for made in (target.parent, target, *target.iterdir()):
+                supervise.give_to(made, confinement.user)
+    except OSError:
+        pass  # the kernel then builds its own
+
+
+def _kernel_options(scratch: Path, folder: Path, confinement: Confinement) -> list[str]:
+    """nbval's options that start the kernel under bubblewrap (none without it).
+
+    The kernel's view holds the notebook's folder and a folder for the Unix sockets it talks
+    through, read-write; the course's assets, read-only, where the notebook looks for them (beside
+    its folder, and beside the ``grader`` package); the grader's learner-side modules. Not the
+    rest of the scratch folder: nbval's report and stop file stay out of the kernel's reach.
+    """
+    if not confinement.confined:
+        return []
+    ipc = scratch / "kernel"
+    ipc.mkdir()
+    supervise.give_to(ipc, confinement.user)
+    readable = [ASSETS_DIR] if ASSETS_DIR.is_dir() else []
+    prefix = confinement.command([], scratch=[folder, ipc], workdir=folder, readable=readable,
+                                 grader_modules=KERNEL_GRADER_MODULES, unset=("JPY_PARENT_PID",))
+    if readable:
+        prefix += ["--ro-bind", str(ASSETS_DIR), str(scratch / "assets")]
+    _seed_font_cache(folder / ".cache" / "matplotlib", confinement)  # the kernel's HOME
+    spec = scratch / "kernel.json"
+    spec.write_text(json.dumps({"prefix": prefix, "ipc": str(ipc)}))
+    return [f"--grader-kernel={spec}"]
+
+
 def execute(notebook: Path, *, cell_timeout: float = 120.0, budget: float | None = None,
             limits: Limits | None = None) -> ExecutionResult:
     """Run ``notebook`` with nbval in lax mode; never raises for a problem in the notebook.
@@ -149,12 +198,13 @@ def _run_nbval(notebook: Path, scratch: Path, confinement: Confinement, *, total
     supervise.give_to(copy.parent, confinement.user)
     junit, stop_file = scratch / "cells.xml", scratch / "stopped.txt"
     (scratch / "pytest.ini").write_text("[pytest]\n")
+    kernel = _kernel_options(scratch, copy.parent, confinement)
     command = [
         sys.executable, "-m", "pytest", str(copy), "--nbval-lax", "--nbval-current-env",
         f"--nbval-cell-timeout={cell_timeout:g}", "-p", "grader._nbval_plugin",
         f"--grader-budget={budget:g}", f"--grader-stop-file={stop_file}",
         "-p", "no:cacheprovider", "-c", str(scratch / "pytest.ini"), "--rootdir", str(scratch),
-        f"--junitxml={junit}", "-q", "--no-header", "-W", "ignore::DeprecationWarning",
+        f"--junitxml={junit}", "-q", "--no-header", "-W", "ignore::DeprecationWarning", *kernel,
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GRADER_"))}
     env.update({"PYTHONPATH": str(GRADER_ROOT), "MPLBACKEND": "Agg",

@@ -8,6 +8,7 @@ from typing import Callable
 
 from grader import report as reporters
 from grader import supervise
+from grader.confinement import describe as describe_confinement
 from grader.errors import GraderError
 from grader.execute import default_budget, default_cell_timeout, execute
 from grader.judge import exercise_order, known_suites, run_suite, suite_exercises
@@ -208,7 +209,10 @@ def grade_notebooks(paths: list[Path], *, skip_execution: bool = False,
     that of one notebook's execution or of one notebook's judging, not of both at once.
     """
     limits = limits or Limits()
+    held = describe_confinement(limits)  # refuses here, before anything runs, if required
     gradings = [_read(path) for path in paths]
+    for grading in gradings:
+        grading.report.confinement = held
     if not skip_execution:
         for grading in gradings:
             _execute(grading, cell_timeout=cell_timeout, execution_budget=execution_budget,

@@ -172,6 +172,8 @@ def table(reports: list[NotebookReport], width: int = 100, *, verbose: bool = Fa
         if report.error:
             lines += _wrapped(f"could not be graded: {report.error}", "  ", width)
         lines += _wrapped(_execution_line(report), "  ", width)
+        if report.confinement:
+            lines += _wrapped(f"learner code confined by: {report.confinement}", "  ", width)
         for problem in report.load_errors:
             lines += _wrapped(f"cell failed to load: {problem}", "  ", width)
         groups = report.exercises()
@@ -288,7 +290,9 @@ def gradescope(reports: list[NotebookReport], execution_time: float, *,
     ``hidden_visibility``; public checks, execution and notebook problems are ``visible``.
     The total is ``score``; the specification has no top-level ``max_score`` (each test has one).
     The top-level ``output`` is ``output`` if given, else :func:`summary` under
-    ``hidden_visibility`` (which then depends on no hidden test unless that is ``visible``).
+    ``hidden_visibility`` (which then depends on no hidden test unless that is ``visible``),
+    followed by a line that says which confinement held for the learner's code
+    (:mod:`grader.confinement`).
     """
     shows_hidden(hidden_visibility)  # raises ValueError on an unknown visibility
     tests = []
@@ -318,11 +322,14 @@ def gradescope(reports: list[NotebookReport], execution_time: float, *,
                 "tags": [test.exercise],
                 "visibility": "visible" if test.public else hidden_visibility,
             })
+    text = output if output is not None else summary(reports, hidden_visibility=hidden_visibility)
+    held = list(dict.fromkeys(r.confinement for r in reports if r.confinement))
+    if held:  # which confinement held says nothing about the hidden tests: shown at once
+        text += "".join(f"\nLearner code confined by: {line}" for line in held)
     return {
         "score": sum(r.score for r in reports),
         "execution_time": round(execution_time, 3),
-        "output": output if output is not None else summary(reports,
-                                                                hidden_visibility=hidden_visibility),
+        "output": text,
         "output_format": "text",
         "stdout_visibility": "hidden",
         "tests": tests,

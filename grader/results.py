@@ -96,6 +96,8 @@ class NotebookReport:
     exercise_order: list[str] = field(default_factory=list)
     """Every exercise of the suite in the notebook's order, which numbers them (``N.E`` is the
     E-th) also when only some were graded; empty: numbered as the tests come."""
+    confinement: str = ""
+    """Which confinement held for the learner's processes (:func:`grader.confinement.describe`)."""
 
     @property
     def score(self) -> float:

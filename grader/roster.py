@@ -38,6 +38,8 @@ class Options:
     """Run the learners' code as this unprivileged user (see ``check --run-as``)."""
     memory_limit: float | None = None
     """Address space of each learner process in GiB (None: the sandbox's default)."""
+    require_confinement: bool = False
+    """Refuse to grade without bubblewrap's confinement (``--require-confinement``)."""
 
 
 @dataclass

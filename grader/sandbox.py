@@ -5,10 +5,13 @@ the learner's setup and exercise cells once. Each exercise then gets a :class:`S
 child forked from the template (copy-on-write, milliseconds), or, where fork is unavailable or no
 template is given, a freshly spawned child that loads the cells itself. Every such child runs with
 limits on address space, CPU time, file size and process count, in a scratch working directory,
-in a session of its own, with its output sent to a log file, optionally as an unprivileged user
-(:mod:`grader.confinement`). The grader talks to a child over two pipes, one message per request
-(see :mod:`grader.codec`). A time-out kills the child's whole process tree; a crash (``os._exit``,
-a signal, a limit) is noticed as the end of the pipe. Either way the call fails with a
+in a session of its own, with its output sent to a log file, optionally as an unprivileged user,
+and, where the host allows it, under bubblewrap: a filesystem view that holds the Python
+environment, the course's assets and the grader's learner-side modules
+(:data:`grader._child.ALLOWED_GRADER_MODULES`) read-only and the scratch folder read-write, its
+own PID namespace and no network (:mod:`grader.confinement`). The grader talks to a child over
+two pipes, one message per request (see :mod:`grader.codec`). A time-out kills the child's whole
+process tree; a crash (``os._exit``, a signal, a limit) is noticed as the end of the pipe. Either way the call fails with a
 :class:`StudentError` and the next call starts a fresh child.
 
 Black boxes (:class:`grader.codec.BlackBox`) in a request are sent by handle. While the grader
@@ -25,6 +28,7 @@ import select
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -32,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import codec, supervise
+from grader._child import ALLOWED_GRADER_MODULES
 from grader.confinement import Confinement, Limits  # noqa: F401 - Limits is re-exported
 from grader.results import CRASHED, ERROR, FAILED, MISSING, NOT_IMPLEMENTED, TIMED_OUT
 
@@ -107,28 +112,43 @@ def _environment() -> dict[str, str]:
 
 
 class _Child:
-    """A learner's child process: started here (``popen``) or forked by a template (``pid``)."""
+    """A learner's child process: started here (``popen``) or forked by a template (``pid``).
+
+    ``pid`` is the process as the grader sees it (0 once it is gone); ``inner`` is its pid in the
+    template's PID namespace (under bubblewrap the two differ), which the template waits on.
+    """
 
     def __init__(self, pid: int, popen: subprocess.Popen | None = None,
-                 template: "Template | None" = None) -> None:
+                 template: "Template | None" = None, *, inner: int | None = None,
+                 bwrap: bool = False) -> None:
         self.pid, self.popen, self.template = pid, popen, template
+        self.inner = pid if inner is None else inner
+        self.bwrap = bwrap
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        supervise.kill_tree(self.pid)
+        if self.pid > 0:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            supervise.kill_tree(self.pid)
         if self.popen is not None:
             self.popen.wait()
 
     def exit_status(self, timeout: float) -> int | None:
         if self.popen is not None:
             try:
-                return self.popen.wait(timeout=timeout)
+                code = self.popen.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 return None
-        return self.template.wait(self.pid, timeout) if self.template is not None else None
+            # bwrap exits with 128 + N when its command was killed by signal N.
+            return -(code - 128) if self.bwrap and 128 < code < 128 + 65 else code
+        return self.template.wait(self.inner, timeout) if self.template is not None else None
+
+
+def _assets() -> list[Path]:
+    folder = GRADER_ROOT / "assets"
+    return [folder] if folder.is_dir() else []
 
 
 def _spawn(confinement: Confinement, workdir: Path, extra: list[str] = (),
@@ -137,10 +157,13 @@ def _spawn(confinement: Confinement, workdir: Path, extra: list[str] = (),
     parent_read, child_write = os.pipe()
     child_read, parent_write = os.pipe()
     log = open(workdir / "sandbox.log", "ab")
+    command = confinement.command(
+        [sys.executable, "-m", "grader._child", str(child_read), str(child_write), *extra],
+        scratch=[workdir], workdir=workdir, readable=_assets(),
+        grader_modules=ALLOWED_GRADER_MODULES)
     try:
         popen = subprocess.Popen(
-            [sys.executable, "-m", "grader._child", str(child_read), str(child_write), *extra],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             cwd=workdir, env=_environment(), pass_fds=(child_read, child_write, *pass_fds),
             start_new_session=True, preexec_fn=confinement.preexec,
         )
@@ -152,7 +175,7 @@ def _spawn(confinement: Confinement, workdir: Path, extra: list[str] = (),
         log.close()
         os.close(child_read)
         os.close(child_write)
-    return _Child(popen.pid, popen), parent_write, parent_read
+    return _Child(popen.pid, popen, bwrap=confinement.confined), parent_write, parent_read
 
 
 class _Channel:
@@ -254,6 +277,7 @@ class Template:
     def start(self) -> None:
         """Start the template and load the cells; raises StudentError if it cannot."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)  # a forked child's pid, below
         try:
             child, to_child, from_child = _spawn(self.confinement, self.workdir,
                                                  ["--template", str(theirs.fileno())],
@@ -278,14 +302,31 @@ class Template:
         socket.send_fds(self._control, [message], list(fds))
         return self._control.recv(64).decode("ascii", errors="replace")
 
+    def _fork(self, read_fd: int, write_fd: int) -> tuple[int, int]:
+        """Ask for a child; (its pid in the template's PID namespace, its pid here).
+
+        The child answers itself, with its credentials attached: the kernel gives its pid as
+        this process sees it (under bubblewrap the two differ), and a child cannot claim to be
+        another process."""
+        assert self._control is not None
+        self._control.settimeout(self.limits.start_timeout)
+        socket.send_fds(self._control, [b"fork"], [read_fd, write_fd])
+        size = socket.CMSG_SPACE(struct.calcsize("3i"))
+        message, ancillary, _, _ = self._control.recvmsg(64, size)
+        inner = int(message.decode("ascii", errors="replace"))
+        for level, kind, data in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+                return inner, struct.unpack("3i", data[:struct.calcsize("3i")])[0]
+        raise ValueError("the forked child's answer carried no credentials")
+
     def fork(self, read_fd: int, write_fd: int) -> _Child:
         """A fresh child holding the loaded cells, reading ``read_fd`` and writing ``write_fd``."""
         for attempt in range(2):
             if self._channel is None:
                 self.start()
             try:
-                answer = self._ask(b"fork", [read_fd, write_fd])
-                return _Child(int(answer), template=self)
+                inner, outer = self._fork(read_fd, write_fd)
+                return _Child(outer, template=self, inner=inner)
             except (OSError, ValueError):
                 if attempt:
                     raise StudentCrashed("the sandbox's template process stopped answering "

@@ -159,6 +159,10 @@ def test_solution_in_a_zip_gets_full_marks_and_a_corrupt_file_its_reason(autogra
         tmp_path / "absent" / f"{SUITES[1]}.ipynb", skip_execution=True).tests)
     hidden = {t["visibility"] for t in first if t["tags"] != ["execution"]}
     assert "after_published" in hidden
+    from grader.confinement import bwrap_problem
+
+    if bwrap_problem() is None:  # the learner's code ran under bubblewrap, and output says so
+        assert "\nLearner code confined by: bubblewrap" in results["output"]
     # The learner's user could read neither the source nor the staged hidden suites.
     assert stat.S_IMODE((root / "source").stat().st_mode) == 0o700
     suites = tmp_path / "home" / "app" / "grader" / "suites"
@@ -195,6 +199,19 @@ def test_results_are_written_when_grading_fails(autograder_zip, tmp_path):
     assert results["score"] == 0 and results["tests"] == []
     assert "could not grade this submission" in results["output"]
     assert "autograder.json" in results["output"]
+
+
+def test_required_confinement_refuses_to_grade_without_bubblewrap(autograder_zip, tmp_path,
+                                                                  monkeypatch):
+    """With require_confinement in autograder.json, nothing is graded where bubblewrap cannot
+    confine the learner's code (here: turned off): score 0 and the one-line reason."""
+    root = _layout(tmp_path, autograder_zip, {"x.ipynb": b"{}"})
+    config = root / "source" / "autograder.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "require_confinement": True}))
+    monkeypatch.setenv("GRADER_NO_BWRAP", "1")
+    results = _run(root, tmp_path)
+    assert results["score"] == 0 and results["tests"] == []
+    assert "--require-confinement: bubblewrap cannot confine" in results["output"]
 
 
 def test_cli_builds_the_zip_and_rejects_an_unknown_notebook(tmp_path, capsys):

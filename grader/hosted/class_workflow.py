@@ -13,7 +13,14 @@ learner, or any layout ``batch`` reads):
 The class's options (``--roster``, ``--lms``, ``--due``, ``--late-policy``, ``--assignment``)
 are given to the shard command; each shard records them (:mod:`grader.shards`) and the merge
 writes from them what one ``batch`` run would, ``canvas.csv`` included. The grader schedules
-nothing itself: the engine starts the shards and the merge.
+nothing itself: the engine starts the shards and the merge. The shards grade with
+``--require-confinement``: a learner's code runs under bubblewrap (its own filesystem view
+without the repository, the hidden tests or the other learners' folders, and no network), or the
+shard refuses to grade (:mod:`grader.confinement`). The Actions workflow installs bubblewrap and
+lets it create user namespaces, and no step that runs learner code holds a token (the checkout
+keeps no credentials); a Slurm cluster needs bubblewrap on its nodes, a Kubernetes image needs it
+and shard pods that may create user namespaces. ``allow_unconfined`` drops the requirement (the
+shard then grades with the fallback and its reports say so).
 """
 from __future__ import annotations
 
@@ -69,11 +76,14 @@ def _class_arguments(settings: dict) -> str:
 
 
 def shard_command(count: int, *, jobs: int = 2, skip_execution: bool = False,
-                  notebooks: list[str] | None = None, **settings) -> str:
+                  notebooks: list[str] | None = None, allow_unconfined: bool = False,
+                  **settings) -> str:
     """The command that grades shard ``$SHARD`` of ``count`` (a shell command line); with
     ``notebooks``, only the assignment's notebooks (``batch --notebooks``); ``settings`` are the
-    class's options (:data:`CLASS_OPTIONS`)."""
-    extra = " --skip-execution" if skip_execution else ""
+    class's options (:data:`CLASS_OPTIONS`). It requires bubblewrap's confinement unless
+    ``allow_unconfined``."""
+    extra = "" if allow_unconfined else " --require-confinement"
+    extra += " --skip-execution" if skip_execution else ""
     extra += f" --notebooks {' '.join(notebooks)}" if notebooks else ""
     extra += _class_arguments(settings)
     return (f'python -m grader batch submissions --out "shards/shard-$SHARD" '
@@ -106,11 +116,13 @@ def _check(count: int, jobs: int, settings: dict | None = None) -> None:
 
 
 def _generator(count: int, jobs: int, skip_execution: bool,
-               notebooks: list[str] | None = None, settings: dict | None = None) -> str:
+               notebooks: list[str] | None = None, settings: dict | None = None,
+               allow_unconfined: bool = False) -> str:
     """The command line that generates the file."""
     return (f"python -m grader class-workflow --shards {count}"
             + (f" --jobs {jobs}" if jobs != 2 else "")
             + (" --skip-execution" if skip_execution else "")
+            + (" --allow-unconfined" if allow_unconfined else "")
             + (f" --notebooks {' '.join(notebooks)}" if notebooks else "")
             + _class_arguments(settings or {}))
 
@@ -139,9 +151,23 @@ esac
 """
 
 
-def _install() -> list[dict]:
+_CONFINE = """sudo apt-get install -y --no-install-recommends bubblewrap
+if [ -e /proc/sys/kernel/apparmor_restrict_unprivileged_userns ]; then
+  sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0
+fi
+bwrap --version
+"""
+"""Lets bubblewrap confine the learners' code on a GitHub-hosted runner: installs it, and lets an
+unprivileged process create user namespaces (Ubuntu 24.04 restricts them through AppArmor)."""
+
+
+def _install(*, confine: bool = False) -> list[dict]:
+    confining = [{"name": "Install bubblewrap, which confines the learners' code",
+                  "run": _CONFINE}] if confine else []
     return [
-        {"uses": "actions/checkout@v5"},
+        # No token stays in the checkout: learner code must find none to use.
+        {"uses": "actions/checkout@v5", "with": {"persist-credentials": False}},
+        *confining,
         {"uses": "actions/setup-python@v6",
          "with": {"python-version": "3.11", "cache": "pip",
                   "cache-dependency-path": "pyproject.toml"}},
@@ -172,7 +198,7 @@ def _inputs() -> dict:
 
 def _collect_job(settings: dict) -> dict:
     return {"runs-on": "ubuntu-latest", "timeout-minutes": 60, "steps": [
-        {"uses": "actions/checkout@v5"},
+        {"uses": "actions/checkout@v5", "with": {"persist-credentials": False}},
         {"name": "Clone the learners' repositories", "if": "inputs.source == 'classroom'",
          "env": {"GH_TOKEN": f"${{{{ secrets.{SECRET} }}}}",
                  "ORGANIZATION": "${{ inputs.organization }}", "PREFIX": "${{ inputs.prefix }}",
@@ -187,20 +213,23 @@ def _collect_job(settings: dict) -> dict:
 
 
 def actions(count: int, *, jobs: int = 2, skip_execution: bool = False,
-            notebooks: list[str] | None = None, **settings) -> str:
+            notebooks: list[str] | None = None, allow_unconfined: bool = False,
+            **settings) -> str:
     """The GitHub Actions workflow's text: collect, ``count`` shard jobs, merge; ``settings``
-    are the class's options (:data:`CLASS_OPTIONS`)."""
+    are the class's options (:data:`CLASS_OPTIONS`). The shard jobs install bubblewrap before
+    grading; no checkout keeps its token, and the grading step's environment holds none."""
     _check(count, jobs, settings)
     grade = {
         "needs": "collect", "runs-on": "ubuntu-latest", "timeout-minutes": JOB_MINUTES,
         "strategy": {"fail-fast": False, "matrix": {"shard": list(range(1, count + 1))}},
         "env": {"SHARD": "${{ matrix.shard }}"},
-        "steps": _install() + [
+        "steps": _install(confine=True) + [
             {"uses": "actions/download-artifact@v7",
              "with": {"name": "submissions", "path": "submissions"}},
             {"name": "Grade the shard",
              "run": shard_command(count, jobs=jobs, skip_execution=skip_execution,
-                                   notebooks=notebooks, **settings)},
+                                   notebooks=notebooks, allow_unconfined=allow_unconfined,
+                                   **settings)},
             {"uses": "actions/upload-artifact@v6",
              "with": {"name": "shard-${{ matrix.shard }}",
                       "path": "shards/shard-${{ matrix.shard }}", "if-no-files-found": "error",
@@ -223,30 +252,34 @@ def actions(count: int, *, jobs: int = 2, skip_execution: bool = False,
     }
     header = f"""\
 # Grades a class in {count} shards; generated by
-# `{_generator(count, jobs, skip_execution, notebooks, settings)}`: regenerate it rather than editing it.
+# `{_generator(count, jobs, skip_execution, notebooks, settings, allow_unconfined)}`: regenerate it rather than editing it.
 # Commit it to the instructor's private grading repository (the course repository, hidden
 # tests included) and run it from the Actions tab. With source `classroom`, the secret
-# {SECRET} must be a token that can read the classroom's repositories; the learners'
-# repositories are cloned (never a template repository), each at the commit that counts, listed
-# in submissions/commits.csv. The gradebook, summary, feedback pages (and canvas.csv with --lms)
-# are the merge job's artifact `gradebook`.
+# {SECRET} must be a token that can read the classroom's repositories; only the collect job
+# sees it. The learners' repositories are cloned (never a template repository), each at the
+# commit that counts, listed in submissions/commits.csv. Each shard runs the learners' code under
+# bubblewrap (no repository, no other learner's folder, no network) or refuses to grade. The
+# gradebook, summary, feedback pages (and canvas.csv with --lms) are the merge job's artifact
+# `gradebook`.
 """
     return header + yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=1000)
 
 
 # -- Slurm --------------------------------------------------------------------------------------
 def slurm(count: int, *, jobs: int = 2, skip_execution: bool = False,
-          notebooks: list[str] | None = None, **settings) -> str:
+          notebooks: list[str] | None = None, allow_unconfined: bool = False, **settings) -> str:
     """A Slurm job-array script: ``bash`` it to submit ``count`` shard tasks and the merge."""
     _check(count, jobs, settings)
     merge = shlex.quote(MERGE_COMMAND)
     return f"""#!/bin/bash
 # Grades a class in {count} shards on Slurm; generated by
-# `{_generator(count, jobs, skip_execution, notebooks, settings)} --slurm`: regenerate it rather than editing it.
+# `{_generator(count, jobs, skip_execution, notebooks, settings, allow_unconfined)} --slurm`: regenerate it rather than editing it.
 # Run it with bash from the course repository (hidden tests included; the grader installed
 # in .venv or on PATH; the submissions in submissions/, one folder per learner): it submits
 # itself as an array of {count} tasks, one shard each, and a merge job that starts once every
 # task has succeeded. The gradebook, summary and feedback pages are then in grades/.
+# The nodes need bubblewrap (package bubblewrap) and user namespaces: a shard refuses to grade
+# without them{'' if not allow_unconfined else ' (not this script: --allow-unconfined)'}.
 #SBATCH --job-name=grade-class
 #SBATCH --array=1-{count}
 #SBATCH --cpus-per-task={jobs}
@@ -265,7 +298,8 @@ if [ -z "${{SLURM_ARRAY_TASK_ID:-}}" ]; then
   exit 0
 fi
 SHARD=$SLURM_ARRAY_TASK_ID
-{shard_command(count, jobs=jobs, skip_execution=skip_execution, notebooks=notebooks, **settings)}
+{shard_command(count, jobs=jobs, skip_execution=skip_execution, notebooks=notebooks,
+               allow_unconfined=allow_unconfined, **settings)}
 """
 
 
@@ -280,8 +314,17 @@ def _mount(sub: str, *, read_only: bool) -> dict:
     return {**mount, "readOnly": True} if read_only else mount
 
 
+CONFINING_CONTEXT = {"seccompProfile": {"type": "Unconfined"},
+                     "appArmorProfile": {"type": "Unconfined"}}
+"""What a shard's container needs for bubblewrap to create user namespaces and mount its view as
+user {UID}: neither the runtime's default seccomp filter nor its AppArmor profile, which forbid
+both (no capability is added; the learner's processes under bubblewrap get none either).
+``appArmorProfile`` needs Kubernetes 1.30, and the nodes must allow unprivileged user
+namespaces."""
+
+
 def _job(name: str, step: str, image: str, script: str, cpus: int, spec: dict,
-         mounts: list[dict]) -> dict:
+         mounts: list[dict], context: dict | None = None) -> dict:
     container = {"name": step, "image": image, "workingDir": "/grading",
                  "command": ["bash", "-e", "-c", script],
                  "env": [{"name": "HOME", "value": "/tmp"},
@@ -290,7 +333,7 @@ def _job(name: str, step: str, image: str, script: str, cpus: int, spec: dict,
                                "limits": {"memory": f"{2 * cpus}Gi"}},
                  "securityContext": {"allowPrivilegeEscalation": False,
                                      "readOnlyRootFilesystem": True,
-                                     "capabilities": {"drop": ["ALL"]}},
+                                     "capabilities": {"drop": ["ALL"]}, **(context or {})},
                  "volumeMounts": [*mounts, _TEMP]}
     return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": f"{name}-@RUN@", "labels": {"app": "grade-class", "step": step}},
@@ -306,16 +349,18 @@ def _job(name: str, step: str, image: str, script: str, cpus: int, spec: dict,
 
 def k8s_manifests(count: int, *, jobs: int = 2, skip_execution: bool = False,
                   image: str = "course-grader", notebooks: list[str] | None = None,
-                  **settings) -> list[dict]:
+                  allow_unconfined: bool = False, **settings) -> list[dict]:
     """The two Jobs: an indexed Job of ``count`` shards and the merge; their names end in
     ``-@RUN@``, which :func:`k8s`'s script replaces with the run's own name."""
     shards = _job("grade-class-shards", "shards", image,
                   "SHARD=$((JOB_COMPLETION_INDEX + 1))\n"
                   + shard_command(count, jobs=jobs, skip_execution=skip_execution,
-                                  notebooks=notebooks, **settings), jobs,
+                                  notebooks=notebooks, allow_unconfined=allow_unconfined,
+                                  **settings), jobs,
                   {"completionMode": "Indexed", "completions": count, "parallelism": count,
                    "backoffLimit": count, "activeDeadlineSeconds": SLURM_HOURS * 3600},
-                  [_mount("submissions", read_only=True), _mount("shards", read_only=False)])
+                  [_mount("submissions", read_only=True), _mount("shards", read_only=False)],
+                  None if allow_unconfined else CONFINING_CONTEXT)
     merge = _job("grade-class-merge", "merge", image, MERGE_COMMAND, 1,
                  {"backoffLimit": 1, "activeDeadlineSeconds": 3600},
                  [_mount("shards", read_only=True), _mount("grades", read_only=False)])
@@ -323,19 +368,23 @@ def k8s_manifests(count: int, *, jobs: int = 2, skip_execution: bool = False,
 
 
 def k8s(count: int, *, jobs: int = 2, skip_execution: bool = False,
-        image: str = "course-grader", notebooks: list[str] | None = None, **settings) -> str:
+        image: str = "course-grader", notebooks: list[str] | None = None,
+        allow_unconfined: bool = False, **settings) -> str:
     """A bash script that runs the Kubernetes Jobs of :func:`k8s_manifests` with ``kubectl``:
     the shards, then, once they have succeeded, the merge; it says which Job failed."""
     _check(count, jobs, settings)
     manifests = yaml.dump_all(k8s_manifests(count, jobs=jobs, skip_execution=skip_execution,
-                                            image=image, notebooks=notebooks, **settings),
+                                            image=image, notebooks=notebooks,
+                                            allow_unconfined=allow_unconfined, **settings),
                               Dumper=_Dumper, sort_keys=False, width=1000)
     return f"""#!/bin/bash
 # Grades a class in {count} shards on Kubernetes; generated by
-# `{_generator(count, jobs, skip_execution, notebooks, settings)} --k8s {image}`: regenerate it rather than editing it.
-# The image {image} holds the course repository (hidden tests included) with the grader
-# installed (`python -m grader class-workflow --dockerfile` writes its recipe). Its pods run as
-# user {UID}, with a read-only root file system. The PersistentVolumeClaim `grading`
+# `{_generator(count, jobs, skip_execution, notebooks, settings, allow_unconfined)} --k8s {image}`: regenerate it rather than editing it.
+# The image {image} holds the course repository (hidden tests included) with the grader and
+# bubblewrap installed (`python -m grader class-workflow --dockerfile` writes its recipe). Its pods
+# run as user {UID}, with a read-only root file system; bubblewrap confines each learner's code,
+# for which the shard pods may create user namespaces (no seccomp filter or AppArmor profile; the
+# nodes must allow unprivileged user namespaces), or each shard refuses to grade. The PersistentVolumeClaim `grading`
 # (ReadWriteMany where pods run on several nodes) holds submissions/ (one folder per learner,
 # mounted read-only), shards/ and grades/ (both writable by user {UID}).
 # Run it with bash where kubectl reaches the cluster: it starts the shards as the indexed Job
@@ -378,8 +427,9 @@ def pinned_requirements(pyproject: Path | None = None) -> list[str]:
 
 
 def dockerfile() -> str:
-    """The recipe of the grading image that :func:`k8s`'s pods run: the pinned packages (CPU-only
-    PyTorch), then the course repository, installed as the unprivileged user :data:`UID`."""
+    """The recipe of the grading image that :func:`k8s`'s pods run: bubblewrap (which confines the
+    learners' code), the pinned packages (CPU-only PyTorch), then the course repository, installed
+    as the unprivileged user :data:`UID`."""
     pins = " \\\n      ".join(shlex.quote(pin) for pin in pinned_requirements())
     return f"""# The grading image of `python -m grader class-workflow --k8s IMAGE`; generated by
 # `python -m grader class-workflow --dockerfile`: regenerate it rather than editing it.
@@ -389,7 +439,9 @@ def dockerfile() -> str:
 # packages are pyproject.toml's pins; PyTorch is its CPU-only build.
 FROM python:3.11-slim
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1 MPLBACKEND=Agg
-RUN useradd --uid {UID} --user-group --create-home grader
+RUN useradd --uid {UID} --user-group --create-home grader \
+ && apt-get update && apt-get install -y --no-install-recommends bubblewrap \
+ && rm -rf /var/lib/apt/lists/*
 RUN python -m pip install --extra-index-url {TORCH_INDEX} \\
       {pins}
 COPY --chown=root:root . /course

@@ -107,8 +107,12 @@ def _script(name: str) -> bytes:
 
 def build(*, out: Path, notebooks: list[str] | None = None,
           hidden_visibility: str = "after_due_date", memory_limit_mb: int = MEMORY_LIMIT_MB,
-          time_limit_minutes: float = TIME_LIMIT_MINUTES) -> list[str]:
-    """Write the autograder zip to ``out``; returns the names it holds."""
+          time_limit_minutes: float = TIME_LIMIT_MINUTES,
+          require_confinement: bool = False) -> list[str]:
+    """Write the autograder zip to ``out``; returns the names it holds.
+
+    With ``require_confinement``, a submission is not graded (score 0 and the reason) where
+    bubblewrap cannot confine the learner's code on Gradescope's machine."""
     if not 0 < time_limit_minutes <= MAX_MINUTES:
         raise GraderError(f"--minutes {time_limit_minutes:g}: Gradescope allows 1 to {MAX_MINUTES} "
                           "minutes; set the same number as the assignment's timeout")
@@ -117,7 +121,8 @@ def build(*, out: Path, notebooks: list[str] | None = None,
                           "MB, e.g. 1536")
     suites = select_suites(notebooks)
     config = {"suites": suites, "hidden_visibility": hidden_visibility,
-              "memory_limit_mb": memory_limit_mb, "time_limit_minutes": time_limit_minutes}
+              "memory_limit_mb": memory_limit_mb, "time_limit_minutes": time_limit_minutes,
+              "require_confinement": require_confinement}
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w") as archive:
         for name in SCRIPTS:

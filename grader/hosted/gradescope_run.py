@@ -7,7 +7,11 @@
    whatever the names; each is matched to its notebook of the course (by the metadata that released
    notebooks carry, else by a course name inside its file name) and copied under that name.
 3. Grade with ``python -m grader check --run-as USER`` in a child process, sampling the memory of
-   its whole process tree; notebooks that were not submitted score 0 with a message.
+   its whole process tree; notebooks that were not submitted score 0 with a message. The learner's
+   code runs under bubblewrap where the machine allows it (``setup.sh`` installs it), else with
+   the fallback (:mod:`grader.confinement`); the ``output`` says which. With
+   ``require_confinement`` in ``autograder.json`` (or ``--require-confinement``), nothing is graded
+   without bubblewrap: score 0 and the one-line reason.
 4. Write ``results/results.json``, checked against the JSON Schema of Gradescope's specification,
    with a warning in ``output`` when the run came close to the memory or time limit. Unless the
    hidden tests are ``visible``, the top-level ``output`` (which Gradescope always shows) depends
@@ -36,6 +40,7 @@ skip_slow_optional_imports()  # before jsonschema: its optional IRI checker cost
 import jsonschema  # noqa: E402
 import psutil  # noqa: E402
 
+from grader import confinement  # noqa: E402
 from grader import report as reporters  # noqa: E402
 from grader.errors import GraderError  # noqa: E402
 from grader.grade import grade_notebook  # noqa: E402
@@ -190,7 +195,7 @@ def collect(submission: Path, work: Path, suites: list[str]) -> tuple[dict[str, 
 # -- 3. grade ---------------------------------------------------------------------------------
 def grade_in_child(notebooks: list[Path], *, app: Path, python: str, json_path: Path,
                    hidden_visibility: str, run_as: str | None, skip_execution: bool,
-                   timeout: float) -> tuple[int, float, float]:
+                   timeout: float, require_confinement: bool = False) -> tuple[int, float, float]:
     """Run ``python -m grader check`` on ``notebooks``; returns its exit status and peak memory
     (PSS, RSS; MiB) of its process tree. Raises GraderError when it runs past ``timeout``."""
     command = [python, "-m", "grader", "check", *map(str, notebooks), "--json", str(json_path),
@@ -199,6 +204,8 @@ def grade_in_child(notebooks: list[Path], *, app: Path, python: str, json_path: 
         command.append("--skip-execution")
     if run_as:
         command += ["--run-as", run_as]
+    if require_confinement:
+        command.append("--require-confinement")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GRADER_", "PYTHON"))}
     env.update({"PYTHONPATH": str(app), "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg"})
     sys.stdout.flush()
@@ -271,7 +278,7 @@ def validate(results: dict) -> None:
 
 
 def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
-                     skip_execution: bool, start: float) -> dict:
+                     skip_execution: bool, start: float, require_confinement: bool = False) -> dict:
     """Steps 1-4 for one submission; returns the results (raises when the grader fails)."""
     source = root / "source"
     config = json.loads((source / "autograder.json").read_text())
@@ -280,6 +287,9 @@ def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
     stage(source, app)
     if run_as:
         ensure_user(run_as)
+    require_confinement = require_confinement or bool(config.get("require_confinement"))
+    if require_confinement:  # refuse before anything of the learner's runs, with the reason
+        confinement.describe(confinement.Limits(run_as=run_as, require_confinement=True))
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     copies, problems = collect(root / "submission", work, suites)
@@ -290,6 +300,7 @@ def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
         status, peak_pss, peak_rss = grade_in_child(
             list(copies.values()), app=app, python=python, json_path=json_path,
             hidden_visibility=visibility, run_as=run_as, skip_execution=skip_execution,
+            require_confinement=require_confinement,
             timeout=max(60.0, minutes * 60 - (time.monotonic() - start) - 30))
         if status != 0 or not json_path.is_file():
             raise GraderError(f"the grader stopped with exit status {status} before writing "
@@ -317,13 +328,14 @@ def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
 
 
 def main(*, root: Path, home: Path, python: str, run_as: str | None,
-         skip_execution: bool = False) -> int:
+         skip_execution: bool = False, require_confinement: bool = False) -> int:
     """Grade the submission under ``root`` and write ``root/results/results.json``; returns 0."""
     start = time.monotonic()
     results_path = root / "results" / "results.json"
     try:
         results = grade_submission(root=root, home=home, python=python, run_as=run_as,
-                                   skip_execution=skip_execution, start=start)
+                                   skip_execution=skip_execution, start=start,
+                                   require_confinement=require_confinement)
     except Exception as exc:  # noqa: BLE001 - any failure must still leave a valid results.json
         traceback.print_exc()
         reason = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -348,6 +360,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="keep the learner's code under this user (simulations only)")
     parser.add_argument("--skip-execution", action="store_true",
                         help="run the hidden tests only (simulations only)")
+    parser.add_argument("--require-confinement", action="store_true",
+                        help="grade nothing (score 0 and the reason) unless bubblewrap confines "
+                             "the learner's code (also set by the export's --require-confinement)")
     return parser
 
 
@@ -355,4 +370,5 @@ if __name__ == "__main__":
     arguments = _parser().parse_args()
     sys.exit(main(root=arguments.root, home=arguments.home, python=arguments.python,
                   run_as=None if arguments.no_run_as else arguments.run_as,
-                  skip_execution=arguments.skip_execution))
+                  skip_execution=arguments.skip_execution,
+                  require_confinement=arguments.require_confinement))

@@ -591,6 +591,8 @@ def unchanged_outputs(perm):
         sq += ((x_te @ w + t_tr.mean() - t_te) ** 2).sum().item()
     return 1 - sq / ((t - t.mean()) ** 2).sum().item()
 '''),
+]
+
 # Shallow answers: a detector that reads the function it is handed instead of calling it. The
 # function is a black box (it runs in the grader), so each reads nothing and scores at most what a
 # constant answer does. They fail every test they cannot pass by luck (their cost is a count, not a

@@ -780,6 +780,8 @@ def extension_inv_freq(inv_freq, scale):
     g = factors.log() / math.log(8.0)
     return (inv_freq.double() / scale ** g).float(), 1.0 + 0.133 * math.log(scale) / math.log(8.0)
 '''),
+]
+
 # Shallow answers: a detector that reads the module it is handed instead of calling it, or compares
 # it with the grader's own modules. The module is a black box (it runs in the grader) and the
 # grader's modules are out of the sandbox's reach, so each scores at most what a constant answer does.

@@ -38,6 +38,10 @@ retry apt-get update
 retry apt-get install -y --no-install-recommends ca-certificates python3.11 python3.11-venv python3.11-dev
 python3.11 --version
 
+echo "setup: installing bubblewrap, which confines the learner's code when the machine allows it"
+retry apt-get install -y --no-install-recommends bubblewrap
+bwrap --version
+
 echo "setup: creating $VENV"
 install -d -m 0755 "$HOME_DIR"
 python3.11 -m venv "$VENV"
