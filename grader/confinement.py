@@ -231,12 +231,23 @@ def bwrap_arguments(*, writable: list[Path], readable: list[Path] = (), workdir:
         args += ["--ro-bind", str(folder), str(folder)]
     for path in [*grader_paths(grader_modules), *readable]:
         args += ["--ro-bind", str(path), str(path)]
+    for path in readable:
+        args += mask_grader_only(Path(path), Path(path))
     for path in writable:
         args += ["--bind", str(path), str(path)]
     args += ["--chdir", str(workdir), "--setenv", "HOME", str(workdir), "--unsetenv", "TMPDIR"]
     for name in unset:
         args += ["--unsetenv", name]
     return args
+
+
+def mask_grader_only(assets: Path, seen_as: Path) -> list[str]:
+    """bubblewrap's options that hide the grader-only files of the assets folder ``assets``
+    (:data:`grader.assets.GRADER_ONLY`), bound in the view at ``seen_as``: each becomes empty."""
+    from grader.assets import GRADER_ONLY
+
+    return [arg for name in GRADER_ONLY if (assets / name).exists()
+            for arg in ("--ro-bind", "/dev/null", str(seen_as / name))]
 
 
 _PROBES: dict[object, str | None] = {}

@@ -31,7 +31,7 @@ from grader import supervise
 from grader._child import ALLOWED_GRADER_MODULES
 from grader.notebook import cell_label, code_cells, read_notebook
 from grader.results import CellFailure, ExecutionResult
-from grader.confinement import Confinement, Limits
+from grader.confinement import Confinement, Limits, mask_grader_only
 from grader.sandbox import GRADER_ROOT
 
 ASSETS_DIR = GRADER_ROOT / "assets"
@@ -163,7 +163,8 @@ def _kernel_options(scratch: Path, folder: Path, confinement: Confinement) -> li
     prefix = confinement.command([], scratch=[folder, ipc], workdir=folder, readable=readable,
                                  grader_modules=KERNEL_GRADER_MODULES, unset=("JPY_PARENT_PID",))
     if readable:
-        prefix += ["--ro-bind", str(ASSETS_DIR), str(scratch / "assets")]
+        prefix += ["--ro-bind", str(ASSETS_DIR), str(scratch / "assets"),
+                   *mask_grader_only(ASSETS_DIR, scratch / "assets")]
     _seed_font_cache(folder / ".cache" / "matplotlib", confinement)  # the kernel's HOME
     spec = scratch / "kernel.json"
     spec.write_text(json.dumps({"prefix": prefix, "ipc": str(ipc)}))

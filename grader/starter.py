@@ -361,7 +361,7 @@ def build(out: Path, *, notebooks: list[str] | None = None,
     out.mkdir(parents=True, exist_ok=True)
     for suite in suites:
         _copy(ROOT / "notebooks" / f"{suite}.ipynb", out / "notebooks" / f"{suite}.ipynb")
-    for path in assets_for(suites):
+    for path in assets_for(suites, learners=True):
         _copy(path, out / "assets" / path.relative_to(ROOT / "assets"))
     texts = [p.source for p in publics] + [to_python(cell.source) for suite in suites
                                            for _, cell in code_cells(read_notebook(

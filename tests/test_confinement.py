@@ -239,3 +239,27 @@ def test_reports_say_which_confinement_held(tmp_path):
     assert "confined by: resource limits only; no bubblewrap" in done.stdout
     output = json.loads(report.read_text())["output"]
     assert "Learner code confined by: resource limits only; no bubblewrap" in output
+
+
+@needs_bwrap
+def test_grader_only_assets_are_out_of_the_learners_view(tmp_path):
+    """The text a challenge is scored on (grader.assets.GRADER_ONLY) cannot be read from a
+    learner's process, while the notebook's assets beside it can; the starter never ships it."""
+    from grader.assets import GRADER_ONLY
+    from grader.confinement import bwrap_arguments
+    from grader.hosted import assets_for
+
+    assets = ROOT / "assets"
+    hidden = [assets / name for name in GRADER_ONLY if (assets / name).exists()]
+    assert hidden, "no grader-only asset to hide"
+    probe = ("import sys\nfor path in sys.argv[1:]:\n    try:\n        print(len(open(path).read()))\n"
+             "    except OSError as exc:\n        print(type(exc).__name__)\n")
+    result = subprocess.run(
+        [*bwrap_arguments(writable=[tmp_path], readable=[assets], workdir=tmp_path), sys.executable,
+         "-c", probe, *map(str, hidden), str(assets / "corpus.txt")],
+        capture_output=True, text=True, timeout=60)
+    lines = result.stdout.split()
+    assert lines[:-1] == ["PermissionError"] * len(hidden), result.stdout + result.stderr
+    assert int(lines[-1]) > 1_000_000  # the corpus the notebook reads is there
+    shipped = {path.name for path in assets_for(["05_context_extension"], learners=True)}
+    assert "corpus.txt" in shipped and not shipped & set(GRADER_ONLY)

@@ -123,7 +123,7 @@ def test_course_py_offers_only_what_ships(tmp_path):
         assert refused.returncode == 2 and needs in refused.stderr, refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1
         assert not (starter / ".venv").exists()  # refused before installing anything
-    assert _course_module().offered() == ["grade", "batch", "test", "lab", "release"]
+    assert _course_module().offered() == ["grade", "batch", "test", "lab", "release", "site", "colab"]
 
 
 def test_course_py_lab_runs_as_root_with_jupyterlabs_own_flag(monkeypatch, capsys):

@@ -1,4 +1,5 @@
-"""Hidden evaluation protocols that notebook 03's tests hand to ``is_fair_protocol`` as black boxes.
+"""Hidden evaluation protocols that notebook 03's tests hand to ``is_fair_protocol`` as black boxes,
+and a probe that ``held_out_accuracy``'s hidden tests hand over as one.
 
 Protocols map (features (N, d), labels (N,)) to a test accuracy in [0, 1]; some are fair and some
 leak, as real evaluation code does. Every one is deterministic: its random split depends only on a
@@ -7,7 +8,17 @@ fixed seed. Trusted-side only (see :class:`grader.codec.BlackBox`).
 import torch
 
 from grader.fixtures.addition_vs_concatenation import (_accuracy, _split, fair_split,  # noqa: F401
-                                                       lda_probe, nearest_centroid_probe, ridge_probe)
+                                                       lda_probe, ridge_probe)
+
+
+# -- a probe that only hidden tests hand over (as a black box) ------------------------------------
+def nearest_centroid_probe(features: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The nearest class mean as a linear rule: column c is [mu_c; -|mu_c|^2 / 2]."""
+    x, labels = features.double(), labels.long()
+    classes = int(labels.max()) + 1
+    counts = torch.bincount(labels, minlength=classes).double().clamp_min(1)
+    means = torch.zeros(classes, x.shape[1], dtype=torch.float64).index_add_(0, labels, x) / counts[:, None]
+    return torch.cat([means.T, -(means ** 2).sum(1)[None] / 2], dim=0)
 
 
 # -- fair protocols: uninformative features score at chance, in expectation -----------------------

@@ -41,10 +41,13 @@ def select_suites(notebooks: list[str] | None) -> list[str]:
 
 
 def assets_for(suites: list[str], *, assets: Path | None = None,
-               notebooks: Path | None = None) -> list[Path]:
+               notebooks: Path | None = None, learners: bool = False) -> list[Path]:
     """The files of ``assets/`` that the notebooks of ``suites`` need: the assets' README, every
     file whose name starts with a notebook's number (``ctx05_*`` for 05), and every file whose
-    name the released notebook mentions."""
+    name the released notebook mentions; for ``learners`` (the starter repository), never the
+    grader-only ones (:data:`grader.assets.GRADER_ONLY`)."""
+    from grader.assets import GRADER_ONLY
+
     assets = assets or ROOT / "assets"
     notebooks = notebooks or ROOT / "notebooks"
     numbers = {suite.split("_", 1)[0] for suite in suites}
@@ -52,7 +55,7 @@ def assets_for(suites: list[str], *, assets: Path | None = None,
              if (notebooks / f"{suite}.ipynb").is_file()]
     chosen = []
     for path in sorted(assets.rglob("*")) if assets.is_dir() else []:
-        if not path.is_file():
+        if not path.is_file() or (learners and path.name in GRADER_ONLY):
             continue
         owner = _ASSET_OF_NOTEBOOK.match(path.name)
         if path.name == "README.md" or (owner and owner.group(1) in numbers) \

@@ -207,7 +207,7 @@ def test_embed_rejects_bad_inputs(student):
 HELD_OUT_TOLERANCE = 0.1
 """Absolute tolerance on the accuracy: chance hits on the unreadable rows scatter by about 0.03."""
 
-PROBES = {"lda_probe": fixtures.lda_probe, "nearest_centroid_probe": fixtures.nearest_centroid_probe}
+PROBES = {"lda_probe": fixtures.lda_probe, "nearest_centroid_probe": hidden.nearest_centroid_probe}
 """The trusted probes the tests hand to held_out_accuracy. Not the ridge probe: least squares onto one-hot
 targets masks classes (notebook section 3), so its accuracy on the planted codes depends on how many
 values it was fitted on, a property of the probe rather than of the protocol."""
@@ -240,10 +240,21 @@ def _planted(vocab, positions, d, seed, *, read, readable, repeats=1, pairs=None
     return features.to(dtype), tokens, where, share + (1 - share) / classes
 
 
+def _probe_signature(features, labels):
+    """A probe as held_out_accuracy receives it: (features (n, d), labels (n,)) -> weights (d + 1, C)."""
+
+
+def _probe(student, name: str):
+    """The probe ``name`` as the learner's code receives it: a public fixture, or a black box
+    (the nearest-centroid probe runs in the grader)."""
+    if name == "nearest_centroid_probe":
+        return student.black_box(hidden.nearest_centroid_probe, _probe_signature)
+    return student.fixture(f"addition_vs_concatenation.{name}")
+
+
 def _expect_held_out(student, planted, read, probe, what, *, layout="contiguous"):
     features, tokens, where, want = planted
-    got = student.held_out_accuracy(laid_out(features, layout), tokens, where, read,
-                                    student.fixture(f"addition_vs_concatenation.{probe}"))
+    got = student.held_out_accuracy(laid_out(features, layout), tokens, where, read, _probe(student, probe))
     expect_true(isinstance(got, float), f"{what} should be a Python float, not {type(got).__name__}")
     if abs(got - want) > HELD_OUT_TOLERANCE:
         side = "above" if got > want else "below"
