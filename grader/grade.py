@@ -90,7 +90,7 @@ class _Connections:
 
     def __call__(self, exercise: str):
         if self.notebook is None:
-            def unreadable(name, args, kwargs, timeout):
+            def unreadable(name, args, kwargs, timeout, trusted=None, probe=False):
                 raise ExerciseMissing("the notebook could not be read, so no exercise was found")
             return unreadable, []
 

@@ -578,6 +578,13 @@ class JudgePlugin:
             result.status = GRADER_ERROR
             result.output = _bounded(f"the hidden test itself failed ({type(exc).__name__}: {exc}); "
                                      "this is not your fault: please report it")
+        earlier = getattr(getattr(item, "module", None), PREREQUISITES_NAME, {}).get(exercise, {})
+        if earlier and not self._prerequisites and result.status != GRADER_ERROR:
+            # Run with the learner's own earlier exercises (the inline check): name them, since a
+            # mistake there shows here too.
+            names = " and ".join(f"`{name}`" for name in earlier)
+            result.output = _bounded(f"{result.output} ({exercise} calls your {names}: if its own "
+                                     "checks fail, fix it first)")
         return result
 
 

@@ -39,7 +39,8 @@ class Options:
     memory_limit: float | None = None
     """Address space of each learner process in GiB (None: the sandbox's default)."""
     require_confinement: bool = False
-    """Refuse to grade without bubblewrap's confinement (``--require-confinement``)."""
+    """Refuse to grade without bubblewrap's confinement (``--require-confinement``). Not part of
+    the fingerprint: it changes whether a learner is graded, never the grade."""
 
 
 @dataclass
@@ -141,7 +142,7 @@ def plan(student_id: str, folder: Path, files: list[Path], options: Options) -> 
             result.notebooks[suite] = path
     result.fingerprint = {
         "grader_version": grader.__version__,
-        "options": dataclasses.asdict(options),
+        "options": {k: v for k, v in dataclasses.asdict(options).items() if k != "require_confinement"},
         "notebooks": {p.relative_to(folder).as_posix(): _sha256_or_reason(p) for p in files},
         "suites": {s: sha256(suite_path(s)) for s in sorted(candidates)},
     }

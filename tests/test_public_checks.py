@@ -32,7 +32,7 @@ import sys
 import pytest
 
 from tests.catalogue import modules
-from tests.conftest import ROOT, solution_notebooks
+from tests.conftest import ROOT, SOLUTIONS, solution_notebooks
 
 CALL_SECONDS = 20.0
 """Longest one call into a catalogued answer may take before it raises TimeoutError."""
@@ -202,11 +202,23 @@ def _notebooks():
     return [pytest.param(name, id=name) for name, _ in modules(solution_notebooks())]
 
 
+def _challenges(suite: str) -> set[str]:
+    """The notebook's challenge exercises: their hidden tests score the learner's design on data
+    held out from the public check (other windows, other noise draws), so a design that clears
+    the public check's low threshold may miss a hidden one on the same call by design."""
+    from grader.notebook import read_notebook, top_level_names
+
+    notebook = read_notebook(SOLUTIONS / f"{suite}.ipynb")
+    return {name for cell in notebook.cells if cell.metadata.get("exercise_kind") == "challenge"
+            for name in top_level_names(cell.source) if not name.startswith("_")}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("suite", _notebooks())
 def test_public_checks_tell_the_truth(suite):
     """For every catalogued wrong answer of the notebook: when its exercise's public checks all
-    pass, no hidden test fails on their own inputs; and a public check of an exercise whose
+    pass, no hidden test fails on their own inputs (a challenge's hidden tests score on held-out
+    data, :func:`_challenges`); and a public check of an exercise whose
     solution calls the wrong one, if it fails, names the exercise to fix in what it says. (A failing
     public check of the entry's own exercise is reported under that exercise's name, by check()
     and by every report.)"""
@@ -216,8 +228,10 @@ def test_public_checks_tell_the_truth(suite):
     records = json.loads(process.stdout.splitlines()[-1])
     assert records and not [r for r in records if "load_error" in r or "error" in r], records
     records = [r for r in records if "crashed" not in r]  # (the grader reports the crash)
+    challenges = _challenges(suite)
     slipped = [f"{r['exercise']} / {r['mistake']}: its public checks pass, and the hidden "
-               f"{', '.join(r['slipped'])} fail on their inputs" for r in records if r["slipped"]]
+               f"{', '.join(r['slipped'])} fail on their inputs" for r in records
+               if r["slipped"] and r["exercise"] not in challenges]
     misleading = [f"{r['exercise']} / {r['mistake']}: the public check {f['name']} of "
                   f"{f['exercise']} fails without naming {r['exercise']}: {f['output'][:200]!r}"
                   for r in records for f in r["failing"]

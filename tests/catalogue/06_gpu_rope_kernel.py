@@ -38,6 +38,11 @@ def _mutant(exercise: str, *replacements: tuple[str, str]) -> str:
 
 
 COSTS_ONCE = True  # each entry fails one hidden test of its exercise, or its declared costs
+# The ladder's later steps run the earlier steps' own code by design (rope_backward_triton is one call
+# of step 4's launcher with -sin, TritonRoPE wires steps 4 and 5 into autograd), and an interpreted
+# Triton kernel cannot cross the sandbox boundary as a trusted black box: an entry is held to its
+# costs within its own exercise (what it also costs the later steps shows in their tests).
+STEPS_SHARE_CODE = True
 
 _ROWS, _HEADS, _LAYOUTS = "rope_rows_triton", "rope_heads_triton", "rope_interleaved_triton"
 _FWD, _BWD, _FN = "rope_forward_triton", "rope_backward_triton", "TritonRoPE"
