@@ -1,4 +1,5 @@
-"""The GitHub Actions workflows: actionlint passes on each, and they run the README's commands."""
+"""The GitHub Actions workflows: actionlint passes on each, and they run the commands the README and
+its guides (docs/) give."""
 from __future__ import annotations
 
 import os
@@ -16,7 +17,8 @@ from grader.hosted.classroom import workflow
 from tests.conftest import ROOT
 
 WORKFLOWS = ROOT / ".github" / "workflows"
-README = (ROOT / "README.md").read_text()
+README = "\n".join(path.read_text() for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
+"""The README and the guides it links (docs/): what a reader of the course's documentation sees."""
 
 
 def _actionlint() -> str:
