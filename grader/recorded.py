@@ -155,3 +155,36 @@ def hidden_note() -> str:
         return ("These are the public checks only: the hidden tests are run by your instructor, "
                 "not in this repository.")
     return "The grader also runs hidden tests."
+
+
+class Unshipped:
+    """Stands, in a starter repository's public checks, for a part of ``grader.hidden`` (the
+    trusted implementations that hidden tests hand over as black boxes), which a starter never
+    ships: a module-level reference to it still loads, and any use of it raises, in one line, why
+    that check cannot run here."""
+
+    def __init__(self, name: str) -> None:
+        object.__setattr__(self, "_name", name)
+
+    def __getattr__(self, attribute: str) -> "Unshipped":
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        return Unshipped(f"{self._name}.{attribute}")
+
+    def _refuse(self, *args, **kwargs):
+        from grader.errors import GraderError
+
+        raise GraderError(f"this check needs {self._name}, one of the course's trusted "
+                          "implementations, which a starter repository does not ship: the "
+                          "grader runs it")
+
+    __call__ = __iter__ = __getitem__ = __len__ = __contains__ = _refuse
+
+    def __repr__(self) -> str:
+        return f"<not shipped: {self._name}>"
+
+
+def unshipped(name: str) -> Unshipped:
+    """A stand-in for ``name`` (a module of ``grader.hidden``) in a starter's public checks."""
+    return Unshipped(name)
+

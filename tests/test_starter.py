@@ -595,3 +595,44 @@ def test_no_hidden_parameter_appears_in_the_starter(full_starter):
                          for value in sorted(leaked, key=repr)]
         assert found.recorded <= found.public, (suite, found.recorded - found.public)
     assert not problems, "\n".join(problems)
+
+
+_ONLY_THE_STARTER = """\
+import sys
+# The course's own checkout must not supply what the starter lacks: drop the editable install's
+# finders, so that `grader` and everything under it come from the starter alone.
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()
+                    and "editable" not in type(f).__name__.lower()]
+sys.path_importer_cache.clear()
+sys.path.insert(0, sys.argv[1])
+import grader
+assert grader.__file__.startswith(sys.argv[1]), grader.__file__
+try:
+    import grader.hidden
+except ImportError:
+    pass
+else:
+    raise SystemExit("grader.hidden is importable from the starter")
+from grader.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.slow
+def test_the_starters_public_checks_run_without_the_hidden_implementations(full_starter, tmp_path):
+    """In a starter, where grader/hidden is absent, notebook 04's public checks load and pass on
+    the solution; the diagnose exercise's checks, which need the trusted implementations, say
+    in one line why they cannot run there."""
+    shutil.copy(SOLUTIONS / "04_rotary_embeddings.ipynb", tmp_path / "04_rotary_embeddings.ipynb")
+    report = tmp_path / "results.json"
+    process = subprocess.run(
+        [sys.executable, "-c", _ONLY_THE_STARTER, str(full_starter), "check",
+         str(tmp_path / "04_rotary_embeddings.ipynb"), "--skip-execution", "--json", str(report),
+         "--hidden-visibility", "visible"],
+        cwd=full_starter, text=True, capture_output=True, timeout=600,
+        env={**os.environ, "GRADER_NO_BWRAP": "1"})
+    assert process.returncode == 0, process.stdout[-2000:] + process.stderr[-2000:]
+    tests = json.loads(report.read_text())["tests"]
+    failing = {t["name"]: t["output"] for t in tests if t["score"] < t["max_score"]}
+    assert failing and all("rope_is_faithful" in t["tags"] for t in tests if t["name"] in failing)
+    assert all("a starter repository does not ship" in output for output in failing.values()), failing

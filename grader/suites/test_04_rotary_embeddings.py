@@ -1119,7 +1119,9 @@ def _expect_verdict(student, implementation, config_name):
                              f"'{config_name}', was called faithful")
 
 
-_PLAIN = [name for name, config in _FAITHFUL_CONFIGS.items() if not config["rope_scaling"]]
+def _plain() -> list[str]:
+    """The configs without rope_scaling."""
+    return [name for name, config in _FAITHFUL_CONFIGS.items() if not config["rope_scaling"]]
 _LINEAR = [name for name in _SCALED if "linear" in name]
 
 
@@ -1143,7 +1145,7 @@ def _bug_on(bug, configs=None):
 @pytest.mark.exercise("rope_is_faithful", points=4, public=True)
 def test_rope_is_faithful_accepts_plain_rope(student):
     """Faithful RoPE (float32 rotate_half, float64 complex pairs) on the plain configs, both layouts, is faithful."""
-    _expect_verdicts(student, _faithful_on(_PLAIN))
+    _expect_verdicts(student, _faithful_on(_plain()))
 
 
 @pytest.mark.exercise("rope_is_faithful", points=5, public=True)
