@@ -20,12 +20,20 @@ share of its exercise's points.
 from __future__ import annotations
 
 import ast
+import functools
 
 import pytest
 
 from grader.results import PASSED
 from tests.catalogue import modules
 from tests.conftest import one_worker_per_notebook, solution_notebooks
+
+
+@functools.cache
+def _module(suite: str):
+    """The catalogue module of ``suite`` (looked up once per session)."""
+    (_, module), = [m for m in modules(solution_notebooks()) if m[0] == suite]
+    return module
 
 
 def _catalogue():
@@ -57,7 +65,7 @@ def constant_score(variant_grader, suite: str, exercise: str) -> float:
     """The best score of the catalogue's constant answers to ``exercise`` (graded once per session)."""
     key = (suite, exercise)
     if key not in _CONSTANT_SCORES:
-        (_, module), = [m for m in modules(solution_notebooks()) if m[0] == suite]
+        module = _module(suite)
         constants = [w for w in module.WRONG_ANSWERS if w.exercise == exercise and is_constant(w)]
         assert constants, f"{suite}: {exercise} has shallow entries but no constant answer to compare them with"
         grader = variant_grader(suite)
@@ -70,7 +78,7 @@ def _within_exercise_only(suite: str) -> bool:
     """Whether the catalogue of ``suite`` holds its entries to their costs within their own
     exercise only (``STEPS_SHARE_CODE``: its later exercises run the earlier ones' own code by
     design, and no trusted version can stand in for it across the sandbox boundary)."""
-    (_, module), = [m for m in modules(solution_notebooks()) if m[0] == suite]
+    module = _module(suite)
     return getattr(module, "STEPS_SHARE_CODE", False)
 
 
@@ -114,7 +122,7 @@ def test_a_mistake_costs_once_across_the_notebook(variant_grader):
     """Missing 1/sqrt(d_k) costs in scaled_dot_product_attention only, graded against the whole suite
     (self_attention calls it, and is judged with the trusted version); self_attention's feedback
     names it as the likely cause."""
-    (_, module), = [m for m in modules(solution_notebooks()) if m[0] == "01_permutation_invariance"]
+    module = _module("01_permutation_invariance")
     wrong = next(w for w in module.WRONG_ANSWERS if w.mistake == "missing 1/sqrt(d_k)")
     grader = variant_grader("01_permutation_invariance")
     report = grader.grade({wrong.exercise: wrong.source}, exercises=grader.suite_exercises)

@@ -18,15 +18,15 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-_COURSE = tomllib.loads((ROOT / "pyproject.toml").read_text()).get("tool", {}).get("course", {})
-REPOSITORY = os.environ.get("COURSE_REPOSITORY") or _COURSE.get("repository", "")
-BRANCH = os.environ.get("COURSE_BRANCH") or _COURSE.get("branch", "main")
+from grader.release import course_repository  # noqa: E402 - the repository's root on the path first
+
+REPOSITORY = os.environ.get("COURSE_REPOSITORY") or course_repository(ROOT)
+BRANCH = "main"  # the branch the Pages workflow deploys from, and the launch buttons open
 
 project = "Positional encodings, from first principles"
 author = "The positional-encodings course authors"
