@@ -391,8 +391,8 @@ def _held_out(features, tokens, where, read, probe, *, split="other", bias=True)
 # sphere, concatenated: 0.877). One draw's score scatters by about 0.01.
 LAYOUT_SETTINGS = ((16, 256, 8, 0.8), (12, 128, 16, 0.7), (16, 64, 32, 1.0), (24, 512, 16, 1.0), (12, 32, 64, 0.6))
 """(d_model, vocab_size, num_positions, noise_std) of the held-out scoring."""
-LAYOUT_THRESHOLDS = {"low": 0.68, "middle": 0.78, "top": 0.85}
-"""Mean score over LAYOUT_SETTINGS for each threshold."""
+LAYOUT_THRESHOLDS = {"middle": 0.78, "top": 0.85}
+"""Mean score over LAYOUT_SETTINGS for each threshold (the public check, 0.9 at one easy setting, is the low one)."""
 _LAYOUT_SCORES: dict = {}
 """Scores already measured, by the layout's content (the thresholds' tests measure the same layouts)."""
 
@@ -471,7 +471,7 @@ def test_share_width_reads_both_at_low_noise(student):
 
 
 @pytest.mark.exercise("share_width", points=1)
-@grading(max_examples=4)
+@grading(max_examples=3)
 @given(d_model=st.integers(8, 32), vocab_size=st.integers(16, 512), num_positions=st.integers(2, 64),
        noise_std=st.floats(0.2, 1.5))
 def test_share_width_over_its_inputs(student, d_model, vocab_size, num_positions, noise_std):
@@ -479,13 +479,7 @@ def test_share_width_over_its_inputs(student, d_model, vocab_size, num_positions
     _layout(student, d_model, vocab_size, num_positions, round(noise_std, 3))
 
 
-@pytest.mark.exercise("share_width", points=1)
-def test_share_width_low_threshold(student):
-    """Held-out settings: the smaller accuracy is 0.68 or more on average (the feedback prints it)."""
-    _expect_layout_threshold(student, "low")
-
-
-@pytest.mark.exercise("share_width", points=1)
+@pytest.mark.exercise("share_width", points=2)
 def test_share_width_middle_threshold(student):
     """Held-out settings: the smaller accuracy is 0.78 or more on average."""
     _expect_layout_threshold(student, "middle")
