@@ -663,10 +663,14 @@ def is_fair_protocol(protocol):
 # The notebook's own layouts (the even split, addition at scale 1, sinusoids added at section 4's
 # scale) and a search of one knob reach the middle threshold at most: each loses half the points or more.
 WRONG_ANSWERS += [
-    WrongAnswer("share_width", "shallow: a constant layout (the public case's shape, no position)", '''
+    WrongAnswer("share_width", "shallow: a constant (a number, no layout)", '''
+def share_width(d_model, vocab_size, num_positions, noise_std):
+    return 8
+''', costs=4, shallow=True),
+    WrongAnswer("share_width", "a fixed layout of the public case's shape, with no position code", '''
 def share_width(d_model, vocab_size, num_positions, noise_std):
     return 8, torch.zeros(32, 16)
-''', costs=4, shallow=True),
+''', costs=4, min_lost=0.5),
     WrongAnswer("share_width", "the even split of section 3 (d/2 random coordinates each)", '''def share_width(d_model, vocab_size, num_positions, noise_std):
     pos_table = torch.zeros(num_positions, d_model, dtype=torch.float64)
     pos_table[:, d_model // 2:] = torch.randn(num_positions, d_model - d_model // 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
