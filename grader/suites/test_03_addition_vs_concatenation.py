@@ -392,7 +392,8 @@ def _held_out(features, tokens, where, read, probe, *, split="other", bias=True)
 LAYOUT_SETTINGS = ((16, 256, 8, 0.8), (12, 128, 16, 0.7), (16, 64, 32, 1.0), (24, 512, 16, 1.0), (12, 32, 64, 0.6))
 """(d_model, vocab_size, num_positions, noise_std) of the held-out scoring."""
 LAYOUT_THRESHOLDS = {"middle": 0.78, "top": 0.85}
-"""Mean score over LAYOUT_SETTINGS for each threshold (the public check, 0.9 at one easy setting, is the low one)."""
+"""Mean score over LAYOUT_SETTINGS for each threshold (the public check, 0.9 at one easy setting, is the
+low one)."""
 _LAYOUT_SCORES: dict = {}
 """Scores already measured, by the layout's content (the thresholds' tests measure the same layouts)."""
 
@@ -447,7 +448,8 @@ def _measure_layout(d_tok, pos_table, d_model, vocab_size, num_positions, noise_
         x = (x * math.sqrt(2 * d_model / (x ** 2).sum(1).mean())).repeat(copies, 1)          # equal power
         train = x + noise_std * torch.randn(x.shape, generator=gen, dtype=torch.float64)
         test = x + noise_std * torch.randn(x.shape, generator=gen, dtype=torch.float64)
-        read = [fixtures._accuracy(test, labels, fixtures.lda_probe(train, labels)) for labels in (tokens, positions)]
+        read = [fixtures._accuracy(test, labels, fixtures.lda_probe(train, labels))
+                for labels in (tokens, positions)]
         score += min(read) / len(draws)
     return score
 

@@ -671,21 +671,26 @@ def share_width(d_model, vocab_size, num_positions, noise_std):
 def share_width(d_model, vocab_size, num_positions, noise_std):
     return 8, torch.zeros(32, 16)
 ''', costs=4, min_lost=0.5),
-    WrongAnswer("share_width", "the even split of section 3 (d/2 random coordinates each)", '''def share_width(d_model, vocab_size, num_positions, noise_std):
+    WrongAnswer("share_width", "the even split of section 3 (d/2 random coordinates each)", '''
+def share_width(d_model, vocab_size, num_positions, noise_std):
     pos_table = torch.zeros(num_positions, d_model, dtype=torch.float64)
-    pos_table[:, d_model // 2:] = torch.randn(num_positions, d_model - d_model // 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    pos_table[:, d_model // 2:] = torch.randn(num_positions, d_model - d_model // 2,
+                                              generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     return d_model // 2, pos_table
 ''', feedback="thresholds", costs=2, min_lost=0.5),  # misses the middle and the top
-    WrongAnswer("share_width", "plain addition at scale 1 (random positions over the whole width)", '''def share_width(d_model, vocab_size, num_positions, noise_std):
+    WrongAnswer("share_width", "plain addition at scale 1 (random positions over the whole width)", '''
+def share_width(d_model, vocab_size, num_positions, noise_std):
     gen = torch.Generator().manual_seed(0)
     return d_model, torch.randn(num_positions, d_model, generator=gen, dtype=torch.float64)
 ''', costs=3, min_lost=0.5),  # misses the public check's 0.9, the middle and the top
-    WrongAnswer("share_width", "the sinusoids added to unit-variance tokens (section 4's scale)", '''def share_width(d_model, vocab_size, num_positions, noise_std):
+    WrongAnswer("share_width", "the sinusoids added to unit-variance tokens (section 4's scale)", '''
+def share_width(d_model, vocab_size, num_positions, noise_std):
     position = torch.arange(num_positions, dtype=torch.float64)[:, None]
     angles = position * 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
     return d_model, torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).flatten(1)[:, :d_model]
-''', costs=3, min_lost=0.5),  # the position is lost to a linear read-out: misses every threshold
-    WrongAnswer("share_width", "one knob searched: the split, with unit-scale random positions", '''def share_width(d_model, vocab_size, num_positions, noise_std):
+''', costs=3, min_lost=0.5),  # the position is lost to a linear read-out: misses all three thresholds
+    WrongAnswer("share_width", "one knob searched: the split, with unit-scale random positions", '''
+def share_width(d_model, vocab_size, num_positions, noise_std):
     # One knob: how many coordinates the (random, unit-scale) positions get, chosen by simulation.
     gen = torch.Generator().manual_seed(4)
     best = None
@@ -700,12 +705,14 @@ def share_width(d_model, vocab_size, num_positions, noise_std):
         for clean in (scale * tokens, scale * table):
             noisy = clean.repeat(max(2, 2048 // len(clean)), 1)
             noisy = noisy + noise_std * torch.randn(noisy.shape, generator=gen, dtype=torch.float64)
-            reads.append((torch.cdist(noisy, clean).argmin(1) == torch.arange(len(clean)).repeat(len(noisy) // len(clean))).double().mean().item())
+            truth = torch.arange(len(clean)).repeat(len(noisy) // len(clean))
+            reads.append((torch.cdist(noisy, clean).argmin(1) == truth).double().mean().item())
         if best is None or min(reads) > best[0]:
             best = (min(reads), k, table)
     return d_model - best[1], best[2]
 ''', feedback="thresholds", costs=1, min_lost=0.5),  # clears the middle, misses the top
-    WrongAnswer("share_width", "one knob searched: the position scale at the even split", '''def share_width(d_model, vocab_size, num_positions, noise_std):
+    WrongAnswer("share_width", "one knob searched: the position scale at the even split", '''
+def share_width(d_model, vocab_size, num_positions, noise_std):
     # One knob: the scale of the position half, at the even split, chosen by simulation.
     gen = torch.Generator().manual_seed(5)
     half = d_model // 2
@@ -736,7 +743,8 @@ def share_width(d_model, vocab_size, num_positions, noise_std):
 def share_width(d_model, vocab_size, num_positions, noise_std):
     n = max(1, math.ceil(math.log2(num_positions)))
     pos_table = torch.zeros(num_positions, d_model, dtype=torch.float64)
-    pos_table[:, d_model - n:] = 1.5 * (((torch.arange(num_positions)[:, None] >> torch.arange(n)) & 1).double() * 2 - 1)
+    corners = ((torch.arange(num_positions)[:, None] >> torch.arange(n)) & 1).double() * 2 - 1
+    pos_table[:, d_model - n:] = 1.5 * corners
     return torch.tensor(d_model - n), pos_table
 ''', feedback="Python int", costs=4),
 ]
@@ -744,7 +752,9 @@ def share_width(d_model, vocab_size, num_positions, noise_std):
 # Two layouts of one's own, neither the notebook's, that clear the top threshold (0.882 and 0.870 at
 # the held-out settings; the solution's bit code with parity checks, 0.876, is a third).
 CORRECT_VARIANTS += [
-    ("share_width", "points pushed apart on a sphere of k coordinates, k and the power share simulated", '''def share_width(d_model, vocab_size, num_positions, noise_std):
+    ("share_width", "points pushed apart on a sphere of k coordinates, k and the power share simulated",
+     '''
+def share_width(d_model, vocab_size, num_positions, noise_std):
     # Positions as points pushed apart on a sphere of k coordinates, concatenated after the tokens;
     # k and the power share picked by simulating a nearest-mean read-out of both.
     gen = torch.Generator().manual_seed(1)
@@ -782,7 +792,9 @@ CORRECT_VARIANTS += [
     pos_table[:, d_model - k:] = ratio * code
     return d_model - k, pos_table
 '''),
-    ("share_width", "corners of a cube in log2(T) coordinates, amplitude by bisection on the two read-outs", '''def share_width(d_model, vocab_size, num_positions, noise_std):
+    ("share_width", "corners of a cube in log2(T) coordinates, amplitude by bisection on the two read-outs",
+     '''
+def share_width(d_model, vocab_size, num_positions, noise_std):
     # Positions as the +-1 corners of a cube in n = ceil(log2 T) coordinates, concatenated; the
     # amplitude set by bisection so that the simulated token and position read-outs are equal.
     gen = torch.Generator().manual_seed(2)
