@@ -1142,13 +1142,29 @@ def _bug_on(bug, configs=None):
 # One test per thing a detector must get right: each bug on every config where it shows, and the
 # scaled configs together with their faithful implementations (a wrong reference for a scaling both
 # calls the faithful one broken and misses the bug: one mistake, one test).
-@pytest.mark.exercise("rope_is_faithful", points=4, public=True)
+# The public check's implementation is built here, in the test, so that a learner's copy of the course, which
+# holds no trusted implementation, runs it too; it gives nothing away: it does not rotate at all.
+@pytest.mark.exercise("rope_is_faithful", points=1, public=True)
+def test_rope_is_faithful_flags_no_rotation(student):
+    """An implementation that returns its input unrotated is broken (d 16, base 1e4, half-split, 64 positions)."""
+    def rope(x, past_length=0):
+        return torch.as_tensor(x).clone()
+
+    config = {"head_dim": 16, "rope_theta": 10000.0, "interleaved": False, "max_position_embeddings": 64,
+              "rope_scaling": None}
+    got = student.rope_is_faithful(student.black_box(rope, rope), config)
+    expect_true(isinstance(got, bool), f"rope_is_faithful should return True or False, not {got!r}")
+    expect_true(not got, "an implementation that returns its input unrotated, at every position, was called "
+                         f"faithful to {config}")
+
+
+@pytest.mark.exercise("rope_is_faithful", points=4)
 def test_rope_is_faithful_accepts_plain_rope(student):
     """Faithful RoPE (float32 rotate_half, float64 complex pairs) on the plain configs, both layouts, is faithful."""
     _expect_verdicts(student, _faithful_on(_plain()))
 
 
-@pytest.mark.exercise("rope_is_faithful", points=5, public=True)
+@pytest.mark.exercise("rope_is_faithful", points=5)
 def test_rope_is_faithful_flags_a_layout_mix_up(student):
     """Code of the other layout run on a checkpoint (interleaved <-> half-split) is broken, on every config."""
     _expect_verdicts(student, _bug_on("swapped_layout"))

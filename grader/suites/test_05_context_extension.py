@@ -21,7 +21,8 @@ from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, 
 from grader.sandbox import StudentRaised
 
 EXERCISE_ORDER = ("linear_scaling_inv_freq", "ntk_aware_base", "dynamic_ntk_base", "yarn_inv_freq",
-                  "llama3_inv_freq", "positional_pairs", "extension_inv_freq", "diagnose_rope", "passkey_prompt", "passkey_accuracy")
+                  "llama3_inv_freq", "positional_pairs", "extension_inv_freq", "diagnose_rope", "passkey_prompt", "passkey_accuracy",
+                  "retrieval_beyond_control")
 """The exercises in the notebook's order (of their cells): reports number and list them so."""
 
 TRUSTED_PREREQUISITES = {"passkey_accuracy": {"passkey_prompt": hidden.passkey_prompt}}
@@ -1122,7 +1123,8 @@ def _misses(student, cases):
 
 PUBLIC_DIAGNOSES = {None: [("Llama 3", None, (128, 5e5, 8.0, 8192))],
                     "stale base": [("dynamic NTK", "stale base", (32, 100.0, 8.0, 128))]}
-"""The cases of the public tests, by the verdict they check."""
+"""The cases of the public check and of the Llama 3.1 test, by the verdict they check: the named hidden tests
+leave a detector that misses one of them to the test that owns it."""
 
 NAMED_DIAGNOSES = {
     None: [(m, None, c) for m in ("PI", "dynamic NTK", "YaRN", "Llama 3") for c in (_CONFIGS[1], _CONFIGS[4])],
@@ -1156,16 +1158,31 @@ def _check_cases(student, verdict):
                           owned_elsewhere=_false_alarm(student, method, config) if bug else None)
 
 
-@pytest.mark.exercise("diagnose_rope", points=2, public=True)
+@pytest.mark.exercise("diagnose_rope", points=2)
 def test_diagnose_correct_llama3_31(student):
     """A correct Llama 3.1 module (d 128, b 5e5, s 8, L_orig 8192) is 'correct'."""
     _expect_diagnosis(student, "Llama 3", None, 128, 5e5, 8.0, 8192)
 
 
+# The public check's module is built here, in the test, from nothing but the notebook's own worked example (the
+# stale base of section 10, on this chapter's model), so that a learner's copy of the course, which holds no
+# trusted module, runs it too. It is the module the hidden cases' "stale base" gives for this configuration.
 @pytest.mark.exercise("diagnose_rope", points=1, public=True)
 def test_diagnose_stale_dynamic_public(student):
     """Dynamic NTK whose base was computed once, for s * L_orig, on this chapter's model: 'stale base'."""
-    _expect_diagnosis(student, "dynamic NTK", "stale base", 32, 100.0, 8.0, 128)
+    def rotary(seq_len):
+        stale_base = 100.0 * (8.0 * 1024 / 128 - (8.0 - 1)) ** (32 / (32 - 2))   # the base of length 1024, kept
+        inv_freq = stale_base ** (-torch.arange(0, 32, 2, dtype=torch.float64) / 32)
+        angles = torch.arange(int(seq_len), dtype=torch.float64)[:, None] * inv_freq
+        angles = torch.cat([angles, angles], dim=-1)                               # half-split: (seq_len, 32)
+        return angles.cos().float(), angles.sin().float()
+
+    what = ("diagnose_rope(<dynamic NTK rotary module>, 'dynamic NTK', head_dim=32, base=100, scale=8, "
+            "original_max_position_embeddings=128)")
+    got = student.diagnose_rope(student.black_box(rotary, rotary), "dynamic NTK", 32, 100.0, 8.0, 128)
+    expect_true(got in DIAGNOSES, f"{what} should return one of {DIAGNOSES}, not {got!r}")
+    expect_true(got == "stale base", f"{what}: the module's base was computed once, for length 1024, and kept at "
+                                     f"every length: 'stale base', but diagnose_rope called it {got!r}")
 
 
 @pytest.mark.exercise("diagnose_rope", points=3)
@@ -1354,3 +1371,190 @@ def test_positional_pairs_random_heads(student, head_dim, base, max_offset, seed
              for i in range(head_dim // 2)]
     _positional(student, head_dim, base, max_offset, roles, what_case=f"random roles (seed {seed})", seed=seed,
                 tokens=512, batch=(4,))
+
+
+# -- retrieval_beyond_control (interpret) ---------------------------------------------------------------
+# Passkey grids planted here with a known answer per cell. Each prompt's score is the share of k symbols a
+# model gets right, Binomial(k, p) / k, where p is the cell's planted retrieval rate for the method and for the
+# control (the same prompts: paired); a model that guesses has p = chance. The kinds of cell:
+#   "miss":    both at chance                                   -> False
+#   "beyond":  the control at chance, the method at 0.8          -> True  (a needle beyond the control's window)
+#   "modest":  the control at chance, the method at chance + 0.2 -> True  (a modest gain, still certain)
+#   "inside":  both at 0.95 (the needle inside the window)      -> False
+#   "better":  the control at 0.7, the method at 1.0             -> False (the control reaches the needle too)
+#   "worse":   the control at 0.95, the method at chance         -> False
+# Each cell is redrawn (deterministically) until its data say the planted answer by a wide margin, so that any
+# sound 95% protocol (paired or unpaired, a t, normal or bootstrap interval, a rank test) reads it the same way:
+# a difference called is at least 5 standard errors from zero, one not called at most 1; the control "at chance"
+# is at most 1 standard error above chance, and "reaching" at least 5. By default the means do not mislead
+# either (a miss has the method's mean below the control's, a control at chance its mean below chance); the
+# kinds "miss+" and "beyond+" turn that off, for the one test that owns reading means without an interval.
+_RB_KINDS = {"miss": ("chance", "chance", False), "miss+": ("chance", "chance", False),
+             "beyond": ("chance", 0.8, True), "beyond+": ("chance", 0.8, True),
+             "modest": ("chance", "chance+0.2", True), "inside": (0.95, 0.95, False),
+             "better": (0.7, 1.0, False), "worse": (0.95, "chance", False)}
+
+
+def _t(values, against=0.0):
+    """The t statistic of the mean of ``values`` against ``against`` (inf or -inf when they do not vary)."""
+    mean, sd = float(values.mean()), float(values.std(ddof=1))
+    if sd == 0:
+        return math.copysign(math.inf, mean - against) if mean != against else 0.0
+    return (mean - against) / (sd / math.sqrt(len(values)))
+
+
+def _rb_cell_holds(kind, control, method, chance):
+    t_control, t_diff, t_method = _t(control, chance), _t(method - control), _t(method, chance)
+    reached = t_control >= 5
+    if kind in ("inside", "better", "worse"):
+        ok = reached
+        if kind == "better":
+            ok = ok and t_diff >= 5
+        return ok
+    ok = t_control <= 1
+    if kind == "beyond+":
+        ok = ok and 0 < t_control and control.mean() > chance + 1e-6
+    else:  # below by more than rounding, so that no reading of the means can take it for above
+        ok = ok and control.mean() < chance - 1e-6
+    if kind in ("miss", "miss+"):
+        ok = ok and abs(t_diff) <= 1
+        return ok and (0 < t_diff if kind == "miss+" else method.mean() < control.mean() - 1e-6)
+    return ok and t_diff >= 5 and t_method >= 5
+
+
+def _rb_grid(kinds, prompts, chance=0.1, symbols=5, seed=0):
+    """(scores, control, want): float64 (L, D, prompts) arrays and the planted answer, bool (L, D)."""
+    rate = lambda p: chance if p == "chance" else chance + 0.2 if p == "chance+0.2" else p
+    rows, cols = len(kinds), len(kinds[0])
+    scores, control = np.zeros((rows, cols, prompts)), np.zeros((rows, cols, prompts))
+    want = np.zeros((rows, cols), dtype=bool)
+    for r in range(rows):
+        for c in range(cols):
+            p_control, p_method, want[r, c] = _RB_KINDS[kinds[r][c]]
+            for attempt in range(2000):
+                g = np.random.default_rng([seed, r, c, attempt])
+                ctrl = g.binomial(symbols, rate(p_control), size=prompts) / symbols
+                meth = g.binomial(symbols, rate(p_method), size=prompts) / symbols
+                if _rb_cell_holds(kinds[r][c], ctrl, meth, chance):
+                    break
+            else:
+                raise AssertionError(f"no draw of a {kinds[r][c]!r} cell holds its margins")
+            control[r, c], scores[r, c] = ctrl, meth
+    return scores, control, want
+
+
+def _rb_answer(student, scores, control, chance, what_case):
+    what = f"retrieval_beyond_control(<{what_case}: {scores.shape[0]} lengths x {scores.shape[1]} depths x " \
+           f"{scores.shape[2]} prompts>, <the control's>, chance={chance:g})"
+    got = student.retrieval_beyond_control(scores, control, chance)
+    expect_true(isinstance(got, dict) and {"beyond", "difference"} <= set(got),
+                f"{what} should return a dict with 'beyond' and 'difference', not {type(got).__name__}"
+                + (f" with keys {sorted(got)}" if isinstance(got, dict) else ""))
+    return got, what
+
+
+def _expect_beyond(student, kinds, prompts, *, chance=0.1, symbols=5, seed=0, what_case):
+    scores, control, want = _rb_grid(kinds, prompts, chance, symbols, seed)
+    got, what = _rb_answer(student, scores, control, chance, what_case)
+    beyond = np.asarray(got["beyond"])
+    expect_true(beyond.shape == want.shape and beyond.dtype == bool,
+                f"{what}['beyond'] should be a bool array of shape {want.shape}, not "
+                f"{beyond.dtype} {beyond.shape}")
+    wrong = [(r, c) for r in range(want.shape[0]) for c in range(want.shape[1]) if beyond[r, c] != want[r, c]]
+    expect_true(not wrong, f"{what}['beyond'] is wrong in the cells (row, column) {wrong}: there the planted "
+                           f"answer is {[bool(want[r, c]) for r, c in wrong]}")
+
+
+@pytest.mark.exercise("retrieval_beyond_control", points=2, public=True)
+def test_beyond_public_grid(student):
+    """A grid shaped like the chapter's (2 lengths x 3 depths, 16 prompts, per-digit scores, chance 0.1)."""
+    _expect_beyond(student, [["inside", "better", "inside"], ["beyond", "miss", "better"]], 16, seed=1,
+                   what_case="public grid")
+
+
+@pytest.mark.exercise("retrieval_beyond_control", points=4)
+def test_beyond_by_depth(student):
+    """Rows where the needle is beyond the control's window at some depths and inside it at others
+    (3 lengths x 3 depths, 24 prompts): each cell is read on its own."""
+    _expect_beyond(student, [["inside", "better", "inside"], ["beyond", "beyond", "inside"],
+                             ["miss", "beyond", "worse"]], 24, seed=2, what_case="rows that mix depths")
+
+
+@pytest.mark.exercise("retrieval_beyond_control", points=5)
+def test_beyond_noise_is_not_retrieval(student):
+    """A method whose mean is above the control's by chance alone retrieves nothing, and a control whose mean
+    is above chance by chance alone reaches nothing (2 lengths x 4 depths, 20 prompts)."""
+    _expect_beyond(student, [["miss+", "miss+", "beyond+", "better"], ["beyond+", "miss+", "miss+", "inside"]],
+                   20, seed=3, what_case="chance variation")
+
+
+@pytest.mark.exercise("retrieval_beyond_control", points=4)
+def test_beyond_where_the_control_reaches(student):
+    """Where the control finds the needle, a method that finds it too (or more often) does not find it beyond
+    the control's reach (3 lengths x 2 depths, 24 prompts)."""
+    _expect_beyond(student, [["better", "inside"], ["better", "beyond"], ["inside", "better"]], 24, seed=4,
+                   what_case="the control reaches")
+
+
+@pytest.mark.exercise("retrieval_beyond_control", points=3)
+def test_beyond_another_score(student):
+    """Another score: four symbols of four values each (chance 0.25), modest but certain gains (64 prompts)."""
+    _expect_beyond(student, [["modest", "better", "inside"], ["miss", "modest", "better"]], 64, chance=0.25,
+                   symbols=4, seed=5, what_case="a score with chance 0.25")
+
+
+# t quantile 0.975 with 23 degrees of freedom (24 prompts): the reference half-width of a paired 95% interval.
+_T975_23 = 2.0687
+
+
+@pytest.mark.exercise("retrieval_beyond_control", points=3)
+def test_beyond_difference_and_interval(student):
+    """'difference' holds each cell's mean method-minus-control score and a 95% interval around it
+    (2 lengths x 3 depths, 24 prompts): any sound interval (paired or not, t, normal or bootstrap) is within
+    0.6 to 1.6 times the paired t interval's width."""
+    scores, control, _ = _rb_grid([["beyond", "miss", "better"], ["modest", "worse", "beyond"]], 24, seed=6)
+    got, what = _rb_answer(student, scores, control, 0.1, "grid with varied cells")
+    diff = np.asarray(got["difference"], dtype=np.float64)
+    expect_true(diff.shape == (2, 3, 3), f"{what}['difference'] should have shape (2, 3, 3), not {diff.shape}")
+    d = scores - control
+    mean = d.mean(-1)
+    expect_close(torch.from_numpy(diff[..., 0]), torch.from_numpy(mean), rtol=0, atol=1e-9,
+                 what=f"{what}['difference'][..., 0] (the mean of method minus control)",
+                 mistakes={"control minus method": torch.from_numpy(-mean)})
+    half = _T975_23 * d.std(-1, ddof=1) / math.sqrt(d.shape[-1])
+    for r in range(2):
+        for c in range(3):
+            low, high = float(diff[r, c, 1]), float(diff[r, c, 2])
+            expect_true(low <= mean[r, c] + 1e-9 and high >= mean[r, c] - 1e-9,
+                        f"{what}['difference'][{r}, {c}]: the interval [{low:.4f}, {high:.4f}] does not hold the "
+                        f"mean difference {mean[r, c]:.4f}")
+            ratio = (high - low) / (2 * half[r, c])
+            expect_true(0.6 <= ratio <= 1.6,
+                        f"{what}['difference'][{r}, {c}]: the interval [{low:.4f}, {high:.4f}] is {ratio:.2f} times "
+                        f"the width of a 95% interval of the mean difference over these {d.shape[-1]} prompts")
+
+
+@pytest.mark.exercise("retrieval_beyond_control", points=1)
+def test_beyond_rejects_bad_input(student):
+    """Grids of different shapes, a grid that is not 3-D or has one prompt, and chance 1 or -0.1 raise
+    ValueError; two prompts and chance 0 do not."""
+    scores, control, _ = _rb_grid([["beyond", "miss"]], 8, seed=7)
+    for args, said in (((scores, control[:, :1], 0.1), "shapes (1, 2, 8) and (1, 1, 8)"),
+                       ((scores[0], control[0], 0.1), "2-D grids"),
+                       ((scores[..., :1], control[..., :1], 0.1), "one prompt per cell"),
+                       ((scores, control, 1.0), "chance=1"), ((scores, control, -0.1), "chance=-0.1")):
+        expect_raises(ValueError, student.retrieval_beyond_control, *args,
+                      what=f"retrieval_beyond_control with {said}")
+    _expect_no_value_error(student.retrieval_beyond_control, scores[..., :2], control[..., :2], 0.0,
+                           what="retrieval_beyond_control(two prompts per cell, chance=0)")
+
+
+@pytest.mark.exercise("retrieval_beyond_control", points=2)
+@grading(max_examples=5)
+@given(rows=st.integers(1, 3), cols=st.integers(1, 4), prompts=st.sampled_from([12, 16, 32]), seed=seeds())
+def test_beyond_random_grids(student, rows, cols, prompts, seed):
+    """Grids of any size with cells drawn at random (per-digit scores, chance 0.1). Chance variation that
+    misleads a reading of the means, and other scores, are the named tests' (one mistake costs once)."""
+    g = np.random.default_rng(seed)
+    kinds = [[str(g.choice(["miss", "beyond", "inside", "worse", "better"])) for _ in range(cols)] for _ in range(rows)]
+    _expect_beyond(student, kinds, prompts, seed=seed % 10_000, what_case=f"random cells (seed {seed})")

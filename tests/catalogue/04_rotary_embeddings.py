@@ -1240,7 +1240,7 @@ WRONG_ANSWERS += [
     WrongAnswer("rope_is_faithful", "a detector that accepts everything", '''
 def rope_is_faithful(rope, config):
     return True
-''', costs=5, shallow=True),  # degenerate: it fails the test of each hidden bug (layout, decode, bfloat16, both scalings)
+''', costs=6, shallow=True),  # degenerate: it fails the test of each hidden bug (layout, decode, bfloat16, both scalings) and the public unrotated case
     WrongAnswer("rope_is_faithful", "a detector that rejects everything", '''
 def rope_is_faithful(rope, config):
     return False
@@ -1264,7 +1264,7 @@ def rope_is_faithful(rope, config):
         if (diagonal.max() - diagonal.min()).item() > 1e-3:
             return False
     return bool(torch.allclose(torch.as_tensor(rope(x[-1:], 31)).double(), out[-1:], atol=1e-3))
-''', costs=3),  # no reference at all: blind to every bug that still rotates (the layout, and each scaling's test)
+''', costs=4),  # no reference at all: blind to every bug that still rotates (the layout, and each scaling's test), and an identity keeps norms and offsets
     WrongAnswer("rope_is_faithful", "max_position_embeddings taken as the original context of dynamic scaling",
                 _faithful().replace('int(scaling.get("original_max_position_embeddings", config["max_position_embeddings"]))',
                                     'int(config["max_position_embeddings"])')),
@@ -1334,15 +1334,15 @@ WRONG_ANSWERS += [
     WrongAnswer("rope_is_faithful", "the verdict read from the implementation's name", '''
 def rope_is_faithful(rope, config):
     return rope.func.__name__.startswith("faithful")
-''', costs=6, shallow=True),
+''', costs=7, shallow=True),
     WrongAnswer("rope_is_faithful", "the verdict read from the name, if there is one (True otherwise)", '''
 def rope_is_faithful(rope, config):
     target = getattr(rope, "func", rope)
     return getattr(target, "__name__", "faithful").startswith("faithful")
-''', costs=5, shallow=True),
+''', costs=6, shallow=True),
     WrongAnswer("rope_is_faithful", "the verdict guessed from repr, dir, __dict__ and type", '''
 def rope_is_faithful(rope, config):
     text = " ".join([repr(rope), str(dir(rope)), str(getattr(rope, "__dict__", "")), str(type(rope))]).lower()
     return not any(bug in text for bug in ("swapped", "ignored", "never", "off_by", "bfloat16", "misread"))
-''', costs=5, shallow=True),
+''', costs=6, shallow=True),
 ]

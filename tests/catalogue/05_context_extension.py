@@ -814,3 +814,122 @@ def diagnose_rope(rotary, method, head_dim, base, scale, original_max_position_e
     return "correct"
 ''', costs=9, shallow=True),
 ]
+
+# -- retrieval_beyond_control (interpret) ----------------------------------------------------------------
+# Every entry validates as the docstring asks, so that only its reading is judged. The shallow answers (a
+# constant, the docstring's fields read as the verdict, the notebook's own verdicts, the pooled reading that the
+# chapter's earlier table made, the method read without its control) each fail most planted grids.
+_RB = '''
+def _checked(scores, control, chance):
+    scores, control = np.asarray(scores, dtype=np.float64), np.asarray(control, dtype=np.float64)
+    if scores.shape != control.shape or scores.ndim != 3 or scores.shape[-1] < 2 or not 0.0 <= chance < 1.0:
+        raise ValueError("bad input")
+    return scores, control
+
+
+def _t_interval(values):
+    """Mean, low, high of a normal 95% interval of the mean over the last axis."""
+    mean = values.mean(-1)
+    half = 1.96 * values.std(-1, ddof=1) / np.sqrt(values.shape[-1])
+    return mean, mean - half, mean + half
+'''
+
+
+def _rb(body):
+    return _RB + '''
+def retrieval_beyond_control(scores, control, chance):
+    scores, control = _checked(scores, control, chance)
+''' + body
+
+
+WRONG_ANSWERS += [
+    WrongAnswer("retrieval_beyond_control", "constant: no cell is beyond the control", _rb('''
+    diff = scores - control
+    mean, low, high = _t_interval(diff)
+    return {"beyond": np.zeros(scores.shape[:2], dtype=bool), "difference": np.stack([mean, low, high], -1)}
+'''), costs=7, min_lost=0.5),
+    WrongAnswer("retrieval_beyond_control", "the docstring's fields read as the verdict: the difference's interval above zero", _rb('''
+    mean, low, high = _t_interval(scores - control)
+    return {"beyond": low > 0, "difference": np.stack([mean, low, high], -1)}
+'''), costs=7, min_lost=0.5),
+    WrongAnswer("retrieval_beyond_control", "the notebook's verdict hard-coded: depths 0 and 0.5 of the second length", _rb('''
+    mean, low, high = _t_interval(scores - control)
+    beyond = np.zeros(scores.shape[:2], dtype=bool)
+    if beyond.shape[0] > 1:
+        beyond[1, :2] = True
+    return {"beyond": beyond, "difference": np.stack([mean, low, high], -1)}
+'''), costs=7, min_lost=0.5),
+    WrongAnswer("retrieval_beyond_control", "the public case hard-coded: the first depth of the second length", _rb('''
+    mean, low, high = _t_interval(scores - control)
+    beyond = np.zeros(scores.shape[:2], dtype=bool)
+    if beyond.shape[0] > 1:
+        beyond[1, 0] = True
+    return {"beyond": beyond, "difference": np.stack([mean, low, high], -1)}
+'''), costs=7, min_lost=0.5),
+    WrongAnswer("retrieval_beyond_control", "depths pooled: one verdict per length", _rb('''
+    mean, low, high = _t_interval(scores - control)
+    pooled_diff = (scores - control).reshape(scores.shape[0], -1)
+    _, pooled_low, _ = _t_interval(pooled_diff)
+    _, control_low, _ = _t_interval(control.reshape(scores.shape[0], -1))
+    row = (pooled_low > 0) & ~(control_low > chance)
+    beyond = np.repeat(row[:, None], scores.shape[1], axis=1)
+    return {"beyond": beyond, "difference": np.stack([mean, low, high], -1)}
+'''), costs=7, min_lost=0.5),
+    WrongAnswer("retrieval_beyond_control", "the method read alone: above chance, the control ignored", _rb('''
+    mean, low, high = _t_interval(scores - control)
+    _, method_low, _ = _t_interval(scores)
+    return {"beyond": method_low > chance, "difference": np.stack([mean, low, high], -1)}
+'''), costs=7, min_lost=0.5),
+    # test_beyond_noise_is_not_retrieval owns a reading of the means without an interval
+    WrongAnswer("retrieval_beyond_control", "means without intervals: method above the control, control at most chance", _rb('''
+    mean, low, high = _t_interval(scores - control)
+    beyond = (mean > 0) & (control.mean(-1) <= chance)
+    return {"beyond": beyond, "difference": np.stack([mean, low, high], -1)}
+''')),
+    # test_beyond_another_score owns the chance level
+    WrongAnswer("retrieval_beyond_control", "chance taken as 0.1 whatever the score", _rb('''
+    mean, low, high = _t_interval(scores - control)
+    _, control_low, _ = _t_interval(control)
+    beyond = (low > 0) & ~(control_low > 0.1)
+    return {"beyond": beyond, "difference": np.stack([mean, low, high], -1)}
+''')),
+    # test_beyond_difference_and_interval owns the interval
+    WrongAnswer("retrieval_beyond_control", "the interval of one standard deviation of the prompts, not of the mean", _rb('''
+    diff = scores - control
+    mean, low, high = _t_interval(diff)
+    _, control_low, _ = _t_interval(control)
+    sd = diff.std(-1, ddof=1)
+    return {"beyond": (low > 0) & ~(control_low > chance),
+            "difference": np.stack([mean, mean - 1.96 * sd, mean + 1.96 * sd], -1)}
+''')),
+    WrongAnswer("retrieval_beyond_control", "a 68% interval (one standard error)", _rb('''
+    diff = scores - control
+    mean, low, high = _t_interval(diff)
+    _, control_low, _ = _t_interval(control)
+    se = diff.std(-1, ddof=1) / np.sqrt(diff.shape[-1])
+    return {"beyond": (low > 0) & ~(control_low > chance),
+            "difference": np.stack([mean, mean - se, mean + se], -1)}
+''')),
+    WrongAnswer("retrieval_beyond_control", "the difference taken as control minus method", _rb('''
+    mean, low, high = _t_interval(scores - control)
+    _, control_low, _ = _t_interval(control)
+    return {"beyond": (low > 0) & ~(control_low > chance), "difference": np.stack([-mean, -high, -low], -1)}
+''')),
+]
+# Two sound protocols besides the notebook's (a paired percentile bootstrap): a normal interval on the paired
+# differences, and an unpaired (Welch-like) interval that ignores the pairing; both read every planted cell right.
+CORRECT_VARIANTS += [
+    ("retrieval_beyond_control", "paired normal intervals", _rb('''
+    mean, low, high = _t_interval(scores - control)
+    _, control_low, _ = _t_interval(control)
+    return {"beyond": (low > 0) & ~(control_low > chance), "difference": np.stack([mean, low, high], -1)}
+''')),
+    ("retrieval_beyond_control", "unpaired intervals and a t quantile of 2.1", _rb('''
+    n = scores.shape[-1]
+    mean = (scores - control).mean(-1)
+    half = 2.1 * np.sqrt(scores.var(-1, ddof=1) / n + control.var(-1, ddof=1) / n)
+    control_low = control.mean(-1) - 2.1 * control.std(-1, ddof=1) / np.sqrt(n)
+    beyond = (mean - half > 0) & ~(control_low > chance)
+    return {"beyond": beyond, "difference": np.stack([mean, mean - half, mean + half], -1)}
+''')),
+]
