@@ -219,6 +219,7 @@ def grade_notebooks(paths: list[Path], *, skip_execution: bool = False,
     that of one notebook's execution or of one notebook's judging, not of both at once.
     """
     limits = limits or Limits()
+    supervise.give_back_freed_memory()  # the judge's freed tensors, back to the system
     held = describe_confinement(limits)  # refuses here, before anything runs, if required
     gradings = [_read(path) for path in paths]
     for grading in gradings:
