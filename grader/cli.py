@@ -214,9 +214,10 @@ def _add_hosted_commands(commands) -> None:
     gradescope.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date",
                             help="when learners see the hidden tests' results "
                                  "(default: after_due_date)")
-    gradescope.add_argument("--memory-mb", type=int, default=1536, metavar="MB",
+    gradescope.add_argument("--memory-mb", type=int, default=768, metavar="MB",
                             help="the memory limit set on Gradescope, for warnings near it when "
-                                 "the box does not report its own (default: 1536, as advised)")
+                                 "the box does not report its own (default: 768, Gradescope's "
+                                 "own default; give the larger value set on the assignment)")
     gradescope.add_argument("--minutes", type=float, default=20, metavar="MINUTES",
                             help="the time limit set on Gradescope, at most 40 (default: 20, as "
                                  "advised)")

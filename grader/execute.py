@@ -39,6 +39,12 @@ MESSAGE_CHARS = 600
 KERNEL_GRADER_MODULES = (*ALLOWED_GRADER_MODULES, "grader.assets")
 """The grader's modules a confined kernel sees: the sandbox's, and the notebooks' asset finder."""
 
+LEAN_MALLOC = {"MALLOC_ARENA_MAX": "2"}
+"""glibc's setting for nbval and its kernel: at most two malloc arenas (not eight per core), so
+the memory that the kernel's threads free is kept in fewer heaps and given back twice a second
+(:data:`grader._nbval_plugin.GIVE_BACK_FREED_MEMORY`); without, notebook 05's kernel grows by
+hundreds of MiB that it no longer uses."""
+
 REFERENCE_SECONDS = {
     "01_permutation_invariance": 15, "02_sinusoidal_encoding": 20,
     "03_addition_vs_concatenation": 25, "04_rotary_embeddings": 25,
@@ -209,7 +215,7 @@ def _run_nbval(notebook: Path, scratch: Path, confinement: Confinement, *, total
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GRADER_"))}
     env.update({"PYTHONPATH": str(GRADER_ROOT), "MPLBACKEND": "Agg",
-                "PYTHONDONTWRITEBYTECODE": "1", "GRADER_EXECUTION": "1"})
+                "PYTHONDONTWRITEBYTECODE": "1", "GRADER_EXECUTION": "1", **LEAN_MALLOC})
     process = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                start_new_session=True,

@@ -14,7 +14,8 @@ from grader.execute import default_budget, default_cell_timeout, execute
 from grader.judge import exercise_order, known_suites, run_suite, suite_exercises
 from grader.notebook import exercise_names, read_notebook, sandbox_cells, suite_name
 from grader.results import NotebookReport
-from grader.sandbox import ExerciseMissing, Limits, Sandbox, StudentError, StudentTimeout, Template
+from grader.sandbox import (ExerciseMissing, Limits, Sandbox, StudentError, StudentOutOfMemory,
+                            StudentTimeout, Template)
 
 
 def find_notebooks(paths: list[Path]) -> list[Path]:
@@ -40,7 +41,8 @@ class _Connections:
     each exercise gets a child forked from it, closed as soon as a test of another exercise
     starts, so at most one sandbox is alive at any moment. An exercise whose call timed out is
     not called again: its remaining tests fail at once (``TIMED_OUT``), which bounds the time a
-    never-returning exercise can cost.
+    never-returning exercise can cost; nor is one whose call ran out of memory (each call would
+    fill the memory up to the limit again).
     """
 
     def __init__(self, notebook, limits: Limits, suite_exercises: set[str] = frozenset()) -> None:
@@ -50,6 +52,7 @@ class _Connections:
         self.current: tuple[str, Sandbox] | None = None
         self.failures: dict[str, StudentError] = {}
         self.timed_out: set[str] = set()
+        self.out_of_memory: set[str] = set()
         self.template_failure: StudentError | None = None
         self.tagged = set(exercise_names(notebook)) if notebook is not None else set()
         self.exercises = self.tagged | set(suite_exercises)
@@ -100,12 +103,19 @@ class _Connections:
             if exercise in self.timed_out:
                 raise StudentTimeout("not run: an earlier test of this exercise did not finish "
                                      "within the time limit")
+            if exercise in self.out_of_memory:
+                raise StudentOutOfMemory("not run: an earlier test of this exercise ran out of "
+                                         "memory")
             try:
                 return self._sandbox(exercise).call(name, args, kwargs, timeout=timeout,
                                                     trusted=trusted)
             except StudentTimeout:
                 if not probe:
                     self.timed_out.add(exercise)
+                raise
+            except StudentOutOfMemory:
+                if not probe:
+                    self.out_of_memory.add(exercise)
                 raise
 
         if exercise not in self.timed_out:
@@ -209,6 +219,7 @@ def grade_notebooks(paths: list[Path], *, skip_execution: bool = False,
     that of one notebook's execution or of one notebook's judging, not of both at once.
     """
     limits = limits or Limits()
+    supervise.give_back_freed_memory()  # the judge's freed tensors, back to the system
     held = describe_confinement(limits)  # refuses here, before anything runs, if required
     gradings = [_read(path) for path in paths]
     for grading in gradings:

@@ -73,6 +73,12 @@ class StudentTimeout(StudentError):
     status = TIMED_OUT
 
 
+class StudentOutOfMemory(StudentRaised):
+    """The learner's function ran out of memory: it asked for more than the sandbox's limit
+    (``MemoryError``, or torch's ``can't allocate memory``). Like a time-out, the exercise's later
+    tests are not run (:class:`grader.grade._Connections`): each would fill the memory again."""
+
+
 class StudentCrashed(StudentError):
     """The child process died during the call."""
 
@@ -488,6 +494,10 @@ def result_of_reply(name: str, reply: dict) -> Any:
     return reply["ok"]
 
 
+_OUT_OF_MEMORY = "can't allocate memory"
+"""What torch's CPU allocator says (in a RuntimeError) when an allocation is refused."""
+
+
 def error_from_reply(name: str, error: dict) -> StudentError:
     """Turn the child's description of an exception into the matching StudentError."""
     exc_type, message = error.get("type", ""), error.get("message", "")
@@ -500,5 +510,10 @@ def error_from_reply(name: str, error: dict) -> StudentError:
                                        "NotImplementedError)", **details)
     if exc_type == "BadReturn":
         return StudentRaised(message, **details)
+    if "MemoryError" in mro or _OUT_OF_MEMORY in message:
+        first = message.strip().splitlines()[0] if message.strip() else exc_type
+        return StudentOutOfMemory(
+            f"{name} ran out of memory (it asked for more than the sandbox's memory limit allows; "
+            f"{exc_type}: {first[:200]})", **details)
     text = f"{name} raised {exc_type}: {message}" if message else f"{name} raised {exc_type}"
     return StudentRaised(text, **details)

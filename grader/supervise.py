@@ -25,6 +25,7 @@ import errno
 import os
 import pwd
 import signal
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,6 +171,39 @@ def kill_strays(keep: set[int] = frozenset(), *, seconds: float = KILL_SECONDS) 
         round_ += 1
     _reap(killed)
     return len(killed)
+
+
+# -- memory the grader no longer uses -------------------------------------------------------------
+TRIM_SECONDS = 0.5
+"""How often :func:`give_back_freed_memory` returns freed heap pages to the system."""
+
+
+def give_back_freed_memory(seconds: float = TRIM_SECONDS) -> bool:
+    """Return this process's freed heap memory to the system every ``seconds``, from a thread.
+
+    glibc keeps the pages that freed tensors leave in its heaps for reuse; a grader that runs a
+    suite's hidden tests (reference models, property tests' inputs) grows by a few hundred MiB
+    that it no longer uses (notebook 05: 530 MiB of PSS at its peak, 400 with this). Between two
+    ``malloc_trim(0)`` calls memory is reused as usual, so a loop of same-sized tensors pays no
+    extra page faults. Started once per process; False where the C library has no
+    ``malloc_trim`` (not glibc).
+    """
+    if _state.get("trimming"):
+        return True
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return False
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+
+    def loop() -> None:
+        while True:
+            time.sleep(seconds)
+            trim(0)
+
+    threading.Thread(target=loop, name="grader-malloc-trim", daemon=True).start()
+    _state["trimming"] = True
+    return True
 
 
 # -- the process-count bound ----------------------------------------------------------------------

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Print what grading costs: wall time and peak memory, against bare nbval and one torch import.
 
-    python scripts/benchmark_grading.py [--section overhead|inline|hostile ...] [--only NOTEBOOK ...]
+    python scripts/benchmark_grading.py [--section overhead|course|inline|memory|hostile ...]
+        [--only NOTEBOOK ...] [--case HOSTILE_CASE ...]
 
 Sections (all by default):
 
@@ -15,9 +16,14 @@ Sections (all by default):
 - ``course``: the same in one run each over all the notebooks (bare nbval, ``check``, ``check
   --skip-execution``), the grader's own start-up paid once, as a learner or an autograder runs it.
 - ``inline``: the time of every exercise's inline ``check(name)`` on the solution (target: 2 s).
+- ``memory``: the peak PSS of grading (execution included) each notebook's solution and its
+  first catalogued wrong answer, then all the notebooks in one run (one learner), with the
+  processes at the peak and whether bubblewrap held. Target: at most 768 MiB (Gradescope's
+  default box) for every run.
 - ``hostile``: notebook 01 with one exercise that never returns, ignores SIGTERM, allocates until
   the memory limit, prints without end, or calls ``os._exit``; graded with execution. Target:
   each within 3x the solution's grading time and 3 minutes, other exercises' scores unchanged.
+  ``--case`` picks cases by the start of their name (e.g. ``--case allocates``).
 
 It prints figures and the machine's load beside them; it asserts nothing.
 """
@@ -233,7 +239,60 @@ def inline(notebooks: list[Path]) -> None:
     print(f"slowest check(): {worst:.2f} s (target <= 2 s); {load()}")
 
 
-def hostile() -> None:
+def _confined(result: dict) -> str:
+    """Whether the run's report says bubblewrap held (``-`` where the report was not written)."""
+    output = result.get("confinement") or ""
+    return "-" if not output else ("yes" if output.startswith("bubblewrap") else "NO")
+
+
+def _graded_with_memory(command: list[str]) -> dict:
+    """``measure`` of a ``grader check`` command that writes its JSON report to a scratch file;
+    adds the report's score and which confinement held."""
+    with tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch) / "results.json"
+        result = measure([*command, "--json", str(report)])
+        data = json.loads(report.read_text()) if report.is_file() else {}
+    held = [line.split(": ", 1)[1] for line in str(data.get("output", "")).splitlines()
+            if line.startswith("Learner code confined by: ")]
+    result.update(score=data.get("score"), confinement=held[0] if held else "")
+    return result
+
+
+def memory(notebooks: list[Path]) -> None:
+    """Peak PSS of grading each notebook (solution, first catalogued wrong answer) and of all of
+    them in one run, as one learner's grading on one box."""
+    print(f"\n## Peak PSS of grading, execution included ({load()}); target <= 768 MiB")
+    print(f"{'notebook':30} {'solution MiB':>12} {'wrong MiB':>10} {'score':>6} {'seconds':>8} "
+          f"{'processes':>9} {'bubblewrap':>10}")
+    worst = 0.0
+    check = [sys.executable, "-m", "grader", "check"]
+    for path in notebooks:
+        suite = path.stem
+        solution = _graded_with_memory([*check, str(path)])
+        wrong = {"pss_mib": float("nan")}
+        try:
+            catalogue = importlib.import_module(f"tests.catalogue.{suite}").WRONG_ANSWERS
+        except ModuleNotFoundError:
+            catalogue = []
+        if catalogue:
+            with tempfile.TemporaryDirectory() as folder:
+                wrong = _graded_with_memory([*check, str(with_exercise(
+                    suite, catalogue[0].exercise, catalogue[0].source, Path(folder)))])
+        worst = max([worst] + [r["pss_mib"] for r in (solution, wrong)
+                               if r["pss_mib"] == r["pss_mib"]])
+        print(f"{suite:30} {solution['pss_mib']:12.0f} {wrong['pss_mib']:10.0f} "
+              f"{solution['score']!s:>6} {solution['seconds']:7.1f}s {solution['processes']:9d} "
+              f"{_confined(solution):>10}", flush=True)
+    together = _graded_with_memory([*check, *map(str, notebooks)])
+    worst = max(worst, together["pss_mib"])
+    print(f"{f'all {len(notebooks)} in one run':30} {together['pss_mib']:12.0f} {'':10} "
+          f"{together['score']!s:>6} {together['seconds']:7.1f}s {together['processes']:9d} "
+          f"{_confined(together):>10}")
+    print(f"worst peak PSS: {worst:.0f} MiB ({'within' if worst <= 768 else 'ABOVE'} 768 MiB); "
+          f"{load()}")
+
+
+def hostile(cases: list[str] | None = None) -> None:
     suite = "01_permutation_invariance"
     print(f"\n## Hostile submissions of notebook 01, graded with execution ({load()})")
     solution = grade(ROOT / "solutions" / f"{suite}.ipynb")
@@ -241,6 +300,8 @@ def hostile() -> None:
     print(f"{'case':28} {'seconds':>8} {'x solution':>10} {'peak PSS MiB':>13} {'others unchanged':>17}")
     print(f"{'solution':28} {solution['seconds']:7.1f}s {1:10.2f} {solution['pss_mib']:13.0f}")
     for case, source in HOSTILE.items():
+        if cases and not any(case.startswith(c) for c in cases):
+            continue
         with tempfile.TemporaryDirectory() as folder:
             result = grade(with_exercise(suite, EXERCISE, source, Path(folder)))
         others = all(reference.get(t["name"]) == t["score"] for t in result["tests"]
@@ -253,12 +314,15 @@ def hostile() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--section", action="append",
-                        choices=["overhead", "course", "inline", "hostile"])
+                        choices=["overhead", "course", "inline", "memory", "hostile"])
     parser.add_argument("--only", action="append", metavar="NOTEBOOK",
                         help="a notebook's name or number, e.g. 01_permutation_invariance or 01 "
                              "(repeatable)")
+    parser.add_argument("--case", action="append", metavar="HOSTILE_CASE",
+                        help="hostile cases whose names start with this, e.g. allocates "
+                             f"(repeatable; default: all of {', '.join(HOSTILE)})")
     args = parser.parse_args()
-    sections = args.section or ["overhead", "course", "inline", "hostile"]
+    sections = args.section or ["overhead", "course", "inline", "memory", "hostile"]
     notebooks = [p for p in sorted((ROOT / "solutions").glob("*.ipynb"))
                  if not args.only or any(p.stem == name or p.stem.startswith(f"{name}_")
                                          for name in args.only)]
@@ -272,8 +336,10 @@ def main() -> None:
         course(notebooks)
     if "inline" in sections:
         inline(notebooks)
+    if "memory" in sections:
+        memory(notebooks)
     if "hostile" in sections:
-        hostile()
+        hostile(args.case)
 
 
 if __name__ == "__main__":

@@ -224,7 +224,9 @@ def test_cli_builds_the_zip_and_rejects_an_unknown_notebook(tmp_path, capsys):
     assert config["suites"] == [SUITES[0]] and config["time_limit_minutes"] == 30
     assert cli.main(["gradescope", "--out", str(out), "--notebooks", "01"]) == 0
     config = json.loads(zipfile.ZipFile(out).read("autograder.json"))
-    assert (config["time_limit_minutes"], config["memory_limit_mb"]) == (20, 1536)  # README's advice
+    assert (config["time_limit_minutes"], config["memory_limit_mb"]) == (20, 768)  # the guide's advice
+    assert cli.main(["gradescope", "--out", str(out), "--notebooks", "01", "--memory-mb", "1536"]) == 0
+    assert json.loads(zipfile.ZipFile(out).read("autograder.json"))["memory_limit_mb"] == 1536
     capsys.readouterr()
     assert cli.main(["gradescope", "--out", str(tmp_path / "y.zip"), "--minutes", "60"]) == 2
     error = capsys.readouterr().err

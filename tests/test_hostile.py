@@ -89,6 +89,12 @@ def test_fifty_gigabyte_allocation_fails_cleanly(tmp_path):
                             skip_execution=True, exercises={"permutation_matrix", "self_attention"})
     assert PASSED not in _statuses(report, "permutation_matrix")
     assert any("allocate" in t.output or "memory" in t.output.lower() for t in report.tests)
+    # The first call that ran out of memory says so; the exercise is not called again (each call
+    # would fill the memory up to the limit again), and its other tests say why they did not run.
+    outputs = [t.output for t in report.tests if t.exercise == "permutation_matrix"]
+    assert sum("permutation_matrix ran out of memory" in o for o in outputs) == 1, outputs
+    assert sum("not run: an earlier test of this exercise ran out of memory" in o
+               for o in outputs) >= 1, outputs
     assert _full_marks(report, "self_attention")
 
 

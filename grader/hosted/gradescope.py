@@ -25,9 +25,11 @@ SCRIPTS = ("setup.sh", "run_autograder")
 """Gradescope's entry points, copied from ``templates/`` to the zip's root."""
 NOT_NEEDED_TO_GRADE = {"jupyterlab"}
 """Pinned packages the autograder does not install (the learner's editor, not the grader's)."""
-MEMORY_LIMIT_MB = 1536
-"""The memory limit the README advises setting on Gradescope (its own default, 768 MB, is too
-tight); ``run_autograder`` warns near the box's actual limit when it can read it, else near this."""
+MEMORY_LIMIT_MB = 768
+"""Gradescope's own default memory limit, within which grading one learner's notebooks fits
+(``scripts/benchmark_grading.py`` prints the peak); ``--memory-mb`` gives a larger one set on the
+assignment. ``run_autograder`` warns near the box's actual limit when it can read it, else near
+this."""
 TIME_LIMIT_MINUTES = 20
 """The time limit the README advises setting on Gradescope; ``run_autograder`` warns near it."""
 MAX_MINUTES = 40
@@ -118,7 +120,7 @@ def build(*, out: Path, notebooks: list[str] | None = None,
                           "minutes; set the same number as the assignment's timeout")
     if memory_limit_mb <= 0:
         raise GraderError(f"--memory-mb {memory_limit_mb}: give the assignment's memory limit in "
-                          "MB, e.g. 1536")
+                          "MB, e.g. 768")
     suites = select_suites(notebooks)
     config = {"suites": suites, "hidden_visibility": hidden_visibility,
               "memory_limit_mb": memory_limit_mb, "time_limit_minutes": time_limit_minutes,
