@@ -79,11 +79,9 @@ def scaled_rope(seq_len: int, *, method: str, head_dim: int, base: float, scale:
         raise ValueError(f"unknown method {method!r}")
     if bug == "scaled twice":
         positions = positions / scale
-    angles = positions[:, None] * inv_freq[None, :]                  # (seq_len, head_dim // 2)
-    # The two halves of the half-split layout hold the same angles: cos and sin of one half,
-    # repeated, are the tables of the whole (the same values, at half the cost).
-    cos, sin = (factor * angles.cos()).float(), (factor * angles.sin()).float()
-    return _torch.cat([cos, cos], dim=-1), _torch.cat([sin, sin], dim=-1)
+    angles = positions[:, None] * inv_freq[None, :]
+    angles = _torch.cat([angles, angles], dim=-1)
+    return (factor * angles.cos()).float(), (factor * angles.sin()).float()
 
 
 # -- trusted prerequisites: an earlier exercise, for the exercises that call it -------------------
