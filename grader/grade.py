@@ -1,6 +1,7 @@
 """Grade notebooks (validate, execute with nbval, judge with hidden tests, report)."""
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,12 +38,12 @@ def find_notebooks(paths: list[Path]) -> list[Path]:
 class _Connections:
     """The learner's side of the hidden tests: one template per notebook, one sandbox at a time.
 
-    The template (started when the first test needs it) imports torch and loads the cells once;
-    each exercise gets a child forked from it, closed as soon as a test of another exercise
-    starts, so at most one sandbox is alive at any moment. An exercise whose call timed out is
-    not called again: its remaining tests fail at once (``TIMED_OUT``), which bounds the time a
-    never-returning exercise can cost; nor is one whose call ran out of memory (each call would
-    fill the memory up to the limit again).
+    The template (started by :meth:`prepare`, or when the first test needs it) imports torch and
+    loads the cells once; each exercise gets a child forked from it, closed as soon as a test of
+    another exercise starts, so at most one sandbox is alive at any moment. An exercise whose
+    call timed out is not called again: its remaining tests fail at once (``TIMED_OUT``), which
+    bounds the time a never-returning exercise can cost; nor is one whose call ran out of memory
+    (each call would fill the memory up to the limit again).
     """
 
     def __init__(self, notebook, limits: Limits, suite_exercises: set[str] = frozenset()) -> None:
@@ -56,20 +57,70 @@ class _Connections:
         self.template_failure: StudentError | None = None
         self.tagged = set(exercise_names(notebook)) if notebook is not None else set()
         self.exercises = self.tagged | set(suite_exercises)
+        self._starting: threading.Thread | None = None
+        self._start_error: BaseException | None = None
+
+    def prepare(self) -> None:
+        """Start the template in the background, while this process sets the suite up.
+
+        The template's start (its own ``import torch``, then the cells) and this process's
+        start of the suite (pytest, the suite module, torch on the first notebook) each take about
+        a second and wait on nothing of the other's: on two cores they overlap. It adds no
+        memory at the peak, which comes later, when a sandbox forked from the template runs
+        beside this process. The first test that needs the template waits for it
+        (:meth:`_template`); a failure to start is raised there, as without :meth:`prepare`.
+        """
+        if (self.notebook is None or self.template is not None or self._starting is not None
+                or self.template_failure is not None):
+            return
+        # The cells are read and the process is started here, the thread only waits for it:
+        # Python 3.11's ast.parse is not safe in two threads at once (the suite's import parses
+        # too), and the template dies with the thread that started it (--die-with-parent).
+        template = self._new_template()
+        try:
+            template.spawn()
+        except Exception:  # noqa: BLE001 - the first test starts it again, and fails as it would
+            template.close()
+            return
+
+        def start() -> None:
+            try:
+                self._start_template(template, spawned=True)
+            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+                self._start_error = exc
+
+        self._starting = threading.Thread(target=start, name="template start", daemon=True)
+        self._starting.start()
+
+    def _started(self) -> None:
+        """Wait for :meth:`prepare`'s start, if one is under way; raise what it raised."""
+        if self._starting is None:
+            return
+        self._starting.join()
+        self._starting = None
+        error, self._start_error = self._start_error, None
+        if error is not None and not isinstance(error, StudentError):
+            raise error  # a StudentError is kept in template_failure, raised below
 
     def _template(self) -> Template:
+        self._started()
         if self.template_failure is not None:
             raise self.template_failure
         if self.template is None:
-            template = Template(sandbox_cells(self.notebook, self.exercises), limits=self.limits)
-            try:
-                template.start()
-            except StudentError as exc:
-                template.close()
-                self.template_failure = exc
-                raise
-            self.template = template
+            self._start_template(self._new_template())
         return self.template
+
+    def _new_template(self) -> Template:
+        return Template(sandbox_cells(self.notebook, self.exercises), limits=self.limits)
+
+    def _start_template(self, template: Template, *, spawned: bool = False) -> None:
+        try:
+            template.load() if spawned else template.start()
+        except StudentError as exc:
+            template.close()
+            self.template_failure = exc
+            raise
+        self.template = template
 
     def _sandbox(self, exercise: str) -> Sandbox:
         if self.current is not None and self.current[0] == exercise:
@@ -126,6 +177,10 @@ class _Connections:
         return list(self.template.load_errors) if self.template is not None else []
 
     def close(self) -> None:
+        try:
+            self._started()
+        except BaseException:  # noqa: BLE001 - closing: what failed to start has nothing to close
+            pass
         if self.current is not None:
             self.current[1].close()
             self.current = None
@@ -181,8 +236,11 @@ def _judge(grading: _Grading, *, exercises: set[str] | None,
     """Run the hidden tests; ``connect(notebook, suite_exercises)`` gives the learner's side."""
     report, start = grading.report, time.monotonic()
     if _gradable(grading):
-        connections = connect(grading.notebook, suite_exercises(report.suite))
+        judged = suite_exercises(report.suite)
+        connections = connect(grading.notebook, judged)
         try:
+            if exercises is None or exercises & judged:  # else no test will need the template
+                connections.prepare()
             report.tests = run_suite(report.suite, connections, exercises=exercises,
                                      trusted_prerequisites=True)
         finally:

@@ -282,6 +282,14 @@ class Template:
 
     def start(self) -> None:
         """Start the template and load the cells; raises StudentError if it cannot."""
+        self.spawn()
+        self.load()
+
+    def spawn(self) -> None:
+        """Start the template process (it imports torch at once); :meth:`load` waits for it.
+
+        Call it from the thread that outlives the template: the process dies with the thread
+        that started it (bubblewrap's ``--die-with-parent``)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)  # a forked child's pid, below
         try:
@@ -294,6 +302,11 @@ class Template:
         finally:
             theirs.close()
         self._channel, self._control = _Channel(child, to_child, from_child), ours
+
+    def load(self) -> None:
+        """Load the cells into the template :meth:`spawn` started (any thread may wait on it);
+        raises StudentError if it cannot."""
+        assert self._channel is not None
         reply = self._channel.request({"op": "load", "cells": self.cells},
                                       self.limits.start_timeout, what="loading the notebook's cells")
         if "error" in reply:
