@@ -4,7 +4,20 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import sys
 from pathlib import Path
+
+# One torch thread per test process (and per process it starts: graders, batch jobs, nbval's
+# kernels), as the learner's sandboxes already have. The suite runs two pytest-xdist workers on
+# two cores, each judging beside its sandboxes; with torch's default of a thread per core, the
+# intra-op threads of the two workers wait on each other at every barrier, and a catalogue entry
+# took 4 to 9 times as long as with one thread (02's first wrong answer: 36-40 s against 4-8 s on
+# a loaded machine). Set before torch is imported; a value given from outside is kept.
+THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+for _name, _value in THREADS.items():
+    os.environ.setdefault(_name, _value)
+if "torch" in sys.modules:  # imported already by a plugin: the variables came too late for it
+    sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 from typing import Callable
 from types import SimpleNamespace
 
