@@ -1,8 +1,8 @@
 """The course's grader: release student notebooks, execute them, judge their exercises, report.
 
-The pipeline, one module per stage: :mod:`grader.release` (solutions -> student notebooks),
-:mod:`grader.execute` (nbval in a child process), :mod:`grader.judge` (hidden tests against a
-sandboxed learner, :mod:`grader.sandbox`), :mod:`grader.report` (terminal, Gradescope JSON,
+The pipeline, one module per stage: :mod:`grader.notebook.release` (solutions -> student notebooks),
+:mod:`grader.notebook.execute` (nbval in a child process), :mod:`grader.judge.proxy` (hidden tests against a
+sandboxed learner, :mod:`grader.sandbox.parent`), :mod:`grader.report.render` (terminal, Gradescope JSON,
 JUnit XML), tied together by :mod:`grader.grade`. :func:`check` is the learner's inline
 self-check.
 """

@@ -30,7 +30,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from grader import context_lm  # noqa: E402
+from grader.judge import context_lm  # noqa: E402
 
 TRAIN_LEN = context_lm.TRAIN_LEN
 THETA = context_lm.default_inv_freq().double()

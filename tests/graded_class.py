@@ -26,8 +26,8 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from grader import batch
-from grader.hosted.class_workflow import actions, k8s, slurm
+from grader.batch import grading as batch
+from grader.export.hosted.class_workflow import actions, k8s, slurm
 from tests.conftest import NOTEBOOKS, ROOT, variant
 
 NB1, NB2 = "01_permutation_invariance", "02_sinusoidal_encoding"

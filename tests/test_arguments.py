@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from grader import _child, codec, inline
-from grader.judge import StudentProxy, run_suite, view
+from grader.sandbox import child as _child, codec
+
+from grader import inline
+from grader.judge.proxy import StudentProxy, run_suite, view
 from grader.results import FAILED, PASSED
-from grader.sandbox import ArgumentsModified, Limits, Sandbox, StudentRaised
+from grader.sandbox.parent import ArgumentsModified, Limits, Sandbox, StudentRaised
 
 CELLS = [("setup", "import torch\nimport numpy as np\n"), ("exercise", '''
 def halve_in_place(x, scale=2.0):
@@ -104,8 +106,8 @@ def test_the_inline_check_reports_changed_arguments_too():
 SUITE = '''
 import pytest, torch
 from hypothesis import example, given, strategies as st
-from grader.judge import expect_close
-from grader.properties import grading
+from grader.judge.proxy import expect_close
+from grader.judge.properties import grading
 
 @pytest.mark.exercise("halve", points=1)
 @grading(max_examples=20)
@@ -124,7 +126,7 @@ def test_halve_in_place_named(student):
 
 
 def test_a_failing_property_names_its_example_and_a_changed_argument_fails(tmp_path, monkeypatch):
-    import grader.judge as judge
+    import grader.judge.proxy as judge
 
     (tmp_path / "test_toy.py").write_text(SUITE)
     (tmp_path / "pytest.ini").write_text((judge.SUITES_DIR / "pytest.ini").read_text())
@@ -154,7 +156,7 @@ def halve_in_place(x):
 
 def test_a_template_whose_cells_started_cuda_spawns_each_sandbox_instead_of_forking():
     """A forked copy of a process that started CUDA cannot use it (notebook 06 on a GPU)."""
-    from grader.sandbox import Template
+    from grader.sandbox.parent import Template
 
     # The loading process records its pid (as it sees it: under bubblewrap, in its own PID
     # namespace); a child forked from it has that process as its parent, a spawned one does not.

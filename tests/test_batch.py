@@ -13,7 +13,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import batch, cli, roster
+from grader.batch import grading as batch, roster
+
+from grader import cli
 from grader.errors import GraderError
 from tests.conftest import NOTEBOOKS, variant
 from tests.graded_class import NB1, NB2, SKIP

@@ -1,5 +1,5 @@
 """Black boxes: trusted callables the learner's code can call across the sandbox boundary, and
-nothing else (grader.codec.BlackBox, grader._child.Box, grader.sandbox._Channel.request).
+nothing else (grader.sandbox.codec.BlackBox, grader.sandbox.child.Box, grader.sandbox.parent._Channel.request).
 
 A diagnose exercise is graded on hidden implementations that run in the grader; the learner's
 detector holds a callable that forwards plain values there. These tests prove that no probe of
@@ -15,10 +15,12 @@ import time
 import pytest
 import torch
 
-from grader import codec, inline
-from grader.judge import run_suite
+from grader.sandbox import codec
+
+from grader import inline
+from grader.judge.proxy import run_suite
 from grader.results import PASSED
-from grader.sandbox import Sandbox, StudentRaised
+from grader.sandbox.parent import Sandbox, StudentRaised
 
 PROBES = '''
 import gc, inspect, pickle, copy, torch
@@ -104,7 +106,7 @@ def call_with_an_object(fn):
 
 def import_hidden():
     try:
-        import grader.hidden.rotary_embeddings
+        import grader.judge.hidden.rotary_embeddings
     except ImportError as exc:
         return f"ImportError: {exc}"
     return "imported"
@@ -220,11 +222,11 @@ def _prerequisites(suite: str) -> dict:
     import ast
     import importlib
 
-    from grader.judge import suite_path
+    from grader.judge.proxy import suite_path
 
     tree = ast.parse(suite_path(suite).read_text())
     modules = {alias.asname or alias.name: importlib.import_module(f"{node.module}.{alias.name}")
-               for node in tree.body if isinstance(node, ast.ImportFrom) and node.module == "grader.hidden"
+               for node in tree.body if isinstance(node, ast.ImportFrom) and node.module == "grader.judge.hidden"
                for alias in node.names}
     for node in tree.body:
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "TRUSTED_PREREQUISITES":

@@ -10,12 +10,12 @@ from datetime import timedelta
 
 import pytest
 
-from grader import batch, deadlines, enrolment, lms
+from grader.batch import grading as batch, deadlines, enrolment, lms
 from grader.errors import GraderError
-from grader.gradebook import gradebook, points_possible, summary, summary_table
+from grader.batch.gradebook import gradebook, points_possible, summary, summary_table
 from grader import results
 from grader.results import FAILED, NOT_IMPLEMENTED, PASSED, NotebookReport
-from grader.roster import Plan
+from grader.batch.roster import Plan
 
 SUITE = "01_permutation_invariance"
 MISTAKE = "missing the 1/sqrt(d_k) scaling"
@@ -172,7 +172,7 @@ def test_bad_deadlines_get_one_line(tmp_path, capsys):
 
 
 def test_nbgrader_layout_is_recognised_given_submitted_itself_or_its_parent(tmp_path):
-    from grader import assignment
+    from grader.batch import assignment
 
     course = tmp_path / "course"
     for learner in ("ada", "bob"):
@@ -223,7 +223,7 @@ def test_file_times_are_named_and_can_be_refused(tmp_path, capsys):
 
 
 def test_lateness_travels_in_records_and_shows_on_the_feedback_page():
-    from grader import feedback
+    from grader.report import feedback
 
     due = deadlines.parse_time("2026-03-01T23:59")
     entry = deadlines.Lateness(deadlines.parse_time("2026-03-03T09:30"), "nbgrader timestamp.txt",
@@ -241,8 +241,8 @@ def test_lateness_travels_in_records_and_shows_on_the_feedback_page():
 def test_one_cell_numbering_and_a_cell_that_did_not_load_is_named_in_the_summary():
     import nbformat
 
-    from grader.execute import _learners_name
-    from grader.notebook import cell_label, sandbox_cells
+    from grader.notebook.execute import _learners_name
+    from grader.notebook.read import cell_label, sandbox_cells
 
     notebook = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("# title"),
@@ -266,8 +266,8 @@ def test_a_syntax_error_is_the_same_cell_in_the_hidden_tests_and_the_execution(t
     import nbformat
 
     from grader.grade import grade_notebook
-    from grader.notebook import cell_label, code_cells, read_notebook
-    from grader.variants import exercise_cell_index
+    from grader.notebook.read import cell_label, code_cells, read_notebook
+    from grader.batch.variants import exercise_cell_index
     from tests.conftest import SOLUTIONS, variant
     from tests.graded_class import NB1, wrong_answer
 
@@ -282,7 +282,7 @@ def test_a_syntax_error_is_the_same_cell_in_the_hidden_tests_and_the_execution(t
                for f in report.execution.failures), report.execution.failures
     texts = [t.output for t in report.tests if t.exercise == exercise]
     assert texts and all(f"{label}: SyntaxError" in text for text in texts)
-    from grader.gradebook import _mistake_name
+    from grader.batch.gradebook import _mistake_name
 
     assert {_mistake_name(text) for text in texts} == {f"error in {label} (SyntaxError)"}
     assert nbformat.validate(nbformat.read(str(path), as_version=4)) is None

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from grader import codec
+from grader.sandbox import codec
 
 
 def test_round_trip_keeps_types_dtypes_and_structure():

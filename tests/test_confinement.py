@@ -22,11 +22,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.confinement import Limits, bwrap_problem
+from grader.sandbox.confinement import Limits, bwrap_problem
 from grader.grade import grade_notebook
-from grader.notebook import read_notebook
+from grader.notebook.read import read_notebook
 from grader.results import PASSED
-from grader.variants import exercise_cell_index
+from grader.batch.variants import exercise_cell_index
 from tests.conftest import ROOT, SOLUTIONS
 
 SUITE = "01_permutation_invariance"
@@ -44,7 +44,7 @@ def _reached(targets, port, outside, where):
     found = {}
     found["path"] = [p for p in targets if _os.path.exists(p)]
     root = targets[0].rsplit("/grader/", 1)[0]
-    relative = ["grader/suites", "solutions", "tests/catalogue"]
+    relative = ["grader/judge/suites", "solutions", "tests/catalogue"]
     for pid in [p for p in _os.listdir("/proc") if p.isdigit()]:
         for base in (f"/proc/{pid}/cwd", f"/proc/{pid}/root{root}"):
             found.setdefault("proc", []).extend(
@@ -191,7 +191,7 @@ def test_batch_learner_reaches_no_other_learner(tmp_path, listener):
     """In a batch, one learner's kernel (a clean execution: the ordinary cell did not raise) and
     sandbox (full marks) see neither another learner's folder nor anything else of the routes
     above."""
-    from grader import batch
+    from grader.batch import grading as batch
 
     submissions = tmp_path / "submissions"
     (submissions / "amy").mkdir(parents=True)
@@ -246,8 +246,8 @@ def test_grader_only_assets_are_out_of_the_learners_view(tmp_path):
     """The text a challenge is scored on (grader.assets.GRADER_ONLY) cannot be read from a
     learner's process, while the notebook's assets beside it can; the starter never ships it."""
     from grader.assets import GRADER_ONLY
-    from grader.confinement import bwrap_arguments
-    from grader.hosted import assets_for
+    from grader.sandbox.confinement import bwrap_arguments
+    from grader.export.hosted import assets_for
 
     assets = ROOT / "assets"
     hidden = [assets / name for name in GRADER_ONLY if (assets / name).exists()]

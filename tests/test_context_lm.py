@@ -1,7 +1,7 @@
-"""grader.context_lm, the trusted copy of notebook 05's model, agrees with the notebook's own model.
+"""grader.judge.context_lm, the trusted copy of notebook 05's model, agrees with the notebook's own model.
 
 The hidden tests of the challenge `extension_inv_freq` score a learner's scaling rule with
-grader.context_lm; if it drifted from the notebook's TinyRoPELM, the grade would not be the loss the
+grader.judge.context_lm; if it drifted from the notebook's TinyRoPELM, the grade would not be the loss the
 learner measures in the notebook. Both load the shipped base checkpoint and run on the same held-out
 characters under the same frequencies; the held-out split is the notebook's.
 """
@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 
-from grader import context_lm
+from grader.judge import context_lm
 from tests.test_checkpoints_05 import load_chapter
 
 

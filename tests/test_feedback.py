@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import feedback
+from grader.report import feedback
 from grader import results
 from grader.results import FAILED, PASSED, CellFailure, ExecutionResult, NotebookReport
 

@@ -8,7 +8,7 @@ import yaml
 
 from grader import cli
 from grader.grade import grade_notebook
-from grader.hosted.classroom import COMMAND_GRADER, MAX_STEP_MINUTES, REPORTER, workflow
+from grader.export.hosted.classroom import COMMAND_GRADER, MAX_STEP_MINUTES, REPORTER, workflow
 from tests.conftest import NOTEBOOKS, ROOT, variant
 
 SUITES = ["01_permutation_invariance", "02_sinusoidal_encoding"]
@@ -77,8 +77,8 @@ def _triggers(text: str) -> set[str]:
 
 
 def test_the_starters_workflows_grade_once_per_push():
-    from grader.hosted import classroom_public
-    from grader.starter import WORKFLOW
+    from grader.export.hosted import classroom_public
+    from grader.export.starter import WORKFLOW
 
     course = (ROOT / WORKFLOW).read_text()
     assert "push" in _triggers(course)  # the course's own: a learner's fork grades on push

@@ -21,8 +21,8 @@ import nbformat
 import pytest
 
 from grader.grade import grade_notebook
-from grader.hosted import SCHEMA
-from grader.hosted.gradescope import build
+from grader.export.hosted import SCHEMA
+from grader.export.hosted.gradescope import build
 from tests.conftest import NOTEBOOKS, ROOT, SOLUTIONS, variant
 
 SUITES = ["01_permutation_invariance", "02_sinusoidal_encoding"]
@@ -43,13 +43,13 @@ def _names(path: Path) -> list[str]:
 def test_zip_holds_the_entry_points_and_the_grader_but_no_answers(autograder_zip):
     names = _names(autograder_zip)
     assert {"setup.sh", "run_autograder", "requirements.txt", "autograder.json",
-            "grader/__init__.py", "grader/_child.py", "grader/codec.py",
-            "grader/fixtures/__init__.py", "grader/hosted/gradescope_results.schema.json",
+            "grader/__init__.py", "grader/sandbox/child.py", "grader/sandbox/codec.py",
+            "grader/fixtures/__init__.py", "grader/export/hosted/gradescope_results.schema.json",
             "assets/README.md"} <= set(names)
     # notebooks 01 and 02 read no asset: none of notebook 05's corpus or checkpoints is shipped
     assert [n for n in names if n.startswith("assets/")] == ["assets/README.md"]
-    assert sorted(n for n in names if n.startswith("grader/suites/test_")) == [
-        f"grader/suites/test_{suite}.py" for suite in SUITES]
+    assert sorted(n for n in names if n.startswith("grader/judge/suites/test_")) == [
+        f"grader/judge/suites/test_{suite}.py" for suite in SUITES]
     for name in names:
         assert not name.startswith(("solutions/", "tests/", "notebooks/", ".")), name
         assert "catalogue" not in name and "__pycache__" not in name, name
@@ -88,7 +88,7 @@ def test_requirements_are_the_pinned_ones(autograder_zip):
     # notebooks 01 and 02 import no Triton (only 06 does): the zip does not install it
     assert lines == [p for p in pins if not p.startswith(("jupyterlab", "triton"))]
     assert any(line.startswith("torch==") for line in lines)
-    from grader.hosted.gradescope import requirements
+    from grader.export.hosted.gradescope import requirements
 
     assert any(line.startswith("triton==") for line in requirements(["06_gpu_rope_kernel"])
                .splitlines())
@@ -159,7 +159,7 @@ def test_solution_in_a_zip_gets_full_marks_and_a_corrupt_file_its_reason(autogra
         tmp_path / "absent" / f"{SUITES[1]}.ipynb", skip_execution=True).tests)
     hidden = {t["visibility"] for t in first if t["tags"] != ["execution"]}
     assert "after_published" in hidden
-    from grader.confinement import bwrap_problem
+    from grader.sandbox.confinement import bwrap_problem
 
     if bwrap_problem() is None:  # the learner's code ran under bubblewrap, and output says so
         assert "\nLearner code confined by: bubblewrap" in results["output"]
@@ -247,7 +247,7 @@ def _learner_visible(results: dict) -> dict:
 
 def _hosted_output(results: dict, visibility: str) -> list[str]:
     """run_autograder's top-level output for one graded notebook, built from check's results."""
-    from grader.hosted.gradescope_run import message
+    from grader.export.hosted.gradescope_run import message
 
     return message(results["output"], tests=results["tests"], score=results["score"], graded=1,
                    suites=SUITES, problems=[], hidden_visibility=visibility)
@@ -273,7 +273,7 @@ def test_nothing_shown_before_the_hidden_tests_depends_on_them(variant_grader):
     Under ``visible`` they differ, so the comparison can fail."""
     import dataclasses
 
-    from grader import feedback, report as reporters
+    from grader.report import feedback, render as reporters
     from grader.results import PASSED
     from tests.catalogue import modules
     from tests.conftest import solution_notebooks

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.hosted import class_workflow
-from grader.hosted.classroom import workflow
+from grader.export.hosted import class_workflow
+from grader.export.hosted.classroom import workflow
 from tests.conftest import ROOT
 
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -49,7 +49,7 @@ def _runs(document: dict) -> list[str]:
 
 
 def test_every_workflow_passes_actionlint(tmp_path, monkeypatch):
-    from grader.hosted.classroom_public import starter_grading_workflow
+    from grader.export.hosted.classroom_public import starter_grading_workflow
 
     classroom = tmp_path / ".github" / "workflows" / "classroom.yml"
     classroom.parent.mkdir(parents=True)
@@ -404,7 +404,7 @@ def test_collect_step_grades_learners_repositories_at_the_commit_that_counts(tmp
     assert rows["ada"]["committed_at"] == "2026-03-01T20:00:00+00:00"
     assert len(rows["ada"]["commit"]) == 40 and rows["ada"]["repository"] == "org/ps1-ada"
     assert rows["bob"]["commit"] == "" and "no commit by the due time" in rows["bob"]["note"]
-    from grader import deadlines
+    from grader.batch import deadlines
 
     assert deadlines.collected_commit(work / "ada")["commit"] == rows["ada"]["commit"]
     assert deadlines.collected_commit(work / "bob") is None

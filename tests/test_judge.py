@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import torch
 
-from grader import codec
+from grader.sandbox import codec
 from grader.inline import _in_process
-from grader.judge import describe, describe_arguments, run_suite
+from grader.judge.proxy import describe, describe_arguments, run_suite
 from grader.results import ERROR, PASSED
 from tests.conftest import load_solution
 

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, cli, merge, shards
+from grader.batch import grading as batch, merge, shards
+
+from grader import cli
 from tests.conftest import variant
 from tests.graded_class import LEARNERS, NB1, NB2, ROUTES, SKIP
 

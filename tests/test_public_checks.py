@@ -14,7 +14,7 @@ Each notebook's catalogue is judged in a process of its own (the suites import t
 and notebook 06's setup sets the Triton interpreter up) that runs the solution's setup and
 exercise cells once, then forks a child per entry: the entry's source replaces its exercise, and
 the tests run in the child through the same messages as the sandbox
-(:func:`grader._child.dispatch`), every call recorded per test. Which hidden tests call the
+(:func:`grader.sandbox.child.dispatch`), every call recorded per test. Which hidden tests call the
 learner only on inputs the public checks also use is found once per notebook, on the solution;
 for each entry only those run, with the public checks. No sandbox is started; a call that
 runs past :data:`CALL_SECONDS` raises in the learner's code (a catalogued answer that never
@@ -39,7 +39,7 @@ CALL_SECONDS = 20.0
 
 
 def _key(name: str, args: tuple, kwargs: dict) -> str:
-    from grader import codec
+    from grader.sandbox import codec
 
     data = codec.encode({"name": name, "args": list(args), "kwargs": kwargs})
     return hashlib.sha256(data).hexdigest()
@@ -50,10 +50,10 @@ def _raise_timeout(signum, frame):
 
 
 def _recording(namespace: dict, calls: list[set[str]]):
-    """``connect`` for :func:`grader.judge.run_suite`: calls into ``namespace`` in this process,
+    """``connect`` for :func:`grader.judge.proxy.run_suite`: calls into ``namespace`` in this process,
     each test's calls (keys) recorded in ``calls``, one set per test in the order they run."""
-    from grader import _child, codec
-    from grader.sandbox import result_of_reply
+    from grader.sandbox import child as _child, codec
+    from grader.sandbox.parent import result_of_reply
 
     def call(name: str, args: tuple, kwargs: dict, timeout: float):
         calls[-1].add(_key(name, args, kwargs))
@@ -74,10 +74,10 @@ def _recording(namespace: dict, calls: list[set[str]]):
 
 
 def _selecting(keep):
-    """Make :class:`grader.judge.JudgePlugin` run the tests ``keep(exercise, public, name)``
+    """Make :class:`grader.judge.proxy.JudgePlugin` run the tests ``keep(exercise, public, name)``
     accepts (one run for an entry's own tests and the public checks of the exercises that call
     it)."""
-    from grader import judge
+    from grader.judge import proxy as judge
 
     def modifyitems(self, config, items):
         order = {name: index for index, name in enumerate(self._order)}
@@ -93,7 +93,7 @@ def _on_public_inputs(suite: str, cells: dict) -> set[str]:
     """The hidden tests that call the solution only on inputs a public check of their exercise
     calls it on too: the only ones that can fail on the public checks' own inputs (the others
     are not run for every entry, which keeps this test lean)."""
-    from grader.judge import run_suite
+    from grader.judge.proxy import run_suite
 
     _selecting(lambda exercise, public, name: True)
     calls: list[set[str]] = []
@@ -111,7 +111,7 @@ def _judge_entry(suite: str, wrong, cells: dict, candidates: set[str]) -> dict:
     the public checks of its exercise and of those that call it, and the hidden tests of its
     exercise among ``candidates``."""
     from grader.inline import _rebound
-    from grader.judge import run_suite
+    from grader.judge.proxy import run_suite
 
     # a fresh copy of the cells' globals, the functions looking their globals up in it (so that
     # an exercise calling the replaced one calls the entry's)
@@ -206,7 +206,7 @@ def _challenges(suite: str) -> set[str]:
     """The notebook's challenge exercises: their hidden tests score the learner's design on data
     held out from the public check (other windows, other noise draws), so a design that clears
     the public check's low threshold may miss a hidden one on the same call by design."""
-    from grader.notebook import read_notebook, top_level_names
+    from grader.notebook.read import read_notebook, top_level_names
 
     notebook = read_notebook(SOLUTIONS / f"{suite}.ipynb")
     return {name for cell in notebook.cells if cell.metadata.get("exercise_kind") == "challenge"

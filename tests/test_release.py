@@ -5,8 +5,8 @@ import nbformat
 import pytest
 
 from grader.errors import GraderError
-from grader.notebook import EXERCISE_TAG, tags
-from grader.release import BEGIN_SOLUTION, COLAB_TAG, CONCLUSION_PROMPT, END_SOLUTION, release
+from grader.notebook.read import EXERCISE_TAG, tags
+from grader.notebook.release import BEGIN_SOLUTION, COLAB_TAG, CONCLUSION_PROMPT, END_SOLUTION, release
 from tests.conftest import NOTEBOOKS, SOLUTIONS, inline_notebook
 
 

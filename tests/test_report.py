@@ -8,12 +8,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader import report as reporters
-from grader.hosted import SCHEMA
+from grader.report import render as reporters
+from grader.export.hosted import SCHEMA
 from grader.grade import grade_notebook
-from grader.judge import exercise_order, known_suites, run_suite, suite_exercises
-from grader.notebook import exercise_names, read_notebook
-from grader.sandbox import ExerciseMissing
+from grader.judge.proxy import exercise_order, known_suites, run_suite, suite_exercises
+from grader.notebook.read import exercise_names, read_notebook
+from grader.sandbox.parent import ExerciseMissing
 from grader.results import CRASHED, FAILED, PASSED, CellFailure, ExecutionResult, NotebookReport
 from grader.results import TestResult as Result
 from tests.catalogue import modules

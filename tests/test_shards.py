@@ -8,7 +8,9 @@ import sys
 
 import pytest
 
-from grader import batch, cli, shards
+from grader.batch import grading as batch, shards
+
+from grader import cli
 from grader.errors import GraderError
 from tests.conftest import ROOT
 

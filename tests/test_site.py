@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.release import BEGIN_SOLUTION, END_SOLUTION, colab_cell
-from grader.notebook import read_notebook
+from grader.notebook.release import BEGIN_SOLUTION, END_SOLUTION, colab_cell
+from grader.notebook.read import read_notebook
 from tests.conftest import NOTEBOOKS, ROOT, SOLUTIONS
 
 REPOSITORY = "example-org/example-course"

@@ -18,7 +18,7 @@ import nbformat
 import pytest
 import yaml
 
-from grader.release import BEGIN_SOLUTION, END_SOLUTION
+from grader.notebook.release import BEGIN_SOLUTION, END_SOLUTION
 from tests.conftest import ROOT, SOLUTIONS, variant
 from tests.test_hosted_workflows import _actionlint
 
@@ -78,14 +78,14 @@ def _public_points(node: ast.FunctionDef) -> float | None:
 
 
 def test_starter_holds_no_solution_hidden_test_or_reference(starter):
-    for forbidden in ("solutions", "tests", "scripts", "grader/hosted", "grader/starter.py"):
+    for forbidden in ("solutions", "tests", "scripts", "grader/export/hosted", "grader/export/starter.py"):
         assert not (starter / forbidden).exists(), forbidden
     assert not list(starter.rglob("*catalogue*"))
     texts = _texts(starter)
     flat = {name: "\n".join(line.strip() for line in text.splitlines()) for name, text in texts.items()}
-    # (grader/release.py names the marker; the notebooks and suites must not hold one)
+    # (grader/notebook/release.py names the marker; the notebooks and suites must not hold one)
     assert not any(BEGIN_SOLUTION in text for name, text in texts.items()
-                   if not name.startswith("grader/") or name.startswith("grader/suites/"))
+                   if not name.startswith("grader/") or name.startswith("grader/judge/suites/"))
     for suite in SUITES:
         hidden = (ROOT / "grader" / "suites" / f"test_{suite}.py").read_text()
         shipped = (starter / "grader" / "suites" / f"test_{suite}.py").read_text()
@@ -96,7 +96,7 @@ def test_starter_holds_no_solution_hidden_test_or_reference(starter):
         for region in _solution_regions(suite):  # no solution region, anywhere
             assert not any(region in text for text in flat.values()), region[:60]
     shipped = (starter / "grader" / "suites" / "test_01_permutation_invariance.py").read_text()
-    assert "def _attention(" in (ROOT / "grader/suites/test_01_permutation_invariance.py").read_text()
+    assert "def _attention(" in (ROOT / "grader/judge/suites/test_01_permutation_invariance.py").read_text()
     assert "def _attention(" not in shipped and "_attention = replayed(" in shipped
     shipped = "\n".join(texts.values())
     assert "def _pe(" not in shipped and "def _reference_" not in shipped
@@ -134,7 +134,7 @@ def test_inline_check_of_a_released_stub_runs_in_the_starter(starter):
     script = (
         "import nbformat\n"
         "from grader.inline import check\n"
-        "from grader.notebook import sandbox_cells\n"
+        "from grader.notebook.read import sandbox_cells\n"
         f"nb = nbformat.read('notebooks/{SUITES[0]}.ipynb', as_version=4)\n"
         "ns = {}\n"
         "for label, source in sandbox_cells(nb, {'permutation_matrix'}):\n"
@@ -213,8 +213,10 @@ def test_the_grading_repository_grades_a_folder_of_learner_repositories(starter,
 def test_recorded_values_answer_the_same_arguments_up_to_last_bit_noise(tmp_path):
     import torch
 
-    from grader import codec, recorded
+    from grader.sandbox import codec
 
+
+    from grader.judge import recorded
     x = torch.linspace(-1, 1, 12, dtype=torch.float32).reshape(3, 4)
     exact = recorded.key((x,), {"scale": 2})
     near, floats = recorded.near_key((x,), {"scale": 2})
@@ -250,7 +252,7 @@ def full_starter(tmp_path_factory) -> Path:
 def handed_by_public_checks() -> set[str]:
     """The trusted helpers (``module.function``) the public checks hand the learner's code when
     they run on the solutions (in a process of their own: the suites declare pytest markers)."""
-    script = ("import json\nfrom grader.starter import record\n"
+    script = ("import json\nfrom grader.export.starter import record\n"
               f"print(json.dumps(sorted({{f for s in {ALL_SUITES!r} for f in record(s).fixtures}})))")
     process = subprocess.run([sys.executable, "-c", script], cwd=ROOT, text=True,
                              capture_output=True, timeout=900)
@@ -388,7 +390,7 @@ def _body(node: ast.AST) -> str:
 
 
 def _notebook_code(suite: str) -> str:
-    from grader.notebook import code_cells, read_notebook, to_python
+    from grader.notebook.read import code_cells, read_notebook, to_python
 
     return "\n".join(to_python(c.source) for _, c in code_cells(read_notebook(
         ROOT / "notebooks" / f"{suite}.ipynb")))
@@ -497,7 +499,7 @@ def test_no_module_of_the_starter_defines_a_hidden_fixture_or_a_reference_answer
     reference implementations), a named reference answer (``_yarn``...), or a solution's
     exercise function; and no shipped helper keeps a keyword-only switch that only a hidden
     fixture sets (``_rope(..., decode_shift=1)`` is a hidden implementation)."""
-    from grader.notebook import exercise_names, read_notebook
+    from grader.notebook.read import exercise_names, read_notebook
 
     trees = _shipped_python(full_starter)
     functions = _functions(trees)
@@ -509,17 +511,17 @@ def test_no_module_of_the_starter_defines_a_hidden_fixture_or_a_reference_answer
     hidden = _hidden_fixtures(suites, notebooks, handed_by_public_checks)
     assert "permutation_invariance.causal_mean" in hidden  # a hidden case handed over as a fixture
     # The black boxes' implementations (the diagnose exercises' cases, the reference answers) live
-    # in grader/hidden: never shipped, and none of them defined, by name or by body, elsewhere.
-    assert not any(name.startswith("grader/hidden/") for name in trees), "grader/hidden is shipped"
+    # in grader/judge/hidden: never shipped, and none of them defined, by name or by body, elsewhere.
+    assert not any(name.startswith("grader/judge/hidden/") for name in trees), "grader/judge/hidden is shipped"
     for path in sorted((ROOT / "grader" / "hidden").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for file, shipped in trees.items():  # a trusted helper of the same name
                     if file.startswith("grader/fixtures/") and node.name in _definitions(shipped) \
                             and not node.name.startswith("__"):
-                        problems.append(f"grader/hidden/{path.name}'s {node.name} is defined in {file}")
+                        problems.append(f"grader/judge/hidden/{path.name}'s {node.name} is defined in {file}")
                 if _body(node) in bodies:
-                    problems.append(f"grader/hidden/{path.name}'s {node.name} has the body of {bodies[_body(node)]}")
+                    problems.append(f"grader/judge/hidden/{path.name}'s {node.name} has the body of {bodies[_body(node)]}")
     for ref, node in sorted(hidden.items()):
         module, name = ref.split(".")
         shipped = trees.get(f"grader/fixtures/{module}.py")
@@ -529,8 +531,8 @@ def test_no_module_of_the_starter_defines_a_hidden_fixture_or_a_reference_answer
             problems.append(f"hidden fixture {ref}'s body is {bodies[_body(node)]}")
     for suite, found in zip(ALL_SUITES, suites):
         own = {body: where for body, where in bodies.items()  # (another suite's helper of the
-               if not where.startswith("grader/suites/")      # same body is no answer of this one)
-               or where.startswith(f"grader/suites/test_{suite}.py")}
+               if not where.startswith("grader/judge/suites/")      # same body is no answer of this one)
+               or where.startswith(f"grader/judge/suites/test_{suite}.py")}
         for name in sorted(found.not_shipped - {n for n in found.not_shipped if n.startswith("test_")}):
             node = next(x for x in found.definitions[name]
                         if isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef)))
@@ -585,8 +587,8 @@ def test_no_hidden_parameter_appears_in_the_starter(full_starter):
     for suite in ALL_SUITES:
         found = _Suite(suite, full_starter)
         # the suite's shipped file, and the fixtures and notebook modules it reads
-        scope = {f"grader/suites/test_{suite}.py", *found.modules} & set(trees)
-        assert f"grader/suites/test_{suite}.py" in scope
+        scope = {f"grader/judge/suites/test_{suite}.py", *found.modules} & set(trees)
+        assert f"grader/judge/suites/test_{suite}.py" in scope
         for file in sorted(scope):
             problems += [f"{suite}: {name} (read only by hidden tests) appears in {file}"
                          for name in sorted(found.hidden_only & _identifiers(trees[file]))]
@@ -608,11 +610,11 @@ sys.path.insert(0, sys.argv[1])
 import grader
 assert grader.__file__.startswith(sys.argv[1]), grader.__file__
 try:
-    import grader.hidden
+    import grader.judge.hidden
 except ImportError:
     pass
 else:
-    raise SystemExit("grader.hidden is importable from the starter")
+    raise SystemExit("grader.judge.hidden is importable from the starter")
 from grader.cli import main
 sys.exit(main(sys.argv[2:]))
 """
@@ -620,7 +622,7 @@ sys.exit(main(sys.argv[2:]))
 
 @pytest.mark.slow
 def test_the_starters_public_checks_run_without_the_hidden_implementations(full_starter, tmp_path):
-    """In a starter, where grader/hidden is absent, notebook 04's public checks load and pass on
+    """In a starter, where grader/judge/hidden is absent, notebook 04's public checks load and pass on
     the solution; the diagnose exercise's checks, which need the trusted implementations, say
     in one line why they cannot run there."""
     shutil.copy(SOLUTIONS / "04_rotary_embeddings.ipynb", tmp_path / "04_rotary_embeddings.ipynb")

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from grader.judge import SUITES_DIR, known_suites
-from grader.notebook import EXERCISE_TAG, read_notebook, tags, top_level_names
+from grader.judge.proxy import SUITES_DIR, known_suites
+from grader.notebook.read import EXERCISE_TAG, read_notebook, tags, top_level_names
 from tests.conftest import SOLUTIONS, solution_notebooks
 
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from grader import supervise
+from grader.sandbox import supervise
 
 
 def test_groups_of_killed_graders_are_removed():

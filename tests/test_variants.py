@@ -1,7 +1,7 @@
 """Variants graded from a warm template report exactly what grading the edited notebook gives.
 
 tests/test_catalogue.py and tests/test_correct_variants.py grade hundreds of edited solution
-notebooks through :class:`grader.variants.VariantGrader`; these tests are what lets them stand for
+notebooks through :class:`grader.batch.variants.VariantGrader`; these tests are what lets them stand for
 real grading.
 """
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 
 from grader.errors import GraderError
 from grader.grade import grade_notebook
-from grader.notebook import read_notebook
-from grader.sandbox import ExerciseMissing, Sandbox, Template
-from grader.variants import VariantGrader
+from grader.notebook.read import read_notebook
+from grader.sandbox.parent import ExerciseMissing, Sandbox, Template
+from grader.batch.variants import VariantGrader
 from tests.catalogue import modules
 from tests.conftest import SOLUTIONS, exercise_cell_index, solution_notebooks, variant
 
@@ -92,7 +92,7 @@ def test_an_exercise_the_notebook_lacks_is_refused_in_one_line():
 def test_reached_follows_the_names_a_replaced_cell_defines():
     """An entry is graded on its exercise and on every exercise whose cell reads a name its cell
     defines (transitively); imports do not count, and nothing else is reached."""
-    from grader.variants import reached
+    from grader.batch.variants import reached
 
     notebook = read_notebook(SOLUTIONS / "01_permutation_invariance.ipynb")
     exercises = {"scaled_dot_product_attention", "self_attention", "permutation_matrix",

@@ -6,7 +6,7 @@ holds each learner's notebooks of one assignment: the assignment's notebooks are
 learners handed in, and each assignment gets a gradebook of its own (``OUT/ASSIGNMENT/``). The
 layout is recognised whether the instructor gives the course folder that holds ``submitted/`` or
 ``submitted/`` itself (:func:`submitted_folder`). :func:`scope_points` and
-:func:`scope_plan` narrow what :mod:`grader.batch` grades and counts to them; nothing else
+:func:`scope_plan` narrow what :mod:`grader.batch.grading` grades and counts to them; nothing else
 changes.
 """
 from __future__ import annotations
@@ -14,12 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.errors import GraderError
-from grader.roster import Plan, _notebooks_below
+from grader.batch.roster import Plan, _notebooks_below
 
 
 def select(notebooks: list[str]) -> list[str]:
     """The suites named by ``notebooks`` (``01``, ``1`` or a full name), in course order."""
-    from grader.hosted import select_suites
+    from grader.judge.selection import select_suites
 
     return select_suites(notebooks)
 
@@ -81,7 +81,7 @@ def discover(submissions: Path, name: str) -> dict[str, tuple[Path, list[Path]]]
 
 def suites_handed_in(plans: list[Plan]) -> list[str]:
     """The suites any learner handed in (readable or not), in course order."""
-    from grader.judge import known_suites
+    from grader.judge.proxy import known_suites
 
     found = {suite for p in plans for suite in (*p.notebooks, *p.unreadable)}
     return [s for s in known_suites() if s in found]

@@ -1,7 +1,7 @@
 """Collect a GitHub Classroom assignment's repositories for grading: one folder per learner, each
 at the commit that counts.
 
-``python3 -m grader.classroom_collect --organization ORG --prefix ps1 --out submissions``
+``python3 -m grader.batch.classroom_collect --organization ORG --prefix ps1 --out submissions``
 lists the organization's repositories with ``gh``, keeps the learners' ones (named
 ``PREFIX-USERNAME`` and not a template repository: Classroom's starter is one, so
 ``ORG/ps1-starter`` is never graded as a learner called "starter"; ``--starter`` names a starter
@@ -9,12 +9,12 @@ that is not marked as a template), clones each into ``OUT/USERNAME`` and checks 
 
 * with ``--due`` and no ``--late-policy``: the learner's last commit at or before their due time
   (``--due`` plus the roster's ``extension_days``, or the roster's own ``due``:
-  :func:`grader.deadlines.due_for`); a learner with no commit by then gets no folder;
+  :func:`grader.batch.deadlines.due_for`); a learner with no commit by then gets no folder;
 * otherwise: the newest commit, whose time ``batch --due --late-policy`` then reads as the
   hand-in time.
 
 ``OUT/commits.csv`` lists which commit was graded for whom, and when it was committed: the
-hand-in time :mod:`grader.deadlines` reads (a hand-in record the learner committed,
+hand-in time :mod:`grader.batch.deadlines` reads (a hand-in record the learner committed,
 ``timestamp.txt`` or ``submission_metadata.json``, is removed from their folder), and ``batch``
 records the commit in each learner's record and ``results.json``. Times are git's committer times,
 which the committer's clock sets. Needs only the standard library, ``gh`` and ``git``: the grader
@@ -32,7 +32,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from grader import deadlines, enrolment
+from grader.batch import deadlines, enrolment
 from grader.errors import GraderError
 
 COMMITS = deadlines.COMMITS
@@ -123,8 +123,8 @@ def collect(organization: str, prefix: str, out: Path, *, due: str | None = None
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python3 -m grader.classroom_collect``: see the module's description."""
-    parser = argparse.ArgumentParser(prog="python3 -m grader.classroom_collect",
+    """``python3 -m grader.batch.classroom_collect``: see the module's description."""
+    parser = argparse.ArgumentParser(prog="python3 -m grader.batch.classroom_collect",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--organization", required=True)
     parser.add_argument("--prefix", required=True, help="learners' repositories are PREFIX-USER")

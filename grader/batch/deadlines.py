@@ -6,7 +6,7 @@ per day late (a started day counts), at most 50 %. A learner's due date moves by
 read, in this order, from:
 
 0. ``commits.csv`` beside the learners' folders (never inside one, where a learner could write
-   it): the time of the commit that :mod:`grader.classroom_collect` checked out of their
+   it): the time of the commit that :mod:`grader.batch.classroom_collect` checked out of their
    repository;
 1. nbgrader's ``timestamp.txt`` in the learner's assignment folder;
 2. Gradescope's ``submission_metadata.json`` (its ``created_at``) in the learner's folder;
@@ -114,7 +114,7 @@ def after_penalty(total: float, entry: Lateness | dict | None) -> float:
 
 def collected_commit(folder: Path) -> dict | None:
     """The repository, commit and commit time graded for the learner in ``folder``, from the
-    ``commits.csv`` that :mod:`grader.classroom_collect` wrote beside it; None without one."""
+    ``commits.csv`` that :mod:`grader.batch.classroom_collect` wrote beside it; None without one."""
     path = folder.parent / COMMITS
     if not path.is_file():
         return None

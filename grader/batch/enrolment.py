@@ -3,7 +3,7 @@
 ``batch --roster roster.csv`` reads a CSV with a ``student_id`` column (the learner's folder or
 file prefix in the submissions) and, optionally, ``name``, ``lms_id`` (the LMS's own id of the
 learner, Canvas's ``ID``), ``sis_id``, ``login``, ``section``, and a learner's extension
-(``extension_days``, or their own ``due``; see :mod:`grader.deadlines`). Learners on the roster who
+(``extension_days``, or their own ``due``; see :mod:`grader.batch.deadlines`). Learners on the roster who
 handed nothing in get a row of zeros with the status ``not submitted``; learners who handed
 something in but are not on the roster keep their grades, with the note ``not on the roster``.
 """

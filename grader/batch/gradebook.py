@@ -1,7 +1,7 @@
 """The class's files, built from the learners' records: ``gradebook.csv``, ``summary.json`` and
 ``summary.png``, and each learner's full list of reports.
 
-:mod:`grader.batch` writes them after grading a class and :mod:`grader.merge` after joining the
+:mod:`grader.batch.grading` writes them after grading a class and :mod:`grader.batch.merge` after joining the
 shards of one; both read only the per-learner records (``STUDENT/record.json``: plain
 :mod:`grader.results` records and fingerprints), so the same records give the same bytes.
 """
@@ -14,9 +14,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from grader import deadlines
-from grader import report as reporters
-from grader.feedback import NOT_SUBMITTED
+from grader.batch import deadlines
+from grader.report import render as reporters
+from grader.report.feedback import NOT_SUBMITTED
 from grader.results import (MISSING, NOT_IMPLEMENTED, PASSED, TIMED_OUT, CellFailure,
                             ExecutionResult, NotebookReport, TestResult)
 
@@ -122,7 +122,7 @@ def gradebook(records: list[dict], points: dict[str, list[dict]],
     """``gradebook.csv``: one row per learner, sorted by id; every row is a learner (the points
     possible are in ``points_possible.csv`` and in the ``max_total`` column). ``people`` adds
     the roster's columns ``people_columns`` (name, LMS ids) after ``student_id``; ``late``
-    (student_id -> :class:`grader.deadlines.Lateness`) adds :data:`grader.deadlines.COLUMNS`
+    (student_id -> :class:`grader.batch.deadlines.Lateness`) adds :data:`grader.batch.deadlines.COLUMNS`
     after ``percent``."""
     columns = _columns(points)
     header = ["student_id", *people_columns] + [_header(c) for c in columns]

@@ -1,13 +1,13 @@
-"""Grade a whole class: find each learner's notebooks (:mod:`grader.roster`), grade each learner in
+"""Grade a whole class: find each learner's notebooks (:mod:`grader.batch.roster`), grade each learner in
 a child process of its own (in parallel), and write a gradebook, per-learner reports and a class
 summary.
 
 This is a loop *around* :mod:`grader.grade`; nothing below it knows about classes. Each learner
-is graded by ``python -m grader.batch --worker ...`` (the trusted grader, which in turn keeps the
+is graded by ``python -m grader.batch.grading --worker ...`` (the trusted grader, which in turn keeps the
 learner's code in sandboxed children) under a wall-clock cap. The worker writes one JSON file of
 plain :mod:`grader.results` records per notebook; everything this module writes is built from
 those records, never from anything the learner's code printed or wrote; the class's files are
-:mod:`grader.gradebook`'s.
+:mod:`grader.batch.gradebook`'s.
 """
 from __future__ import annotations
 
@@ -26,17 +26,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grader
-from grader import report as reporters
-from grader import assignment, deadlines, enrolment, shards, supervise
-from grader import lms as lms_formats
+from grader.report import render as reporters
+from grader.batch import assignment, deadlines, enrolment, shards
+from grader.sandbox import supervise
+from grader.batch import lms as lms_formats
 from grader.errors import GraderError
-from grader.gradebook import (RECORD, full_reports, read_record, report_from_dict,
+from grader.batch.gradebook import (RECORD, full_reports, read_record, report_from_dict,
                               summary_table, write_gradebook, write_summary)
 from grader.results import TIMED_OUT, NotebookReport
-from grader.roster import Options, Plan, discover, plan, sha256
-from grader.shards import Shard
+from grader.batch.roster import Options, Plan, discover, plan, sha256
+from grader.batch.shards import Shard
 
-GRADER_ROOT = Path(__file__).resolve().parent.parent
+GRADER_ROOT = Path(__file__).resolve().parents[2]
 OK = "ok"
 
 
@@ -63,7 +64,7 @@ def _collect_points() -> dict[str, list[dict]]:
     """Suite -> its hidden tests (without running them). Runs in the worker process."""
     import pytest
 
-    from grader.judge import SUITES_DIR, exercise_order, known_suites, suite_path
+    from grader.judge.proxy import SUITES_DIR, exercise_order, known_suites, suite_path
 
     points = {}
     for suite in known_suites():
@@ -90,7 +91,7 @@ def _stop(process: subprocess.Popen) -> None:
     """Kill a learner's worker and everything below it (escaped processes too), then reap it.
 
     Where this process is a subreaper (the ``batch`` command makes it one), a process that left
-    the worker's tree was re-parented here, and :func:`grader.supervise.kill_strays` finds it.
+    the worker's tree was re-parented here, and :func:`grader.sandbox.supervise.kill_strays` finds it.
     """
     supervise.kill_tree(process.pid)
     process.wait()
@@ -135,7 +136,7 @@ def grade_learner(work: Plan, options: Options, *, timeout: float,
         return Outcome(reports={})
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch_name:
         scratch = Path(scratch_name)
-        command = [sys.executable, "-P", "-m", "grader.batch", "--worker", str(scratch / "out")]
+        command = [sys.executable, "-P", "-m", "grader.batch.grading", "--worker", str(scratch / "out")]
         if options.cell_timeout is not None:
             command += ["--cell-timeout", f"{options.cell_timeout:g}"]
         command += ["--skip-execution"] if options.skip_execution else []
@@ -181,8 +182,8 @@ def grade_learner(work: Plan, options: Options, *, timeout: float,
 
 
 def _worker(argv: list[str]) -> int:
-    """``python -m grader.batch --worker OUT ...``: grade notebooks, one JSON record each."""
-    parser = argparse.ArgumentParser(prog="python -m grader.batch")
+    """``python -m grader.batch.grading --worker OUT ...``: grade notebooks, one JSON record each."""
+    parser = argparse.ArgumentParser(prog="python -m grader.batch.grading")
     parser.add_argument("--worker", type=Path, required=True, metavar="OUT")
     parser.add_argument("--points", action="store_true")
     parser.add_argument("--skip-execution", action="store_true")
@@ -198,7 +199,7 @@ def _worker(argv: list[str]) -> int:
         reporters.write_text(args.worker / "points.json", json.dumps(_collect_points()))
         return 0
     from grader.grade import grade_notebook
-    from grader.sandbox import Limits
+    from grader.sandbox.parent import Limits
 
     supervise.become_subreaper()  # the worker starts nothing but the learner's code
     for index, (suite, name, path) in enumerate(args.notebook):
@@ -219,7 +220,7 @@ def points_possible() -> dict[str, list[dict]]:
     """Suite -> its hidden tests' exercise, name, description, points (collected in a child)."""
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch:
         env = _child_env()
-        result = subprocess.run([sys.executable, "-P", "-m", "grader.batch", "--worker", scratch,
+        result = subprocess.run([sys.executable, "-P", "-m", "grader.batch.grading", "--worker", scratch,
                                  "--points"], cwd=scratch, env=env, capture_output=True,
                                 text=True, timeout=600)
         points = Path(scratch) / "points.json"
@@ -231,7 +232,7 @@ def points_possible() -> dict[str, list[dict]]:
 
 def cached_points(out: Path) -> dict[str, list[dict]]:
     """:func:`points_possible`, reused from ``out/.points.json`` while the suites are unchanged."""
-    from grader.judge import known_suites, suite_path
+    from grader.judge.proxy import known_suites, suite_path
 
     key = {"grader_version": grader.__version__,
            "suites": {s: sha256(suite_path(s)) for s in known_suites()}}
@@ -263,10 +264,10 @@ def write_learner(out: Path, work: Plan, outcome: Outcome, points: dict[str, lis
                   lateness: dict | None = None) -> dict:
     """Write a learner's results.json, results.xml and feedback.html; the record last.
 
-    ``lateness`` (:func:`grader.deadlines.to_dict`, when a due time was given) goes into the
+    ``lateness`` (:func:`grader.batch.deadlines.to_dict`, when a due time was given) goes into the
     record, ``results.json``'s ``extra_data`` and the feedback page, with the total after the
     late penalty."""
-    from grader import feedback
+    from grader.report import feedback
 
     record = {
         "student_id": work.student_id,
@@ -308,7 +309,7 @@ def write_learner(out: Path, work: Plan, outcome: Outcome, points: dict[str, lis
 
 def graded_commit(work: Plan) -> dict | None:
     """The repository and commit the learner's files came from, where
-    :mod:`grader.classroom_collect` listed them (``commits.csv``), else None."""
+    :mod:`grader.batch.classroom_collect` listed them (``commits.csv``), else None."""
     return deadlines.collected_commit(work.folder)
 
 
@@ -330,7 +331,7 @@ def _up_to_date(out: Path, work: Plan) -> bool:
 
 
 def class_late(records: list[dict], due_given: bool) -> dict | None:
-    """student_id -> :class:`grader.deadlines.Lateness`, read from the learners' records (None
+    """student_id -> :class:`grader.batch.deadlines.Lateness`, read from the learners' records (None
     without a due time): one run and the merge of its shards read the same records."""
     if not due_given:
         return None
@@ -419,7 +420,7 @@ def _grade_all(todo: list[Plan], run, *, jobs: int, stopping: threading.Event, b
 
 def _shard_record(shard: Shard, learners: dict, plans: list[Plan], options: dict,
                   points: dict[str, list[dict]]) -> dict:
-    from grader.judge import known_suites, suite_path
+    from grader.judge.proxy import known_suites, suite_path
 
     return shards.record(shard, class_ids=list(learners), learners=[p.student_id for p in plans],
                          grader_version=grader.__version__, options=options,
@@ -431,7 +432,7 @@ def class_options(*, due: str | None, late_policy: str | None, assignment_name: 
                   people: enrolment.Roster | None, lms: str | None) -> dict:
     """The options that change the class's files rather than a learner's grading: the due time
     and late policy, the assignment's name, the roster and the LMS export. A shard records them
-    (:mod:`grader.shards`), so that ``merge`` writes what one run would."""
+    (:mod:`grader.batch.shards`), so that ``merge`` writes what one run would."""
     return {"due": due, "late_policy": late_policy, "assignment": assignment_name,
             "roster": roster_record(people), "lms": lms}
 
@@ -446,17 +447,17 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
          _one_assignment: bool = False) -> list[dict]:
     """Entry point of ``python -m grader batch``: grade the class, write every file.
 
-    With ``shard`` (K of N), grade only that slice of the learners (:mod:`grader.shards`) and
+    With ``shard`` (K of N), grade only that slice of the learners (:mod:`grader.batch.shards`) and
     write their files and ``shard.json`` instead of the class's files (``python -m grader
     merge`` writes those from every shard). With ``notebooks`` (or in nbgrader's layout, where
-    each assignment folder is one assignment: :mod:`grader.assignment`), only those notebooks are
+    each assignment folder is one assignment: :mod:`grader.batch.assignment`), only those notebooks are
     graded and the gradebook is out of their points; in nbgrader's layout each assignment (or
     the one ``assignment_name`` names) gets the folder ``out/ASSIGNMENT``; in other layouts,
     ``assignment_name`` only names the assignment (``canvas.csv``'s column). With ``roster``
-    (:mod:`grader.enrolment`), learners on it who handed nothing in get a row, and its names and
-    LMS ids become columns; ``lms="canvas"`` also writes ``canvas.csv`` (:mod:`grader.lms`). With
+    (:mod:`grader.batch.enrolment`), learners on it who handed nothing in get a row, and its names and
+    LMS ids become columns; ``lms="canvas"`` also writes ``canvas.csv`` (:mod:`grader.batch.lms`). With
     ``due`` (and ``late_policy``), the gradebook, each learner's record, ``results.json`` and
-    feedback page say when they handed in, how late, and the penalty (:mod:`grader.deadlines`);
+    feedback page say when they handed in, how late, and the penalty (:mod:`grader.batch.deadlines`);
     hand-in times read from file times are named in the terminal and ``summary.json``, and
     ``no_file_times`` refuses them. Returns the records of every learner graded here.
     Raises GraderError for a bad submissions folder or an unknown ``--student``;

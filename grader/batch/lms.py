@@ -13,7 +13,7 @@ import csv
 import io
 
 from grader.errors import GraderError
-from grader.gradebook import full_reports
+from grader.batch.gradebook import full_reports
 
 SYSTEMS = ("canvas",)
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")

@@ -8,7 +8,7 @@ Layouts of ``SUBMISSIONS`` (detected in this order):
 * with ``flat=True``: ``SUBMISSIONS/STUDENT_<anything>.ipynb`` (the id precedes the first ``_``).
 
 A learner's :class:`Plan` carries a fingerprint of everything that decides their grade, so that
-:mod:`grader.batch` regrades a learner only when it changed.
+:mod:`grader.batch.grading` regrades a learner only when it changed.
 """
 from __future__ import annotations
 
@@ -109,8 +109,8 @@ def _sha256_or_reason(path: Path) -> str:
 
 def plan(student_id: str, folder: Path, files: list[Path], options: Options) -> Plan:
     """Match a learner's notebooks to suites (metadata, then file name), as ``check`` does."""
-    from grader.judge import known_suites, suite_path
-    from grader.notebook import read_notebook, suite_name
+    from grader.judge.proxy import known_suites, suite_path
+    from grader.notebook.read import read_notebook, suite_name
 
     suites = known_suites()
     result = Plan(student_id=student_id, folder=folder)

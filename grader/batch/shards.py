@@ -7,7 +7,7 @@ their slice when others join or leave the class. Slices are therefore near equal
 for classes much larger than N.
 
 Each shard writes ``shard.json`` beside its learners' folders, last, once every learner of its
-slice has a record; :mod:`grader.merge` reads these records and refuses shards that do not
+slice has a record; :mod:`grader.batch.merge` reads these records and refuses shards that do not
 belong together.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import report as reporters
+from grader.report import render as reporters
 from grader.errors import GraderError
 
 RECORD = "shard.json"

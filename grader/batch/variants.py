@@ -4,11 +4,11 @@ A catalogue of plausible wrong answers, and the correct answers written differen
 copy of a solution notebook with one exercise cell replaced. Graded one by one through
 :func:`grader.grade.grade_notebook`, every copy pays a fresh interpreter, ``import torch`` and the
 notebook's setup cells before a second of judging. A :class:`VariantGrader` keeps one
-:class:`grader.sandbox.Template` per notebook that has loaded the cells *before its first exercise
+:class:`grader.sandbox.parent.Template` per notebook that has loaded the cells *before its first exercise
 cell*; each variant's sandbox is forked from it and then loads the rest of that variant's cells, in
 the notebook's order. The learner's side of each variant therefore holds exactly the namespace
 that grading the edited notebook would build, in a process of its own apart from the judge, and
-the same hidden tests judge it (:func:`grader.judge.run_suite`); only the shared start-up differs.
+the same hidden tests judge it (:func:`grader.judge.proxy.run_suite`); only the shared start-up differs.
 
 Used by the project's tests (``tests/test_catalogue.py``, ``tests/test_correct_variants.py``) and
 by anyone checking a catalogue::
@@ -25,11 +25,11 @@ from pathlib import Path
 
 from grader.errors import GraderError
 from grader.grade import _Connections, _Grading, _judge
-from grader.judge import known_suites, suite_exercises
-from grader.notebook import EXERCISE_TAG, cell_label, code_cells, exercise_names, read_notebook
-from grader.notebook import sandbox_cells, suite_name, tags, top_level_names
+from grader.judge.proxy import known_suites, suite_exercises
+from grader.notebook.read import EXERCISE_TAG, cell_label, code_cells, exercise_names, read_notebook
+from grader.notebook.read import sandbox_cells, suite_name, tags, top_level_names
 from grader.results import NotebookReport
-from grader.sandbox import Limits, Sandbox, StudentError, Template
+from grader.sandbox.parent import Limits, Sandbox, StudentError, Template
 
 
 def _first_exercise_label(notebook) -> str:

@@ -9,7 +9,7 @@ failing example is reported as drawn, and no time goes into minimising it) and h
 budget::
 
     from hypothesis import given, strategies as st
-    from grader.properties import grading, seeds, tensor
+    from grader.judge.properties import grading, seeds, tensor
 
     @pytest.mark.exercise("apply_rope", points=2)
     @grading(max_examples=12)
@@ -30,7 +30,7 @@ import torch
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
-from grader.judge import view
+from grader.judge.proxy import view
 
 DEFAULT_EXAMPLES = 10
 """Examples per property test unless the test asks for another number. Each example costs one
@@ -56,7 +56,7 @@ FLOAT_DTYPES = {"float32": torch.float32, "float64": torch.float64,
 """The floating dtypes a learner's tensors come in, by name."""
 
 LAYOUTS = ("contiguous", "transposed", "heads", "strided")
-"""Memory layouts of an argument: a contiguous tensor, or one of :data:`grader.codec.VIEW_LAYOUTS`."""
+"""Memory layouts of an argument: a contiguous tensor, or one of :data:`grader.sandbox.codec.VIEW_LAYOUTS`."""
 
 
 def dtypes(*names: str) -> st.SearchStrategy[str]:

@@ -1,6 +1,6 @@
 """Judging: the ``student`` proxy, the comparison helpers, and the pytest plugin that runs a suite.
 
-Hidden tests are pytest modules in ``grader/suites/`` (one per notebook, ``test_<notebook>.py``).
+Hidden tests are pytest modules in ``grader/judge/suites/`` (one per notebook, ``test_<notebook>.py``).
 They run in the grader's own process. The learner's functions are reached only through the
 ``student`` fixture, a :class:`StudentProxy` whose calls go to a sandboxed child process (or, for
 the inline ``check()``, straight into the notebook's namespace through the same message format).
@@ -9,7 +9,7 @@ torch: nothing the learner's code does to its own process can change a verdict.
 
 Trusted prerequisites: a suite may map a later exercise to the earlier exercises it calls,
 ``TRUSTED_PREREQUISITES = {"self_attention": {"scaled_dot_product_attention": trusted_function}}``
-(the trusted functions live in :mod:`grader.hidden`). When the grader judges (``run_suite(...,
+(the trusted functions live in :mod:`grader.judge.hidden`). When the grader judges (``run_suite(...,
 trusted_prerequisites=True)``), every call of the later exercise's tests runs with each earlier
 name rebound, in the learner's namespace, to a black box of the trusted version, so a mistake in
 the earlier exercise costs there only. Where the learner's own earlier exercise fails one of its
@@ -29,10 +29,10 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import pytest
 
-from grader import codec
+from grader.sandbox import codec
 from grader.errors import GraderError
 from grader.results import FAILED, GRADER_ERROR, PASSED, TestResult
-from grader.sandbox import ArgumentsModified, ExerciseMissing, StudentError, StudentRaised
+from grader.sandbox.parent import ArgumentsModified, ExerciseMissing, StudentError, StudentRaised
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 OUTPUT_CHARS = 1200
@@ -48,7 +48,7 @@ class StudentProxy:
 
     ``student.NAME(*args, **kwargs)`` calls the learner's function ``NAME`` and returns its
     result as data (a torch tensor, a numpy array, a number, a string, a tuple...). Failures
-    raise a :class:`grader.sandbox.StudentError` that the plugin turns into a status.
+    raise a :class:`grader.sandbox.parent.StudentError` that the plugin turns into a status.
     """
 
     def __init__(self, call: Call, *, load_errors: Iterable[str] = (),
@@ -66,7 +66,7 @@ class StudentProxy:
         docstring): ``call`` then gets ``probe=True`` (a time-out there must not count)."""
         self.may_modify_arguments = False
         """Whether a call may change the tensors and arrays it is given. By default a call that
-        does fails the test (:class:`grader.sandbox.ArgumentsModified`): exercises leave their
+        does fails the test (:class:`grader.sandbox.parent.ArgumentsModified`): exercises leave their
         inputs unchanged unless their docstring says otherwise."""
 
     def __repr__(self) -> str:
@@ -113,7 +113,7 @@ class StudentProxy:
         """``function`` (``hidden`` keyword arguments bound) as a black box, to pass as an argument.
 
         The learner's code receives a callable that runs ``function`` here, in the grader, on the
-        plain values it is called with (:class:`grader.codec.BlackBox`): neither the function, its
+        plain values it is called with (:class:`grader.sandbox.codec.BlackBox`): neither the function, its
         name, its source nor ``hidden`` enter the learner's process. ``signature`` is the public
         signature the learner calls it with (a callable whose signature is taken, or an
         :class:`inspect.Signature`), the same for every implementation a test hands over.
@@ -182,7 +182,7 @@ def view(value: Any, layout: str = "strided") -> codec.View:
     """``value`` (tensor or array) to reach the learner's function as a non-contiguous view.
 
     The function receives the same shape and values, laid out as ``layout`` says (one of
-    :data:`grader.codec.VIEW_LAYOUTS`: ``"transposed"``, ``"heads"``, ``"strided"``), as the
+    :data:`grader.sandbox.codec.VIEW_LAYOUTS`: ``"transposed"``, ``"heads"``, ``"strided"``), as the
     transposed or sliced tensors of a real model are. Code that calls ``.view`` where the
     layout does not allow it, or reads the storage directly, fails.
     """
@@ -278,7 +278,7 @@ def _matching_mistakes(actual: np.ndarray, mistakes: dict | None, rtol: float, a
 
 def mistake_suffix(names: list[str]) -> str:
     """The end of a failure message that names the first of ``names``, the catalogued mistakes the
-    learner's answer matches ('' if none); grader/report.py reads the mistake back from it."""
+    learner's answer matches ('' if none); grader/report/render.py reads the mistake back from it."""
     return f"; this is what you get with: {names[0]}" if names else ""
 
 
@@ -363,7 +363,7 @@ def expect_raises(exception: type[BaseException] | str, function: Callable[..., 
 
 # -- running a suite ----------------------------------------------------------------------------
 def suite_path(suite: str) -> Path:
-    """The hidden-test module of a suite, e.g. ``grader/suites/test_01_permutation_invariance.py``."""
+    """The hidden-test module of a suite, e.g. ``grader/judge/suites/test_01_permutation_invariance.py``."""
     return SUITES_DIR / f"test_{suite}.py"
 
 

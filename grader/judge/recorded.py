@@ -4,7 +4,7 @@ The course's hidden suites compute expected values with reference implementation
 repository (``python -m grader starter-repo``) must not hold them, so its suites keep the public
 checks' code and replace each reference helper by :func:`replayed`: a function that returns what
 the reference returned, at build time, for the same arguments. The values live in
-``grader/suites/test_<notebook>.recorded`` (one :mod:`grader.codec` message: no pickle), keyed by
+``grader/judge/suites/test_<notebook>.recorded`` (one :mod:`grader.sandbox.codec` message: no pickle), keyed by
 a hash of the arguments. Arguments never seen at build time (a learner's answer that differs from
 the reference's) fail the check with a message instead of guessing.
 
@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from grader import codec
+from grader.sandbox import codec
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 SUFFIX = ".recorded"
@@ -33,7 +33,7 @@ class NotRecorded(AssertionError):
 
 def key(args: tuple, kwargs: dict) -> str:
     """A stable name for a call's arguments (their types, shapes and bytes). Raises
-    :class:`grader.codec.CodecError` for arguments that cannot be written down (a function)."""
+    :class:`grader.sandbox.codec.CodecError` for arguments that cannot be written down (a function)."""
     text = repr(_digestible({"args": list(args), "kwargs": kwargs}))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -158,7 +158,7 @@ def hidden_note() -> str:
 
 
 class Unshipped:
-    """Stands, in a starter repository's public checks, for a part of ``grader.hidden`` (the
+    """Stands, in a starter repository's public checks, for a part of ``grader.judge.hidden`` (the
     trusted implementations that hidden tests hand over as black boxes), which a starter never
     ships: a module-level reference to it still loads, and any use of it raises, in one line, why
     that check cannot run here."""
@@ -185,6 +185,6 @@ class Unshipped:
 
 
 def unshipped(name: str) -> Unshipped:
-    """A stand-in for ``name`` (a module of ``grader.hidden``) in a starter's public checks."""
+    """A stand-in for ``name`` (a module of ``grader.judge.hidden``) in a starter's public checks."""
     return Unshipped(name)
 

@@ -19,7 +19,7 @@ def skip_slow_optional_imports() -> None:
         sys.modules.setdefault(name, None)
 
 
-# Importing this module is the skip: pyproject.toml's ``-p grader._imports`` loads it as a pytest
+# Importing this module is the skip: pyproject.toml's ``-p grader.notebook._imports`` loads it as a pytest
 # plugin, before the plugins found through entry points (nbval's imports nbformat, so jsonschema),
 # so that the project's own test processes skip the import too.
 skip_slow_optional_imports()

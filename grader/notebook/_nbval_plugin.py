@@ -8,7 +8,7 @@
 - Execution stops at the first cell that times out or whose kernel died: every later cell would
   only wait out its own time-out. The reason goes to the file named by ``--grader-stop-file``.
 - ``--grader-kernel FILE`` (JSON: ``{"prefix": [...], "ipc": FOLDER}``) starts the kernel under
-  the command ``prefix`` (bubblewrap, from :mod:`grader.execute`) and talks to it over ZeroMQ's
+  the command ``prefix`` (bubblewrap, from :mod:`grader.notebook.execute`) and talks to it over ZeroMQ's
   ``ipc`` transport: Unix sockets in ``FOLDER``, which the kernel's view holds, since a kernel
   without network cannot reach a TCP port of ours.
 """
@@ -21,14 +21,14 @@ from queue import Empty
 
 import pytest
 
-from grader._imports import skip_slow_optional_imports
+from grader.notebook._imports import skip_slow_optional_imports
 
 skip_slow_optional_imports()
 
 from nbval import kernel as nbval_kernel  # noqa: E402 - after the line above
 from nbval.plugin import IPyNbCell, NbCellError  # noqa: E402
 
-from grader.notebook import cell_label  # noqa: E402 - how every report names a cell
+from grader.notebook.read import cell_label  # noqa: E402 - how every report names a cell
 
 _replies: dict[str, dict] = {}
 _clock = {"start": time.monotonic()}

@@ -4,12 +4,12 @@ The notebook is copied into a scratch folder laid out like the repository (``not
 ``assets/``), so a submission graded from anywhere finds the course's assets and the original file
 is never touched. nbval runs under pytest in a child process with a sandbox's resource limits, a
 process-count bound and optionally another user; where the host allows it, the kernel it starts
-runs under bubblewrap (:mod:`grader.confinement`), seeing only the Python environment, the course's
+runs under bubblewrap (:mod:`grader.sandbox.confinement`), seeing only the Python environment, the course's
 assets and the learner-side modules of the grader read-only and the notebook's folder read-write,
 with its own PID namespace and no network, and nbval reaches it through Unix sockets
-(:mod:`grader._nbval_plugin`). nbval applies a per-cell time-out and a budget for the whole
+(:mod:`grader.notebook._nbval_plugin`). nbval applies a per-cell time-out and a budget for the whole
 notebook; execution stops at the first cell that times out or kills its kernel
-(:mod:`grader._nbval_plugin`), and the cells after it are reported as not run. Its JUnit XML says
+(:mod:`grader.notebook._nbval_plugin`), and the cells after it are reported as not run. Its JUnit XML says
 which cells failed. When it ends, every process it started is killed, escaped ones included.
 
 The kernel runs with ``GRADER_EXECUTION=1``, which makes the notebook's inline ``check()`` calls
@@ -27,12 +27,12 @@ import time
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-from grader import supervise
-from grader._child import ALLOWED_GRADER_MODULES
-from grader.notebook import cell_label, code_cells, read_notebook
+from grader.sandbox import supervise
+from grader.sandbox.child import ALLOWED_GRADER_MODULES
+from grader.notebook.read import cell_label, code_cells, read_notebook
 from grader.results import CellFailure, ExecutionResult
-from grader.confinement import Confinement, Limits, mask_grader_only
-from grader.sandbox import GRADER_ROOT
+from grader.sandbox.confinement import Confinement, Limits, mask_grader_only
+from grader.sandbox.parent import GRADER_ROOT
 
 ASSETS_DIR = GRADER_ROOT / "assets"
 MESSAGE_CHARS = 600
@@ -84,7 +84,7 @@ def _first_lines(text: str) -> str:
 
 def _learners_name(nbval_name: str) -> str:
     """nbval's ``Cell N`` (code cells from 0) as every report names it: ``code cell N+1``
-    (:func:`grader.notebook.cell_label`)."""
+    (:func:`grader.notebook.read.cell_label`)."""
     match = re.fullmatch(r"Cell (\d+)", nbval_name.strip())
     return cell_label(int(match.group(1))) if match else nbval_name
 
@@ -202,7 +202,7 @@ def _run_nbval(notebook: Path, scratch: Path, confinement: Confinement, *, total
     kernel = _kernel_options(scratch, copy.parent, confinement)
     command = [
         sys.executable, "-m", "pytest", str(copy), "--nbval-lax", "--nbval-current-env",
-        f"--nbval-cell-timeout={cell_timeout:g}", "-p", "grader._nbval_plugin",
+        f"--nbval-cell-timeout={cell_timeout:g}", "-p", "grader.notebook._nbval_plugin",
         f"--grader-budget={budget:g}", f"--grader-stop-file={stop_file}",
         "-p", "no:cacheprovider", "-c", str(scratch / "pytest.ini"), "--rootdir", str(scratch),
         f"--junitxml={junit}", "-q", "--no-header", "-W", "ignore::DeprecationWarning", *kernel,

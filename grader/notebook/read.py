@@ -5,7 +5,7 @@ import ast
 import functools
 from pathlib import Path
 
-from grader._imports import skip_slow_optional_imports
+from grader.notebook._imports import skip_slow_optional_imports
 
 skip_slow_optional_imports()
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import nbformat
 
 from grader.errors import GraderError
-from grader.notebook import EXERCISE_TAG, INSTRUCTOR_TAG, read_notebook, tags, top_level_names
+from grader.notebook.read import EXERCISE_TAG, INSTRUCTOR_TAG, read_notebook, tags, top_level_names
 
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from grader.report import (HIDDEN_WHEN, exercise_numbers, exercise_status, mistakes, public_part,
+from grader.report.render import (HIDDEN_WHEN, exercise_numbers, exercise_status, mistakes, public_part,
                            shows_hidden, without_mistake)
 from grader.results import PASSED, NotebookReport, TestResult
 
@@ -182,9 +182,9 @@ def render(reports: list[NotebookReport], *, title: str = "Feedback", student_id
            lateness: dict | None = None, hidden_visibility: str = "visible") -> str:
     """The feedback page for one learner's reports, as a self-contained HTML document.
 
-    ``lateness`` (:func:`grader.deadlines.to_dict`) adds when the work was handed in and due,
+    ``lateness`` (:func:`grader.batch.deadlines.to_dict`) adds when the work was handed in and due,
     how many days late, the late penalty and the total after it. Unless ``hidden_visibility``
-    (Gradescope's setting, :data:`grader.report.VISIBILITIES`) is ``visible``, nothing on the page
+    (Gradescope's setting, :data:`grader.report.render.VISIBILITIES`) is ``visible``, nothing on the page
     depends on a hidden test: it shows the public checks and the execution only, their points
     instead of the total, and says when the rest is shown.
     """
@@ -219,6 +219,6 @@ def render(reports: list[NotebookReport], *, title: str = "Feedback", student_id
 
 def write(path: Path, reports: list[NotebookReport], **kwargs) -> None:
     """Write the feedback page for ``reports`` to ``path`` (see :func:`render`)."""
-    from grader.report import write_text
+    from grader.report.render import write_text
 
     write_text(path, render(reports, **kwargs))

@@ -30,7 +30,7 @@ def _points(value: float) -> str:
 _PHRASE = "this is what you get with: "
 _NAME = r"(?P<name>.+?)(?=\s*\[failing example:|\s*$)"
 _MISTAKE = re.compile(re.escape(_PHRASE) + _NAME, re.MULTILINE)
-"""The clause in which a hidden test names a catalogued mistake (see ``grader.judge``); it
+"""The clause in which a hidden test names a catalogued mistake (see ``grader.judge.proxy``); it
 begins with the phrase itself, so that a search skips to it (a long output is read once)."""
 _MISTAKE_CLAUSE = re.compile(r"[;,.]?\s*" + re.escape(_PHRASE) + _NAME, re.MULTILINE)
 
@@ -102,10 +102,10 @@ def exercise_status(tests: list[TestResult]) -> tuple[str, str]:
 def exercise_numbers(report: NotebookReport) -> dict[str, str]:
     """Each exercise's number ``"N.E"``: notebook N, its E-th exercise in the notebook's order.
 
-    The order is the report's ``exercise_order`` (the suite's, :func:`grader.judge.exercise_order`:
+    The order is the report's ``exercise_order`` (the suite's, :func:`grader.judge.proxy.exercise_order`:
     the order of the exercise cells), so an exercise keeps its number when only some are graded;
     exercises it lacks are numbered after, as the tests come (which is that order too:
-    :func:`grader.judge.run_suite` sorts them so).
+    :func:`grader.judge.proxy.run_suite` sorts them so).
     """
     number = notebook_number(report.suite or Path(report.path).stem)
     order = list(dict.fromkeys([*report.exercise_order, *report.exercises()]))
@@ -292,7 +292,7 @@ def gradescope(reports: list[NotebookReport], execution_time: float, *,
     The top-level ``output`` is ``output`` if given, else :func:`summary` under
     ``hidden_visibility`` (which then depends on no hidden test unless that is ``visible``),
     followed by a line that says which confinement held for the learner's code
-    (:mod:`grader.confinement`).
+    (:mod:`grader.sandbox.confinement`).
     """
     shows_hidden(hidden_visibility)  # raises ValueError on an unknown visibility
     tests = []

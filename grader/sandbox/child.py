@@ -1,7 +1,7 @@
 """The sandboxed side: loads a learner's cells and answers calls, one message at a time.
 
-Started by :class:`grader.sandbox.Sandbox` as ``python -m grader._child READ_FD WRITE_FD`` with
-resource limits already applied, or by :class:`grader.sandbox.Template` with ``--template
+Started by :class:`grader.sandbox.parent.Sandbox` as ``python -m grader.sandbox.child READ_FD WRITE_FD`` with
+resource limits already applied, or by :class:`grader.sandbox.parent.Template` with ``--template
 CONTROL_FD`` added: a template loads the cells once, then forks a fresh child per exercise on
 request (see :func:`serve_template`), so torch is imported and the setup cells run once per
 notebook instead of once per exercise. It imports what it needs from the grader, then blocks every
@@ -15,11 +15,11 @@ of reach of an ``import``), and serves requests:
   replies ``{"ok": result}`` or ``{"error": {"type", "mro", "message", "traceback"}}``. When the
   call changed a tensor or array it was given (its values, shape or strides: ``x /= 2``,
   ``x.transpose_(0, 1)``), the reply also holds ``"modified": [argument names]``; the grader
-  decides what that costs (:func:`grader.sandbox.result_of_reply`). ``"trusted": {name: box}``
+  decides what that costs (:func:`grader.sandbox.parent.result_of_reply`). ``"trusted": {name: box}``
   (optional) rebinds each ``name`` of the namespace to that black box for the duration of the
   call: an exercise that calls an earlier one then runs on the trusted version of the earlier one.
 
-Black boxes (:class:`grader.codec.BlackBox`) arrive as handles and become :class:`Box` instances.
+Black boxes (:class:`grader.sandbox.codec.BlackBox`) arrive as handles and become :class:`Box` instances.
 While a call runs, calling a box writes ``{"op": "callback", "handle", "args", "kwargs"}`` on the
 pipe to the grader and reads one reply, ``{"ok": value}`` or ``{"error": {"type", "message"}}``
 (raised here as that built-in exception type). A box works only in the thread of the call that
@@ -47,11 +47,12 @@ from typing import Any
 
 import numpy as np
 
-from grader import codec
+from grader.sandbox import codec
 
-ALLOWED_GRADER_MODULES = ("grader", "grader.codec", "grader._child", "grader.fixtures")
+ALLOWED_GRADER_MODULES = ("grader", "grader.sandbox", "grader.sandbox.codec", "grader.sandbox.child",
+                          "grader.fixtures")
 """Grader modules the learner's code may import inside the sandbox: never tests or answers (the
-hidden implementations of ``grader.hidden`` run on the grader's side only, as black boxes)."""
+hidden implementations of ``grader.judge.hidden`` run on the grader's side only, as black boxes)."""
 
 TRACEBACK_CHARS = 1500
 

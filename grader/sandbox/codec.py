@@ -17,7 +17,7 @@ Black boxes
 A :class:`BlackBox` wraps a trusted callable (a hidden implementation that a diagnose exercise
 judges, the trusted version of an earlier exercise) that must never enter the learner's process.
 Only its ``handle`` crosses: a random token drawn here, per box, when the box is made. The sandbox
-turns the handle into an instance of one class (:class:`grader._child.Box`) that holds nothing but
+turns the handle into an instance of one class (:class:`grader.sandbox.child.Box`) that holds nothing but
 the handle; calling it sends ``{"op": "callback", "handle": ..., "args": [...], "kwargs": {...}}``
 back up the same pipe, the grader runs the trusted callable on those plain values
 (:func:`run_callback`: the arguments are first bound to the box's public ``signature``; hidden
@@ -25,7 +25,7 @@ keyword arguments are bound here and never cross) and answers ``{"ok": value}`` 
 ``{"error": {"type", "message"}}``, which the sandbox raises as a clean exception in the learner's
 process. A callback is answered only while the call that handed over the box is running (the
 grader serves callbacks while it waits for that call's reply; see
-:meth:`grader.sandbox._Channel.request`), within :data:`CALLBACK_TIMEOUT` seconds each.
+:meth:`grader.sandbox.parent._Channel.request`), within :data:`CALLBACK_TIMEOUT` seconds each.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What every learner process gets: a view of its own, resource limits, maybe another user.
 
 :class:`Limits` says how much; :class:`Confinement` applies it to each learner process
-(:mod:`grader.sandbox` for the sandboxes and templates, :mod:`grader.execute` for the executed
+(:mod:`grader.sandbox.parent` for the sandboxes and templates, :mod:`grader.notebook.execute` for the executed
 notebook's kernel): resource limits between fork and exec, and, where the host allows it,
 bubblewrap (``bwrap``) around the command: a filesystem view with only the Python environment,
 the notebook's assets and the learner-side modules of the grader read-only and a scratch folder
@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import supervise
+from grader.sandbox import supervise
 from grader.errors import GraderError
 
 
@@ -144,7 +144,7 @@ class Confinement:
 
 
 # -- the filesystem view, the PID namespace and the network: bubblewrap ----------------------------
-GRADER_ROOT = Path(__file__).resolve().parent.parent
+GRADER_ROOT = Path(__file__).resolve().parents[2]
 """The folder that holds the ``grader`` package (the repository's root in a checkout)."""
 
 _SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -177,8 +177,9 @@ def grader_paths(modules: tuple[str, ...] | list[str]) -> list[Path]:
         base = GRADER_ROOT.joinpath(*parts)
         if len(parts) == 1:
             paths.append(base / "__init__.py")
-        elif base.is_dir():
-            paths.append(base)
+        elif base.is_dir():  # a package: its folder, or its __init__.py where a module of it is named
+            inner = any(other.startswith(module + ".") for other in modules)
+            paths.append(base / "__init__.py" if inner else base)
         else:
             paths.append(base.with_suffix(".py"))
     return [path for path in paths if path.exists()]

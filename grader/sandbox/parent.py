@@ -1,6 +1,6 @@
 """The grader's side of the sandbox: child processes that hold the learner's code.
 
-A :class:`Template` per notebook is one child (:mod:`grader._child`) that imports torch and loads
+A :class:`Template` per notebook is one child (:mod:`grader.sandbox.child`) that imports torch and loads
 the learner's setup and exercise cells once. Each exercise then gets a :class:`Sandbox`: a fresh
 child forked from the template (copy-on-write, milliseconds), or, where fork is unavailable or no
 template is given, a freshly spawned child that loads the cells itself. Every such child runs with
@@ -8,16 +8,16 @@ limits on address space, CPU time, file size and process count, in a scratch wor
 in a session of its own, with its output sent to a log file, optionally as an unprivileged user,
 and, where the host allows it, under bubblewrap: a filesystem view that holds the Python
 environment, the course's assets and the grader's learner-side modules
-(:data:`grader._child.ALLOWED_GRADER_MODULES`) read-only and the scratch folder read-write, its
-own PID namespace and no network (:mod:`grader.confinement`). The grader talks to a child over
-two pipes, one message per request (see :mod:`grader.codec`). A time-out kills the child's whole
+(:data:`grader.sandbox.child.ALLOWED_GRADER_MODULES`) read-only and the scratch folder read-write, its
+own PID namespace and no network (:mod:`grader.sandbox.confinement`). The grader talks to a child over
+two pipes, one message per request (see :mod:`grader.sandbox.codec`). A time-out kills the child's whole
 process tree; a crash (``os._exit``, a signal, a limit) is noticed as the end of the pipe. Either way the call fails with a
 :class:`StudentError` and the next call starts a fresh child.
 
-Black boxes (:class:`grader.codec.BlackBox`) in a request are sent by handle. While the grader
+Black boxes (:class:`grader.sandbox.codec.BlackBox`) in a request are sent by handle. While the grader
 waits for a request's reply, the child may send callbacks instead (``{"op": "callback",
 "handle", "args", "kwargs"}``, its learner code calling a box): each is run here on the trusted
-side (:func:`grader.codec.run_callback`) and answered on the pipe, and the wait goes on. Only the
+side (:func:`grader.sandbox.codec.run_callback`) and answered on the pipe, and the wait goes on. Only the
 boxes of the pending request answer; the time spent in callbacks counts towards the request's
 time limit.
 """
@@ -35,12 +35,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from grader import codec, supervise
-from grader._child import ALLOWED_GRADER_MODULES
-from grader.confinement import Confinement, Limits  # noqa: F401 - Limits is re-exported
+from grader.sandbox import codec, supervise
+from grader.sandbox.child import ALLOWED_GRADER_MODULES
+from grader.sandbox.confinement import Confinement, Limits  # noqa: F401 - Limits is re-exported
 from grader.results import CRASHED, ERROR, FAILED, MISSING, NOT_IMPLEMENTED, TIMED_OUT
 
-GRADER_ROOT = Path(__file__).resolve().parent.parent
+GRADER_ROOT = Path(__file__).resolve().parents[2]
 """The folder that holds the ``grader`` package (the repository's root in a checkout)."""
 
 
@@ -83,7 +83,7 @@ class ArgumentsModified(StudentError):
     """The function returned, but changed a tensor or array it was given in place.
 
     ``result`` holds what it returned, for a test that allows the change
-    (:attr:`grader.judge.StudentProxy.may_modify_arguments`).
+    (:attr:`grader.judge.proxy.StudentProxy.may_modify_arguments`).
     """
 
     status = FAILED
@@ -153,12 +153,12 @@ def _assets() -> list[Path]:
 
 def _spawn(confinement: Confinement, workdir: Path, extra: list[str] = (),
            pass_fds: tuple[int, ...] = ()) -> tuple[_Child, int, int]:
-    """Start ``python -m grader._child`` with pipes; returns (child, to_child, from_child)."""
+    """Start ``python -m grader.sandbox.child`` with pipes; returns (child, to_child, from_child)."""
     parent_read, child_write = os.pipe()
     child_read, parent_write = os.pipe()
     log = open(workdir / "sandbox.log", "ab")
     command = confinement.command(
-        [sys.executable, "-m", "grader._child", str(child_read), str(child_write), *extra],
+        [sys.executable, "-m", "grader.sandbox.child", str(child_read), str(child_write), *extra],
         scratch=[workdir], workdir=workdir, readable=_assets(),
         grader_modules=ALLOWED_GRADER_MODULES)
     try:
@@ -363,7 +363,7 @@ class Sandbox:
     cannot be forked (its cells started CUDA), it spawns a child that loads the cells itself.
     With both, ``cells`` are loaded after the template's (in the forked child, or after the
     template's cells in a spawned one): one template can then serve notebooks that share their
-    first cells and differ in the rest (:mod:`grader.variants`).
+    first cells and differ in the rest (:mod:`grader.batch.variants`).
     """
 
     def __init__(self, cells: list[tuple[str, str]] = (), *, limits: Limits | None = None,
@@ -457,7 +457,7 @@ class Sandbox:
              trusted: dict | None = None) -> Any:
         """Call the learner's function ``name``; return its decoded result or raise StudentError.
 
-        ``trusted`` maps names of the learner's namespace to :class:`grader.codec.BlackBox` es
+        ``trusted`` maps names of the learner's namespace to :class:`grader.sandbox.codec.BlackBox` es
         that stand in for them during this call (trusted prerequisites).
         """
         self._ensure_started()

@@ -11,12 +11,12 @@ learner, or any layout ``batch`` reads):
 * once every shard has succeeded: ``python -m grader merge shards/shard-* --out grades``.
 
 The class's options (``--roster``, ``--lms``, ``--due``, ``--late-policy``, ``--assignment``)
-are given to the shard command; each shard records them (:mod:`grader.shards`) and the merge
+are given to the shard command; each shard records them (:mod:`grader.batch.shards`) and the merge
 writes from them what one ``batch`` run would, ``canvas.csv`` included. The grader schedules
 nothing itself: the engine starts the shards and the merge. The shards grade with
 ``--require-confinement``: a learner's code runs under bubblewrap (its own filesystem view
 without the repository, the hidden tests or the other learners' folders, and no network), or the
-shard refuses to grade (:mod:`grader.confinement`). The Actions workflow installs bubblewrap and
+shard refuses to grade (:mod:`grader.sandbox.confinement`). The Actions workflow installs bubblewrap and
 lets it create user namespaces, and no step that runs learner code holds a token (the checkout
 keeps no credentials); a Slurm cluster needs bubblewrap on its nodes, a Kubernetes image needs it
 and shard pods that may create user namespaces. ``allow_unconfined`` drops the requirement (the
@@ -31,7 +31,7 @@ from pathlib import Path
 import yaml
 
 from grader.errors import GraderError
-from grader.hosted.classroom import TORCH_INDEX
+from grader.export.hosted.classroom import TORCH_INDEX
 
 MAX_SHARDS = 256
 """GitHub Actions runs at most 256 jobs from one matrix."""
@@ -49,7 +49,7 @@ CLASS_OPTIONS = ("roster", "lms", "due", "late_policy", "assignment")
 
 def check_class_options(settings: dict) -> None:
     """Refuse, with one line, class options that ``batch`` would refuse when the shards run."""
-    from grader import deadlines, enrolment
+    from grader.batch import deadlines, enrolment
 
     if settings.get("lms") is not None and settings.get("roster") is None:
         raise GraderError(f"--lms {settings['lms']}: needs --roster (with the LMS's ids)")
@@ -130,7 +130,7 @@ def _generator(count: int, jobs: int, skip_execution: bool,
 # -- GitHub Actions -----------------------------------------------------------------------------
 def _clone(settings: dict) -> str:
     """The collect step: the learners' repositories (never the starter), each at the commit
-    that counts (:mod:`grader.classroom_collect`)."""
+    that counts (:mod:`grader.batch.classroom_collect`)."""
     extra = "".join(f" --{key.replace('_', '-')} {shlex.quote(str(settings[key]))}"
                     for key in ("due", "roster") if settings.get(key) is not None)
     extra += " --late-policy" if settings.get("late_policy") is not None else ""
@@ -138,7 +138,7 @@ def _clone(settings: dict) -> str:
   echo "give the classroom's organization and the assignment's repository prefix"
   exit 1
 fi
-python3 -m grader.classroom_collect --organization "$ORGANIZATION" --prefix "$PREFIX" \\
+python3 -m grader.batch.classroom_collect --organization "$ORGANIZATION" --prefix "$PREFIX" \\
   --out submissions{extra} ${{STARTER:+--starter "$STARTER"}}
 """
 
@@ -421,7 +421,7 @@ def pinned_requirements(pyproject: Path | None = None) -> list[str]:
     """The course's pinned packages, as ``pyproject.toml``'s ``[project] dependencies``."""
     import tomllib
 
-    path = pyproject or Path(__file__).resolve().parents[2] / "pyproject.toml"
+    path = pyproject or Path(__file__).resolve().parents[3] / "pyproject.toml"
     data = tomllib.loads(path.read_text())
     return list(data["project"]["dependencies"])
 

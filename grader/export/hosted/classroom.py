@@ -17,7 +17,7 @@ import yaml
 
 from grader.errors import GraderError
 from grader.grade import grade_notebook
-from grader.hosted import select_suites
+from grader.judge.selection import select_suites
 
 COMMAND_GRADER = "classroom-resources/autograding-command-grader@v1"
 REPORTER = "classroom-resources/autograding-grading-reporter@v1"

@@ -5,7 +5,7 @@ learner can edit the workflow), so hidden tests never run there: this one runs, 
 ``python -m grader check NOTEBOOK --classroom-output "$GITHUB_OUTPUT"`` in the starter
 repository (``python -m grader starter-repo``, which holds the public checks only), and
 ``classroom-resources/autograding-grading-reporter`` adds up what each step reports test by test
-(:mod:`grader.classroom_results`): the points GitHub Classroom shows are the public-check points
+(:mod:`grader.report.classroom_points`): the points GitHub Classroom shows are the public-check points
 ``check`` reports for the same notebook. The hidden grading runs where learners have no access:
 the instructor's own grading repository (``batch``) or Gradescope.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import yaml
 
-from grader.hosted.classroom import autograding_document
+from grader.export.hosted.classroom import autograding_document
 
 STEP_MINUTES = 15
 

@@ -15,9 +15,10 @@ import zipfile
 from pathlib import Path
 
 from grader.errors import GraderError
-from grader.hosted import assets_for, select_suites
+from grader.export.hosted import assets_for
+from grader.judge.selection import select_suites
 
-GRADER_DIR = Path(__file__).resolve().parent.parent
+GRADER_DIR = Path(__file__).resolve().parents[2]
 ROOT = GRADER_DIR.parent
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -50,7 +51,7 @@ def _imports(suites: list[str], name: str) -> bool:
     texts = []
     for suite in suites:
         for path in (ROOT / "notebooks" / f"{suite}.ipynb",
-                     GRADER_DIR / "suites" / f"test_{suite}.py"):
+                     GRADER_DIR / "judge" / "suites" / f"test_{suite}.py"):
             if path.is_file():
                 texts.append(path.read_text())
     fixtures = {m for text in texts for m in _FIXTURE.findall(text)}
@@ -83,7 +84,7 @@ def _package_files(suites: list[str]) -> list[Path]:
         relative = path.relative_to(GRADER_DIR)
         if not path.is_file() or "__pycache__" in relative.parts or path.suffix == ".pyc":
             continue
-        if relative.parts[0] == "suites" and relative.name.startswith("test_") \
+        if relative.parts[:2] == ("judge", "suites") and relative.name.startswith("test_") \
                 and relative.name not in chosen:
             continue
         files.append(path)

@@ -9,7 +9,7 @@
 3. Grade with ``python -m grader check --run-as USER`` in a child process, sampling the memory of
    its whole process tree; notebooks that were not submitted score 0 with a message. The learner's
    code runs under bubblewrap where the machine allows it (``setup.sh`` installs it), else with
-   the fallback (:mod:`grader.confinement`); the ``output`` says which. With
+   the fallback (:mod:`grader.sandbox.confinement`); the ``output`` says which. With
    ``require_confinement`` in ``autograder.json`` (or ``--require-confinement``), nothing is graded
    without bubblewrap: score 0 and the one-line reason.
 4. Write ``results/results.json``, checked against the JSON Schema of Gradescope's specification,
@@ -33,20 +33,20 @@ import traceback
 import zipfile
 from pathlib import Path
 
-from grader._imports import skip_slow_optional_imports
+from grader.notebook._imports import skip_slow_optional_imports
 
 skip_slow_optional_imports()  # before jsonschema: its optional IRI checker costs seconds
 
 import jsonschema  # noqa: E402
 import psutil  # noqa: E402
 
-from grader import confinement  # noqa: E402
-from grader import report as reporters  # noqa: E402
+from grader.sandbox import confinement  # noqa: E402
+from grader.report import render as reporters  # noqa: E402
 from grader.errors import GraderError  # noqa: E402
 from grader.grade import grade_notebook  # noqa: E402
-from grader.hosted import SCHEMA  # noqa: E402
-from grader.hosted.gradescope import MEMORY_LIMIT_MB, TIME_LIMIT_MINUTES  # noqa: E402
-from grader.notebook import read_notebook, suite_name  # noqa: E402
+from grader.export.hosted import SCHEMA  # noqa: E402
+from grader.export.hosted.gradescope import MEMORY_LIMIT_MB, TIME_LIMIT_MINUTES  # noqa: E402
+from grader.notebook.read import read_notebook, suite_name  # noqa: E402
 
 NEAR_LIMIT = 0.8
 """Fraction of the memory or time limit above which ``output`` carries a warning."""
@@ -110,7 +110,7 @@ def stage(source: Path, app: Path) -> None:
         os.chmod(folder, 0o755)
         for name in files:
             os.chmod(Path(folder) / name, 0o644)
-    suites = app / "grader" / "suites"
+    suites = app / "grader" / "judge" / "suites"
     for path in suites.iterdir():
         os.chmod(path, 0o600)
     os.chmod(suites, 0o700)
@@ -346,7 +346,7 @@ def main(*, root: Path, home: Path, python: str, run_as: str | None,
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m grader.hosted.gradescope_run",
+    parser = argparse.ArgumentParser(prog="python -m grader.export.hosted.gradescope_run",
                                      description="Grade one Gradescope submission.")
     parser.add_argument("--root", type=Path, default=Path("/autograder"),
                         help="Gradescope's folder (default: /autograder)")

@@ -3,7 +3,7 @@ and a probe that ``held_out_accuracy``'s hidden tests hand over as one.
 
 Protocols map (features (N, d), labels (N,)) to a test accuracy in [0, 1]; some are fair and some
 leak, as real evaluation code does. Every one is deterministic: its random split depends only on a
-fixed seed. Trusted-side only (see :class:`grader.codec.BlackBox`).
+fixed seed. Trusted-side only (see :class:`grader.sandbox.codec.BlackBox`).
 """
 import torch
 

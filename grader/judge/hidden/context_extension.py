@@ -1,6 +1,6 @@
 """Hidden rotary modules that notebook 05's tests hand to ``diagnose_rope`` as black boxes.
 
-Trusted-side only (see :class:`grader.codec.BlackBox`): ``_yarn``, ``_llama3`` and
+Trusted-side only (see :class:`grader.sandbox.codec.BlackBox`): ``_yarn``, ``_llama3`` and
 ``_dynamic_base`` compute answers of notebook 05's implement exercises, so nothing here may reach
 the learner's process or the starter repository.
 """
@@ -87,7 +87,7 @@ def scaled_rope(seq_len: int, *, method: str, head_dim: int, base: float, scale:
 # -- trusted prerequisites: an earlier exercise, for the exercises that call it -------------------
 # passkey_accuracy's tests hand the learner's code this passkey_prompt as a black box in place of
 # the learner's own (TRUSTED_PREREQUISITES of the suite): one mistake costs once. The random
-# generator the learner passes crosses as a seed drawn from it (grader._child.Box).
+# generator the learner passes crosses as a seed drawn from it (grader.sandbox.child.Box).
 FILLER_SENTENCES = ("The grass is green.", "The sky is blue.", "The sun is yellow.",
                     "Here we go.", "There and back again.")
 NEEDLE = "The pass key is {passkey}. "

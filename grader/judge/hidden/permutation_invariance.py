@@ -2,7 +2,7 @@
 the trusted ``scaled_dot_product_attention`` that ``self_attention`` is graded with.
 
 Trusted-side only: they run in the grader, never in the learner's process (see
-:class:`grader.codec.BlackBox`), so no name or docstring here reaches a detector.
+:class:`grader.sandbox.codec.BlackBox`), so no name or docstring here reaches a detector.
 """
 import math
 
@@ -70,7 +70,7 @@ def last_token_scaled(x: torch.Tensor) -> torch.Tensor:
 
 # -- trusted prerequisites: an earlier exercise, for the exercises that call it -------------------
 # A later exercise's tests hand the learner's code this version as a black box in place of the
-# learner's own (grader.judge, TRUSTED_PREREQUISITES of the suite): one mistake costs once.
+# learner's own (grader.judge.proxy, TRUSTED_PREREQUISITES of the suite): one mistake costs once.
 def scaled_dot_product_attention(q, k, v, mask=None):
     """Trusted ``scaled_dot_product_attention`` (notebook 01's exercise 1.1): softmax(q k^T / sqrt(d_k)) v
     with an optional bool mask (Vaswani et al. 2017, eq. 1); rows with no allowed key are 0."""

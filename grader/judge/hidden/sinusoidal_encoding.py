@@ -1,13 +1,13 @@
 """Trusted versions of notebook 02's exercises that later exercises call (trusted prerequisites).
 
-Trusted-side only (see :class:`grader.codec.BlackBox`): they are answers of implement exercises.
+Trusted-side only (see :class:`grader.sandbox.codec.BlackBox`): they are answers of implement exercises.
 """
 import torch
 
 
 # -- trusted prerequisites: an earlier exercise, for the exercises that call it -------------------
 # A later exercise's tests hand the learner's code this version as a black box in place of the
-# learner's own (grader.judge, TRUSTED_PREREQUISITES of the suite): one mistake costs once.
+# learner's own (grader.judge.proxy, TRUSTED_PREREQUISITES of the suite): one mistake costs once.
 def sinusoidal_encoding(num_positions: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
     """Trusted ``sinusoidal_encoding`` (notebook 02): (P, d_model) float32, sin in even columns and
     cos in odd ones (Vaswani et al. 2017, section 3.5)."""

@@ -10,9 +10,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.fixtures import permutation_invariance as fixtures
-from grader.hidden import permutation_invariance as hidden
-from grader.judge import expect_close, expect_dtype, expect_raises, expect_shape, expect_true, fail, view
-from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
+from grader.judge.hidden import permutation_invariance as hidden
+from grader.judge.proxy import expect_close, expect_dtype, expect_raises, expect_shape, expect_true, fail, view
+from grader.judge.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
 
 EXERCISE_ORDER = ("scaled_dot_product_attention", "self_attention", "permutation_matrix",
@@ -20,7 +20,7 @@ EXERCISE_ORDER = ("scaled_dot_product_attention", "self_attention", "permutation
 """The exercises in the notebook's order (of their cells): reports number and list them so."""
 
 TRUSTED_PREREQUISITES = {"self_attention": {"scaled_dot_product_attention": hidden.scaled_dot_product_attention}}
-"""Exercises judged with the trusted version of an earlier one they call (grader.judge): a mistake
+"""Exercises judged with the trusted version of an earlier one they call (grader.judge.proxy): a mistake
 in scaled_dot_product_attention costs there only."""
 
 
@@ -757,7 +757,7 @@ def test_probe_r2_rejects_outputs_that_are_not_sequences(student):
 # -- symmetry_of --------------------------------------------------------------------------------
 # Each case is a sequence function, with the answer symmetry_of must give. The learner's detector
 # gets it as a black box: it runs here, in the grader, so only its behaviour can tell. The hidden
-# cases are in grader/hidden/permutation_invariance.py, the public one in grader/fixtures. The named
+# cases are in grader/judge/hidden/permutation_invariance.py, the public one in grader/fixtures. The named
 # tests own the functions built to fool a detector; the property test draws from the others.
 _SYMMETRY = {"plain_attention": "equivariant", "tokenwise_mlp": "equivariant", "mean_pooling": "invariant",
              "query_pooling": "invariant", "causal_attention": "neither", "absolute_bias": "neither",

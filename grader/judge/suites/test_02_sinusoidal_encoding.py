@@ -12,10 +12,10 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.hidden import sinusoidal_encoding as hidden
-from grader.judge import (expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
+from grader.judge.hidden import sinusoidal_encoding as hidden
+from grader.judge.proxy import (expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
                           expect_true)
-from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
+from grader.judge.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
 EXERCISE_ORDER = ("sinusoidal_encoding", "breakdown_noise", "shiftable_encoding", "offset_matrix",
                   "linear_shift_residual", "relative_attention_projections", "offset_head_share", "best_band",
@@ -31,7 +31,7 @@ TRUSTED_PREREQUISITES = {
                           "sinusoidal_encoding": hidden.sinusoidal_encoding},
     "best_band": {"sinusoidal_encoding": hidden.sinusoidal_encoding},
 }
-"""Exercises judged with the trusted version of the earlier ones they call (grader.judge): one
+"""Exercises judged with the trusted version of the earlier ones they call (grader.judge.proxy): one
 mistake costs once."""
 
 

@@ -2,7 +2,7 @@
 
 References are computed here in float64 with independent code (indexing, torch.cat, einsum for
 the logit terms, the trusted probes of grader.fixtures.addition_vs_concatenation and the hidden
-protocols of grader.hidden.addition_vs_concatenation),
+protocols of grader.judge.hidden.addition_vs_concatenation),
 never with the learner's functions.
 """
 import math
@@ -13,10 +13,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.fixtures import addition_vs_concatenation as fixtures
-from grader.hidden import addition_vs_concatenation as hidden
-from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true, fail
-from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
-from grader.sandbox import StudentRaised
+from grader.judge.hidden import addition_vs_concatenation as hidden
+from grader.judge.proxy import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true, fail
+from grader.judge.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
+from grader.sandbox.parent import StudentRaised
 
 EXERCISE_ORDER = ("overlap_ratio", "embed", "held_out_accuracy", "is_fair_protocol", "first_coordinates_carry",
                   "attention_logit_terms", "pattern_term")
@@ -381,7 +381,7 @@ def _protocol(features, labels):
 
 def _expect_verdict(student, function, fair, why, **kwargs):
     # The protocol is a black box: it runs here, in the grader, on what the learner's code sends.
-    # The public case is in grader/fixtures, the hidden ones in grader/hidden.
+    # The public case is in grader/fixtures, the hidden ones in grader/judge/hidden.
     protocol = student.black_box(function, _protocol, **kwargs)
     got = student.is_fair_protocol(protocol)
     expect_true(isinstance(got, bool), f"is_fair_protocol should return a bool, not {type(got).__name__}")

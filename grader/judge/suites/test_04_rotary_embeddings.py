@@ -5,7 +5,7 @@ the solution: RoFormer (Su et al., 2021) eqs. (13)-(15) and (34), GPT-NeoX's rot
 the reference code of ALiBi (Press et al., 2021) for the slopes, explicit loops over the diagonals
 of a score grid, and flop and byte counts written from their definitions.
 
-Each exercise also has property tests (hypothesis, the grading profile of grader.properties) over
+Each exercise also has property tests (hypothesis, the grading profile of grader.judge.properties) over
 its whole valid input space: sizes down to head_dim 2, bases that are not whole numbers, fractional
 positions, every float dtype and memory layout the docstring allows; and one test of the errors the
 docstring promises, each beside the valid edge case that must still work (raising or not, no values).
@@ -27,10 +27,10 @@ import torch
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from grader.judge import (expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
+from grader.judge.proxy import (expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
                           expect_true, fail, mistake_suffix)
-from grader.hidden import rotary_embeddings as hidden
-from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
+from grader.judge.hidden import rotary_embeddings as hidden
+from grader.judge.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
 EXERCISE_ORDER = ("rope_inv_freq", "rope_rotation_matrix", "diagonal_spread", "rope_cos_sin",
                   "apply_rope", "rope_cost", "layout_permutation", "matching_pairs", "rope_base_for_context",
@@ -39,7 +39,7 @@ EXERCISE_ORDER = ("rope_inv_freq", "rope_rotation_matrix", "diagonal_spread", "r
 
 TRUSTED_PREREQUISITES = {"rope_is_faithful": {"apply_rope": hidden.apply_rope},
                          "alibi_bias": {"alibi_slopes": hidden.alibi_slopes}}
-"""Exercises judged with the trusted version of an earlier one they call (grader.judge): one
+"""Exercises judged with the trusted version of an earlier one they call (grader.judge.proxy): one
 mistake costs once."""
 
 
@@ -1092,7 +1092,7 @@ def test_base_for_context_rejects_invalid_inputs(student):
 
 
 # -- rope_is_faithful ---------------------------------------------------------------------------
-# Each implementation is a hidden function in grader/hidden/rotary_embeddings.py, handed to the
+# Each implementation is a hidden function in grader/judge/hidden/rotary_embeddings.py, handed to the
 # learner's detector as a black box called rope(x, past_length=0) that runs here, in the grader;
 # the faithful ones implement the config, the broken ones carry one bug each that shipped in a real
 # system. The configs and which bug is tried on which (only where it changes the output: a plain

@@ -15,17 +15,17 @@ import torch
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from grader.hidden import context_extension as hidden
-from grader.judge import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true, fail
-from grader.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds
-from grader.sandbox import StudentRaised
+from grader.judge.hidden import context_extension as hidden
+from grader.judge.proxy import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true, fail
+from grader.judge.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds
+from grader.sandbox.parent import StudentRaised
 
 EXERCISE_ORDER = ("linear_scaling_inv_freq", "ntk_aware_base", "dynamic_ntk_base", "yarn_inv_freq",
                   "llama3_inv_freq", "positional_pairs", "extension_inv_freq", "diagnose_rope", "passkey_prompt", "passkey_accuracy")
 """The exercises in the notebook's order (of their cells): reports number and list them so."""
 
 TRUSTED_PREREQUISITES = {"passkey_accuracy": {"passkey_prompt": hidden.passkey_prompt}}
-"""Exercises judged with the trusted version of an earlier one they call (grader.judge): one
+"""Exercises judged with the trusted version of an earlier one they call (grader.judge.proxy): one
 mistake costs once. The learner's random generator crosses as a seed drawn from it."""
 
 # float32 outputs of a float64 formula are within 6e-8 relative of it; inverse frequencies
@@ -923,7 +923,7 @@ def test_accuracy_grid_layout(student, grid_lengths, depths, trials, pick):
 
 # -- extension_inv_freq (challenge) -------------------------------------------------------------------
 # The learner's rule is scored by what it does to the shipped base checkpoint, computed here by
-# grader.context_lm (trusted), never in the sandbox. The public check uses four of the notebook's own held-out
+# grader.judge.context_lm (trusted), never in the sandbox. The public check uses four of the notebook's own held-out
 # windows. The hidden tests use the grader's text (assets/ctx05_grader_windows.txt: the Python library
 # reference, which corpus.txt leaves out and no notebook reads), three disjoint sets of 16 of its 48 windows drawn
 # here. Every rule the notebook teaches, with any of its constants (beta_fast 2, 5 or 32; the attention factor
@@ -951,7 +951,7 @@ _METHOD_LOSSES = {}
 def _method_losses(scale, length, windows_, source):
     key = (scale, length, windows_, source)
     if key not in _METHOD_LOSSES:
-        from grader import context_lm
+        from grader.judge import context_lm
         _METHOD_LOSSES[key] = {name: context_lm.held_out_loss(f, a, length, windows_, source)
                                for name, (f, a) in _notebook_methods(scale).items()}
     return _METHOD_LOSSES[key]
@@ -965,7 +965,7 @@ def _rule_loss(student, scale, length, windows_, source, *, judge_the_pair=False
 
     The public test judges that the rule returns a pair (judge_the_pair); the threshold tests grade the
     design, so frequencies returned alone are read there with an attention factor of 1."""
-    from grader import context_lm
+    from grader.judge import context_lm
     what = f"extension_inv_freq(<the model's 16 inverse frequencies>, {scale:g})"
     got = student.extension_inv_freq(context_lm.default_inv_freq(), scale)
     if not judge_the_pair and isinstance(got, torch.Tensor):
@@ -1004,7 +1004,7 @@ def test_rule_at_8x_public_windows(student):
 
 
 # Three disjoint sets of 16 grader windows, drawn here (the positions are in no shipped file).
-from grader.context_lm import GRADER_WINDOWS as _GRADER_COUNT  # noqa: E402
+from grader.judge.context_lm import GRADER_WINDOWS as _GRADER_COUNT  # noqa: E402
 
 _GRADER_ORDER = tuple(int(k) for k in np.random.default_rng(20240527).permutation(_GRADER_COUNT))
 _WINDOWS_8X, _WINDOWS_4X, _WINDOWS_SCALES = _GRADER_ORDER[:16], _GRADER_ORDER[16:32], _GRADER_ORDER[32:]
@@ -1058,7 +1058,7 @@ def test_rule_at_4x_top(student):
 @given(scale=st.sampled_from([2.0, 3.0, 5.0, 6.0]))
 def test_rule_over_scales(student, scale):
     """At s = 2, 3, 5 or 6 (length 128 s, 16 other hidden windows): no worse than NTK-aware plus 0.03 nats/char."""
-    from grader import context_lm
+    from grader.judge import context_lm
     length = int(128 * scale)
     f, a = _notebook_methods(scale)["NTK-aware"]
     reference = context_lm.held_out_loss(f, a, length, _WINDOWS_SCALES, "grader")
@@ -1067,7 +1067,7 @@ def test_rule_over_scales(student, scale):
 
 
 # -- diagnose_rope (diagnose) -------------------------------------------------------------------------
-# Each case is a hidden rotary module (grader/hidden/context_extension.py, scaled_rope, handed to the
+# Each case is a hidden rotary module (grader/judge/hidden/context_extension.py, scaled_rope, handed to the
 # learner's detector as a black box rotary(seq_len) that runs here, in the grader) under a
 # method and configuration, correct or with a bug real implementations shipped, and the label
 # diagnose_rope must give. The configurations are chosen so that every bug shows: a pair whose

@@ -54,10 +54,10 @@ import torch
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from grader.judge import (expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
+from grader.judge.proxy import (expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
                           expect_true, fail, view)
-from grader.properties import grading, seeds, tensor
-from grader.sandbox import StudentCrashed
+from grader.judge.properties import grading, seeds, tensor
+from grader.sandbox.parent import StudentCrashed
 
 FP32 = dict(rtol=1e-5, atol=1e-5)
 FP16 = dict(rtol=1e-3, atol=1e-4)
