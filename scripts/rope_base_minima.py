@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-SUITE = Path(__file__).resolve().parents[1] / "grader" / "suites" / "test_04_rotary_embeddings.py"
+SUITE = Path(__file__).resolve().parents[1] / "grader" / "judge" / "suites" / "test_04_rotary_embeddings.py"
 CONTEXTS = (1024, 2048, 4096, 8192)
 HEAD_DIM = 128
 

@@ -1,7 +1,7 @@
 """One small class, graded once per test run: in one run, and in shards merged.
 
-The batch tests (``tests/test_batch.py``) read the one run; the shard tests
-(``tests/test_merge.py``) read the shards and their merge. The one run grades two learners at once
+The batch tests (``tests/batch/test_batch.py``) read the one run; the shard tests
+(``tests/batch/test_merge.py``) read the shards and their merge. The one run grades two learners at once
 (``--jobs 2``) and every shard grades one at a time (``--jobs 1``), so the merged files equal to
 the one run's prove both that sharding and that the number of jobs change nothing.
 

@@ -2,7 +2,7 @@
 
 Each entry is graded as a copy of the solution notebook with its exercise cell replaced, through
 :class:`grader.batch.variants.VariantGrader`: the learner's side runs in a sandbox of its own, forked from
-a template that loaded the notebook's setup once (tests/test_variants.py proves the reports equal
+a template that loaded the notebook's setup once (tests/batch/test_variants.py proves the reports equal
 those of grading the edited notebook whole). It is graded against the whole notebook's suite: the
 tests of every exercise whose results the replaced cell can change (its own, and those of every
 exercise whose cell reads a name it defines: :func:`grader.batch.variants.reached`); every other test

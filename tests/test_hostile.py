@@ -210,7 +210,7 @@ def _grade_cli(path, report, *extra, env=None):
 UNCONFINED = {**os.environ, "GRADER_NO_BWRAP": "1"}
 """The fallback (no bubblewrap): the tests below prove what holds without it. Under bubblewrap a
 learner process cannot even write outside its scratch folder or see the grader's processes
-(tests/test_confinement.py), so these submissions could not report what they did."""
+(tests/sandbox/test_confinement.py), so these submissions could not report what they did."""
 
 
 def _pids(pid_file):
@@ -324,7 +324,7 @@ def _readable_as(user: str) -> str:
         try:
             supervise.drop_privileges(account)
             answer = ", ".join(p for p in (os.path.realpath(sys.executable),
-                                           str(ROOT / "grader" / "_child.py"))
+                                           str(ROOT / "grader" / "sandbox" / "child.py"))
                                if not os.access(p, os.R_OK))
         finally:
             os.write(write, (answer or "ok").encode())

@@ -10,7 +10,7 @@ library reference, a part of the documentation that the corpus leaves out and th
 reads). The hidden tests choose which grader windows they score. The learner's code only returns
 the frequencies; this module, imported by the tests and never by the sandbox, runs the model. It
 mirrors the notebook's ``TinyRoPELM`` layer for layer (the state dict loads without renaming);
-tests/test_context_lm.py proves that both give the same logits on the checkpoint.
+tests/judge/test_context_lm.py proves that both give the same logits on the checkpoint.
 
 Source of the architecture: the notebook (section 8); RoPE in the half-split layout of Hugging Face
 ``transformers`` (Su et al., 2021, eq. 34), cos and sin both multiplied by the attention factor

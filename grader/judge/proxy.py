@@ -385,7 +385,7 @@ def exercise_order(suite: str) -> list[str]:
     """The suite's exercises in the notebook's order (read from its source, not imported).
 
     A suite records it as ``EXERCISE_ORDER``, the order of the exercise cells of its solution
-    notebook (``tests/test_suites.py`` holds the two together); without one, the order in which
+    notebook (``tests/judge/test_suites.py`` holds the two together); without one, the order in which
     its tests first name each exercise. Reports number and list exercises in this order.
     """
     return list(_order_in(suite_path(suite).read_text()))

@@ -24,7 +24,7 @@ from tests.graded_class import wrong_answer as _wrong
 QUIET = {"echo": lambda *_: None, "progress": False}
 
 
-# The class graded once per run (tests.graded_class) is shared with tests/test_merge.py: both
+# The class graded once per run (tests.graded_class) is shared with tests/batch/test_merge.py: both
 # files go to one xdist worker where the scheduler can (course.py passes --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("graded-class")
 
@@ -178,7 +178,7 @@ def test_reports_summary_and_feedback_per_learner(graded):
     assert results["score"] == float(_rows(out)["cyd"]["total"])
     extra = results["extra_data"]
     assert set(extra["sha256"]["notebooks"]) == {f"work/{NB1}.ipynb", f"work/{NB2}.ipynb"}
-    assert extra["sha256"]["suites"][NB1] == batch.sha256(batch.GRADER_ROOT / "grader" / "suites"
+    assert extra["sha256"]["suites"][NB1] == batch.sha256(batch.GRADER_ROOT / "grader" / "judge" / "suites"
                                                           / f"test_{NB1}.py")
     summary = json.loads((out / "summary.json").read_text())
     sdpa = summary[f"{NB1}/scaled_dot_product_attention"]

@@ -19,7 +19,7 @@ from tests.graded_class import LEARNERS, NB1, NB2, ROUTES, SKIP
 TIMING = re.compile(r' time="[0-9.]+"')
 
 
-# The class graded once per run (tests.graded_class) is shared with tests/test_batch.py: both
+# The class graded once per run (tests.graded_class) is shared with tests/batch/test_batch.py: both
 # files go to one xdist worker where the scheduler can (course.py passes --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("graded-class")
 

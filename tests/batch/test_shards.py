@@ -27,7 +27,7 @@ def test_slices_are_disjoint_complete_and_near_equal_for_a_large_class():
 
 
 def test_a_learners_slice_is_the_same_in_every_process_whatever_the_hash_seed():
-    code = ("from grader import shards; "
+    code = ("from grader.batch import shards; "
             f"print([shards.slice_of(s, 5) for s in {IDS!r}])")
     printed = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               check=True, cwd=ROOT,

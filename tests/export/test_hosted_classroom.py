@@ -108,8 +108,8 @@ def test_course_py_offers_only_what_ships(tmp_path):
     import sys
 
     starter = tmp_path / "starter"  # what starter-repo ships: no tests/, solutions/, hidden tests
-    (starter / "grader" / "suites").mkdir(parents=True)
-    (starter / "grader" / "suites" / "PUBLIC_ONLY.txt").write_text("public checks only\n")
+    (starter / "grader" / "judge" / "suites").mkdir(parents=True)
+    (starter / "grader" / "judge" / "suites" / "PUBLIC_ONLY.txt").write_text("public checks only\n")
     shutil.copy(ROOT / "course.py", starter / "course.py")
     usage = subprocess.run([sys.executable, "course.py"], cwd=starter, capture_output=True,
                            text=True)

@@ -165,9 +165,9 @@ def test_solution_in_a_zip_gets_full_marks_and_a_corrupt_file_its_reason(autogra
         assert "\nLearner code confined by: bubblewrap" in results["output"]
     # The learner's user could read neither the source nor the staged hidden suites.
     assert stat.S_IMODE((root / "source").stat().st_mode) == 0o700
-    suites = tmp_path / "home" / "app" / "grader" / "suites"
+    suites = tmp_path / "home" / "app" / "grader" / "judge" / "suites"
     assert stat.S_IMODE(suites.stat().st_mode) == 0o700
-    assert stat.S_IMODE((suites.parent / "_child.py").stat().st_mode) == 0o644
+    assert stat.S_IMODE((suites.parents[1] / "sandbox" / "child.py").stat().st_mode) == 0o644
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ import yaml
 
 from grader.notebook.release import BEGIN_SOLUTION, END_SOLUTION
 from tests.conftest import ROOT, SOLUTIONS, variant
-from tests.test_hosted_workflows import _actionlint
+from tests.export.test_hosted_workflows import _actionlint
 
 SUITES = ["01_permutation_invariance", "02_sinusoidal_encoding"]
 
@@ -87,15 +87,15 @@ def test_starter_holds_no_solution_hidden_test_or_reference(starter):
     assert not any(BEGIN_SOLUTION in text for name, text in texts.items()
                    if not name.startswith("grader/") or name.startswith("grader/judge/suites/"))
     for suite in SUITES:
-        hidden = (ROOT / "grader" / "suites" / f"test_{suite}.py").read_text()
-        shipped = (starter / "grader" / "suites" / f"test_{suite}.py").read_text()
+        hidden = (ROOT / "grader" / "judge" / "suites" / f"test_{suite}.py").read_text()
+        shipped = (starter / "grader" / "judge" / "suites" / f"test_{suite}.py").read_text()
         public = {name for name, node in _tests_of(hidden).items() if _public_points(node)}
         assert set(_tests_of(shipped)) == public
         for name in set(_tests_of(hidden)) - public:  # no hidden test's name, anywhere
             assert not any(name in text for text in texts.values()), name
         for region in _solution_regions(suite):  # no solution region, anywhere
             assert not any(region in text for text in flat.values()), region[:60]
-    shipped = (starter / "grader" / "suites" / "test_01_permutation_invariance.py").read_text()
+    shipped = (starter / "grader" / "judge" / "suites" / "test_01_permutation_invariance.py").read_text()
     assert "def _attention(" in (ROOT / "grader/judge/suites/test_01_permutation_invariance.py").read_text()
     assert "def _attention(" not in shipped and "_attention = replayed(" in shipped
     shipped = "\n".join(texts.values())
@@ -121,7 +121,7 @@ def _run(starter: Path, *args: str) -> str:
 
 def test_public_checks_run_in_the_starter_with_the_courses_public_points(starter):
     suite = SUITES[0]
-    hidden = (ROOT / "grader" / "suites" / f"test_{suite}.py").read_text()
+    hidden = (ROOT / "grader" / "judge" / "suites" / f"test_{suite}.py").read_text()
     points = sum(p for node in _tests_of(hidden).values() if (p := _public_points(node)))
     out = _run(starter, "-m", "grader", "check", f"notebooks/{suite}.ipynb",
                str(SOLUTIONS / f"{suite}.ipynb"), "--skip-execution")
@@ -163,7 +163,7 @@ def test_classroom_points_are_the_public_checks_points_with_partial_credit(start
     (line,) = output.read_text().splitlines()
     assert line.startswith("result=")
     sent = json.loads(base64.b64decode(line.removeprefix("result=")))
-    hidden = (ROOT / "grader" / "suites" / f"test_{suite}.py").read_text()
+    hidden = (ROOT / "grader" / "judge" / "suites" / f"test_{suite}.py").read_text()
     points = sum(p for node in _tests_of(hidden).values() if (p := _public_points(node)))
     assert sent["max_score"] == points
     assert sum(t["score"] for t in sent["tests"]) == results["score"]
@@ -427,8 +427,8 @@ class _Suite:
     """What a hidden suite's public checks read, and what only its hidden tests read."""
 
     def __init__(self, suite: str, starter: Path) -> None:
-        tree = ast.parse((ROOT / "grader" / "suites" / f"test_{suite}.py").read_text())
-        shipped = (starter / "grader" / "suites" / f"test_{suite}.py").read_text()
+        tree = ast.parse((ROOT / "grader" / "judge" / "suites" / f"test_{suite}.py").read_text())
+        shipped = (starter / "grader" / "judge" / "suites" / f"test_{suite}.py").read_text()
         self.definitions = definitions = _definitions(tree)
         tests = [n for n in definitions if n.startswith("test_")]
         public = [n for n in tests if any(_public_points(x) for x in definitions[n])]
@@ -447,11 +447,12 @@ class _Suite:
                              if isinstance(n, ast.Constant) and isinstance(n.value, str)}
         self.public_attributes = {n.attr for n in public_read if isinstance(n, ast.Attribute)}
         self.hidden_attributes = {n.attr for n in hidden_read if isinstance(n, ast.Attribute)}
-        source = (ROOT / "grader" / "suites" / f"test_{suite}.py").read_text()
+        source = (ROOT / "grader" / "judge" / "suites" / f"test_{suite}.py").read_text()
         self.modules = {f"grader/fixtures/{m}.py" for m in re.findall(
             r"grader\.fixtures import (\w+)|fixture\(f?[\"'](\w+)\.", source) for m in m if m}
-        self.modules |= {f"grader/{m}.py" for m in re.findall(r"from grader import (\w+)", source)
-                         if m not in ("judge", "properties", "sandbox", "codec", "recorded")}
+        self.modules |= {f"grader/{package}/{m}.py" if package else f"grader/{m}.py"
+                         for package, m in re.findall(r"from grader(?:\.(\w+))? import (\w+)", source)
+                         if package in ("", "judge") and m not in ("proxy", "properties", "recorded")}
         self.hidden_prefixes = _fstring_prefixes(hidden_read)
         self.not_shipped = {n for n, nodes in definitions.items()
                             if any(isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -513,7 +514,7 @@ def test_no_module_of_the_starter_defines_a_hidden_fixture_or_a_reference_answer
     # The black boxes' implementations (the diagnose exercises' cases, the reference answers) live
     # in grader/judge/hidden: never shipped, and none of them defined, by name or by body, elsewhere.
     assert not any(name.startswith("grader/judge/hidden/") for name in trees), "grader/judge/hidden is shipped"
-    for path in sorted((ROOT / "grader" / "hidden").glob("*.py")):
+    for path in sorted((ROOT / "grader" / "judge" / "hidden").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for file, shipped in trees.items():  # a trusted helper of the same name

@@ -222,7 +222,7 @@ def test_public_checks_tell_the_truth(suite):
     solution calls the wrong one, if it fails, names the exercise to fix in what it says. (A failing
     public check of the entry's own exercise is reported under that exercise's name, by check()
     and by every report.)"""
-    process = subprocess.run([sys.executable, "-m", "tests.test_public_checks", suite], cwd=ROOT,
+    process = subprocess.run([sys.executable, "-m", "tests.judge.test_public_checks", suite], cwd=ROOT,
                              text=True, capture_output=True, timeout=1800)
     assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-3000:]
     records = json.loads(process.stdout.splitlines()[-1])

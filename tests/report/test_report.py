@@ -19,7 +19,7 @@ from grader.results import TestResult as Result
 from tests.catalogue import modules
 from tests.conftest import solution_notebooks, variant
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _reports() -> list[NotebookReport]:

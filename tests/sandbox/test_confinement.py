@@ -51,7 +51,7 @@ def _reached(targets, port, outside, where):
                 f"{base}/{r}" for r in relative if _os.path.exists(f"{base}/{r}"))
     import grader
     package = _os.path.dirname(_os.path.abspath(grader.__file__))
-    found["package"] = [r for r in ("suites", "../solutions", "../tests/catalogue")
+    found["package"] = [r for r in ("judge/suites", "../solutions", "../tests/catalogue")
                         if _os.path.exists(_os.path.join(package, r))]
     if not _os.statvfs("/proc/sys").f_flag & _os.ST_RDONLY:  # the kernel's settings, writable
         found["sysctl"] = ["/proc/sys"]
@@ -78,7 +78,7 @@ def _refuse_if_reached(where):
 
 
 def _targets(extra: list[Path] = ()) -> list[str]:
-    found = [ROOT / "grader" / "suites" / f"test_{SUITE}.py", SOLUTIONS / f"{SUITE}.ipynb",
+    found = [ROOT / "grader" / "judge" / "suites" / f"test_{SUITE}.py", SOLUTIONS / f"{SUITE}.ipynb",
              *sorted((ROOT / "tests" / "catalogue").glob("01_*.py")), *extra]
     assert all(path.exists() for path in found[:3])
     return [str(path) for path in found]
