@@ -149,24 +149,25 @@ def _gibibytes(text: str) -> float:
 
 
 def _batch(args) -> None:
-    from grader.batch import grading as batch, shards
-
+    from grader.batch import run, shards
+    from grader.batch.roster import Options
     from grader.sandbox import supervise
+
     shard = None if args.shard is None else shards.parse(args.shard)
     from grader.sandbox.confinement import describe
 
     limits = _limits(args.run_as, require=args.require_confinement)  # validates the user
     print(f"learner code confined by: {describe(limits)}")  # refuses here if it must
     supervise.become_subreaper()  # batch starts nothing but learners' workers
-    batch.main(submissions=args.submissions, out=args.out, jobs=args.jobs, students=args.student,
-               force=args.force, flat=args.flat, timeout_per_student=args.timeout_per_student,
-               options=batch.Options(skip_execution=args.skip_execution,
-                                     cell_timeout=args.cell_timeout, run_as=args.run_as,
-                                     require_confinement=args.require_confinement,
-                                     memory_limit=_memory_limit(args.memory_limit)),
-               shard=shard, notebooks=args.notebooks, assignment_name=args.assignment,
-               roster=args.roster, lms=args.lms, due=args.due, late_policy=args.late_policy,
-               no_file_times=args.no_file_times)
+    run.grade_class(run.ClassOptions(
+        submissions=args.submissions, out=args.out, jobs=args.jobs, students=args.student,
+        force=args.force, flat=args.flat, timeout_per_student=args.timeout_per_student,
+        grading=Options(skip_execution=args.skip_execution, cell_timeout=args.cell_timeout,
+                        run_as=args.run_as, require_confinement=args.require_confinement,
+                        memory_limit=_memory_limit(args.memory_limit)),
+        shard=shard, notebooks=args.notebooks, assignment_name=args.assignment,
+        roster=args.roster, lms=args.lms, due=args.due, late_policy=args.late_policy,
+        no_file_times=args.no_file_times))
 
 
 def _limits(run_as: str | None, memory_limit: float | None = None, *, require: bool = False):
@@ -335,8 +336,8 @@ def _check_reports(args: argparse.Namespace, reports: list, seconds: float) -> i
         print(f"Markdown report written to {args.markdown}")
     if args.classroom_output is not None:
         from grader.report import classroom_points as classroom_results
-
         from grader.judge import recorded
+
         classroom_results.append_output(
             args.classroom_output, reporters.gradescope(reports, seconds),
             label=classroom_results.LABEL if recorded.is_starter() else None)
@@ -373,9 +374,9 @@ def main(argv: list[str] | None = None) -> int:
                        assignment_name=args.assignment)
         else:
             from grader import grade
-
             from grader.judge import recorded
             from grader.sandbox import supervise
+
             supervise.become_subreaper()  # this process starts nothing but the learner's code
             start = time.monotonic()
             reports = grade.main(paths=args.paths or [ROOT / "notebooks"], json_path=None,

@@ -14,7 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.errors import GraderError
-from grader.batch.roster import Plan, _notebooks_below
+from grader.batch.roster import Options, Plan, _notebooks_below, plan
+from grader.batch.shards import Shard
 
 
 def select(notebooks: list[str]) -> list[str]:
@@ -108,3 +109,21 @@ def scope_plan(work: Plan, suites: list[str]) -> Plan:
                         "suites": {s: h for s, h in work.fingerprint.get("suites", {}).items()
                                    if s in suites}}
     return work
+
+
+def scope(learners: dict[str, tuple[Path, list[Path]]], options: Options, *,
+          suites: list[str] | None, shard: Shard | None, handed_in_only: bool
+          ) -> tuple[list[Plan], list[str] | None]:
+    """What this run grades: the plans of the learners in ``shard``'s slice (all without one),
+    and the suites the assignment is made of (``suites``, else with ``handed_in_only`` the ones
+    anyone handed in, else None: every notebook). Each plan holds the assignment's notebooks
+    only (:func:`scope_plan`)."""
+    plans = [plan(student_id, folder, files, options)
+             for student_id, (folder, files) in learners.items()
+             if shard is None or shard.holds(student_id)]
+    if suites is None and handed_in_only:
+        suites = suites_handed_in(
+            [plan(i, folder, files, options) for i, (folder, files) in learners.items()])
+    if suites is not None:
+        plans = [scope_plan(p, suites) for p in plans]
+    return plans, suites

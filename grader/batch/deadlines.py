@@ -176,6 +176,24 @@ def lateness(folder: Path, notebooks: list[Path], due: datetime, policy: LatePol
     return Lateness(moment, source, deadline, late, penalty)
 
 
+def class_lateness(learners: dict[str, tuple[Path, list[Path]]], due: datetime | None,
+                   policy: LatePolicy | None, people: dict[str, dict[str, str]], *,
+                   no_file_times: bool = False) -> dict[str, Lateness]:
+    """Each learner's :func:`lateness` (learner id -> (folder, notebooks) in ``learners``; the
+    roster's columns per learner in ``people``); empty without a ``due`` time. Raises GraderError
+    with ``no_file_times`` when a hand-in time could only be read from file times."""
+    late = {} if due is None else {
+        student_id: lateness(folder, files, due, policy, people.get(student_id))
+        for student_id, (folder, files) in learners.items()}
+    guessed = sorted(s for s, e in late.items() if e.source == FILE_TIMES)
+    if no_file_times and guessed:
+        raise GraderError(f"--no-file-times: no nbgrader timestamp.txt or Gradescope metadata "
+                          f"for {', '.join(guessed[:8])}{' ...' if len(guessed) > 8 else ''} "
+                          f"({len(guessed)} learner(s)); give the hand-in times, or drop "
+                          "--no-file-times to read them from file times")
+    return late
+
+
 def cells(entry: Lateness | None, total: float) -> list[str]:
     """The gradebook's :data:`COLUMNS` for one learner (blank when nothing was handed in)."""
     if entry is None or entry.submitted_at is None:

@@ -1,6 +1,6 @@
-"""Grade a whole class: find each learner's notebooks (:mod:`grader.batch.roster`), grade each learner in
-a child process of its own (in parallel), and write a gradebook, per-learner reports and a class
-summary.
+"""A class's grading step (:func:`grade_all`, called by :mod:`grader.batch.run`): grade each learner
+in a child process of its own (in parallel), write each learner's files, and then the class's
+(:func:`write_class`: a gradebook, a summary, the roster's rows and the LMS file).
 
 This is a loop *around* :mod:`grader.grade`; nothing below it knows about classes. Each learner
 is graded by ``python -m grader.batch.grading --worker ...`` (the trusted grader, which in turn keeps the
@@ -27,14 +27,14 @@ from pathlib import Path
 
 import grader
 from grader.report import render as reporters
-from grader.batch import assignment, deadlines, enrolment, shards
+from grader.batch import deadlines, enrolment, shards
 from grader.sandbox import supervise
 from grader.batch import lms as lms_formats
 from grader.errors import GraderError
 from grader.batch.gradebook import (RECORD, full_reports, read_record, report_from_dict,
                               summary_table, write_gradebook, write_summary)
 from grader.results import TIMED_OUT, NotebookReport
-from grader.batch.roster import Options, Plan, discover, plan, sha256
+from grader.batch.roster import Options, Plan, sha256
 from grader.batch.shards import Shard
 
 GRADER_ROOT = Path(__file__).resolve().parents[2]
@@ -437,101 +437,16 @@ def class_options(*, due: str | None, late_policy: str | None, assignment_name: 
             "roster": roster_record(people), "lms": lms}
 
 
-def main(*, submissions: Path, out: Path, jobs: int | None = None,
-         students: list[str] | None = None, force: bool = False, flat: bool = False,
-         timeout_per_student: float = 1200.0, options: Options | None = None,
-         shard: Shard | None = None, echo=print, progress: bool = True,
-         notebooks: list[str] | None = None, assignment_name: str | None = None,
-         roster: Path | None = None, lms: str | None = None, due: str | None = None,
-         late_policy: str | None = None, no_file_times: bool = False,
-         _one_assignment: bool = False) -> list[dict]:
-    """Entry point of ``python -m grader batch``: grade the class, write every file.
-
-    With ``shard`` (K of N), grade only that slice of the learners (:mod:`grader.batch.shards`) and
-    write their files and ``shard.json`` instead of the class's files (``python -m grader
-    merge`` writes those from every shard). With ``notebooks`` (or in nbgrader's layout, where
-    each assignment folder is one assignment: :mod:`grader.batch.assignment`), only those notebooks are
-    graded and the gradebook is out of their points; in nbgrader's layout each assignment (or
-    the one ``assignment_name`` names) gets the folder ``out/ASSIGNMENT``; in other layouts,
-    ``assignment_name`` only names the assignment (``canvas.csv``'s column). With ``roster``
-    (:mod:`grader.batch.enrolment`), learners on it who handed nothing in get a row, and its names and
-    LMS ids become columns; ``lms="canvas"`` also writes ``canvas.csv`` (:mod:`grader.batch.lms`). With
-    ``due`` (and ``late_policy``), the gradebook, each learner's record, ``results.json`` and
-    feedback page say when they handed in, how late, and the penalty (:mod:`grader.batch.deadlines`);
-    hand-in times read from file times are named in the terminal and ``summary.json``, and
-    ``no_file_times`` refuses them. Returns the records of every learner graded here.
-    Raises GraderError for a bad submissions folder or an unknown ``--student``;
-    KeyboardInterrupt stops the running learners and leaves the finished learners' files
-    complete (a shard then has no ``shard.json``).
-    """
+def grade_all(plans: list[Plan], *, out: Path, options: Options, points: dict[str, list[dict]],
+              stamps: dict[str, dict], students: list[str] | None, force: bool, jobs: int,
+              timeout_per_student: float, progress: bool) -> tuple[list[dict], int]:
+    """Grade the learners of ``plans`` that need it (``students``, else those whose files are out
+    of date, else all with ``force``), ``jobs`` at a time, and write each one's files; rewrite
+    the files of a learner graded already whose hand-in time (``stamps``) or commit changed.
+    Returns (the records of every learner of ``plans``, how many were graded now).
+    KeyboardInterrupt stops the running learners and leaves the finished learners' files complete."""
     from tqdm import tqdm
 
-    options = options or Options()
-    jobs = jobs or os.cpu_count() or 1
-    if jobs < 1 or timeout_per_student <= 0:
-        raise GraderError("--jobs and --timeout-per-student must be positive")
-    if shard is not None and students:
-        raise GraderError("--student and --shard cannot be combined: regrade a learner in a run "
-                          "of their own shard, without --student")
-    suites = assignment.select(notebooks) if notebooks else None
-    if lms is not None and (lms not in lms_formats.SYSTEMS or roster is None):
-        raise GraderError(f"--lms {lms}: needs --roster (with the LMS's ids) and one of: "
-                          f"{', '.join(lms_formats.SYSTEMS)}")
-    people = enrolment.read(roster) if roster is not None else None
-    if late_policy is not None and due is None:
-        raise GraderError("--late-policy needs --due (the date and time work is due)")
-    if no_file_times and due is None:
-        raise GraderError("--no-file-times needs --due (it refuses hand-in times read from file "
-                          "times)")
-    due_at = deadlines.parse_time(due) if due is not None else None
-    policy = deadlines.LatePolicy.parse(late_policy) if late_policy is not None else None
-    nbgrader = not flat and assignment.is_nbgrader(submissions)
-    if nbgrader and not _one_assignment:  # a gradebook per assignment, each in out/ASSIGNMENT
-        names = [assignment_name] if assignment_name else assignment.nbgrader_assignments(
-            submissions)
-        records = []
-        for name in names:
-            present = set(assignment.discover(submissions, name))
-            if students and not present & set(students):
-                continue
-            echo(f"assignment {name}: gradebook in {out / name}")
-            records += main(submissions=submissions, out=out / name, jobs=jobs,
-                            students=[s for s in students or [] if s in present] or None,
-                            force=force, timeout_per_student=timeout_per_student,
-                            options=options, shard=shard, echo=echo, progress=progress,
-                            notebooks=notebooks, assignment_name=name, roster=roster,
-                            lms=lms, due=due, late_policy=late_policy,
-                            no_file_times=no_file_times, _one_assignment=True)
-        if names:
-            return records
-    if nbgrader and assignment_name is not None:
-        learners = assignment.discover(submissions, assignment_name)
-    else:
-        learners = discover(submissions, flat=flat)
-    unknown = sorted(set(students or []) - set(learners))
-    if unknown:
-        raise GraderError(f"no submissions for --student {', '.join(unknown)} in {submissions}")
-    late = {} if due_at is None else {
-        student_id: deadlines.lateness(folder, files, due_at, policy,
-                                       enrolment.columns(people).get(student_id))
-        for student_id, (folder, files) in learners.items()}
-    guessed = sorted(s for s, e in late.items() if e.source == deadlines.FILE_TIMES)
-    if no_file_times and guessed:
-        raise GraderError(f"--no-file-times: no nbgrader timestamp.txt or Gradescope metadata "
-                          f"for {', '.join(guessed[:8])}{' ...' if len(guessed) > 8 else ''} "
-                          f"({len(guessed)} learner(s)); give the hand-in times, or drop "
-                          "--no-file-times to read them from file times")
-    stamps = {s: deadlines.to_dict(e) for s, e in late.items()}
-    points = cached_points(out)
-    plans = [plan(student_id, folder, files, options)
-             for student_id, (folder, files) in learners.items()
-             if shard is None or shard.holds(student_id)]
-    if suites is None and nbgrader and assignment_name is not None:
-        suites = assignment.suites_handed_in(
-            [plan(i, folder, files, options) for i, (folder, files) in learners.items()])
-    if suites is not None:
-        points = assignment.scope_points(points, suites)
-        plans = [assignment.scope_plan(p, suites) for p in plans]
     if students:
         todo = [p for p in plans if p.student_id in students]
     else:
@@ -560,22 +475,13 @@ def main(*, submissions: Path, out: Path, jobs: int | None = None,
     finally:
         bar.close()
         records = [r for r in (read_record(out, p.student_id) for p in plans) if r is not None]
-    counts = f"{len(todo)} regraded, {len(plans) - len(todo)} up to date"
-    settings = class_options(due=due, late_policy=late_policy, assignment_name=assignment_name,
-                             people=people, lms=lms)
-    if shard is not None:
-        run_options = {**dataclasses.asdict(options), "flat": flat,
-                       "timeout_per_student": timeout_per_student, "class": settings}
-        shards.write(out, _shard_record(shard, learners, plans, run_options, points))
-        echo(f"shard {shard}: {counts} of the class's {len(learners)}; shard record written to "
-             f"{out / shards.RECORD} (join the shards with `python -m grader merge`)")
-        warning = deadlines.file_times_warning({s: late[s] for s in late if shard.holds(s)})
-        if warning:
-            echo(warning)
-        return records
-    write_class(out, records, points, people=people, class_options=settings, echo=echo)
-    echo(f"{counts}; gradebook written to {out / 'gradebook.csv'}")
-    return records
+    return records, len(todo)
+
+
+def write_shard(out: Path, shard: Shard, *, learners: dict, plans: list[Plan], options: dict,
+                points: dict[str, list[dict]]) -> None:
+    """Write ``shard.json``: which slice of the class this run graded, and with what."""
+    shards.write(out, _shard_record(shard, learners, plans, options, points))
 
 
 if __name__ == "__main__":

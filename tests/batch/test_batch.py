@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from grader.batch import grading as batch, roster
-
+from grader.batch import run
 from grader import cli
 from grader.errors import GraderError
 from tests.conftest import NOTEBOOKS, variant
@@ -68,17 +68,17 @@ def test_layouts_are_detected(tmp_path):
     _variant(nested / "ada" / "week1", NB1)
     (nested / "ada" / "week1" / ".ipynb_checkpoints").mkdir()
     _variant(nested / "ada" / "week1" / ".ipynb_checkpoints", NB1, name=f"{NB1}-checkpoint")
-    assert {k: [p.name for p in v[1]] for k, v in batch.discover(nested).items()} == {
+    assert {k: [p.name for p in v[1]] for k, v in roster.discover(nested).items()} == {
         "ada": [f"{NB1}.ipynb"]}
     nbgrader = tmp_path / "course"
     _variant(nbgrader / "submitted" / "bob" / "ps1", NB2)
-    assert list(batch.discover(nbgrader)) == ["bob"]
+    assert list(roster.discover(nbgrader)) == ["bob"]
     flat = tmp_path / "flat"
     _variant(flat, NB1, name=f"cyd_{NB1}")
     shutil.copy(NOTEBOOKS / f"{NB2}.ipynb", flat / "cyd_late_resubmission.ipynb")
-    found = batch.discover(flat, flat=True)
+    found = roster.discover(flat, flat=True)
     assert list(found) == ["cyd"] and len(found["cyd"][1]) == 2
-    work = batch.plan("cyd", *found["cyd"], SKIP)
+    work = roster.plan("cyd", *found["cyd"], SKIP)
     assert sorted(work.notebooks) == [NB1, NB2] and not work.problems  # metadata, then name
 
 
@@ -103,7 +103,7 @@ def test_duplicates_corrupt_files_and_other_courses_are_planned(tmp_path):
     other = nbformat.read(str(NOTEBOOKS / f"{NB2}.ipynb"), as_version=4)
     other.metadata.pop("grader", None)
     nbformat.write(other, str(learner / "essay.ipynb"))
-    work = batch.plan("eve", learner, roster._notebooks_below(learner), SKIP)
+    work = roster.plan("eve", learner, roster._notebooks_below(learner), SKIP)
     assert work.notebooks == {NB1: new}
     assert work.notes == [f"2 notebooks for {NB1}: graded the newest, final.ipynb"]
     assert list(work.unreadable) == [NB2] and "not a valid Jupyter notebook" in work.unreadable[NB2]
@@ -195,8 +195,8 @@ def test_regrade_only_what_changed(graded, tmp_path):
     shutil.copytree(graded[0], submissions)
     shutil.copytree(graded[1], copy)
     printed = []
-    batch.main(submissions=submissions, out=copy, jobs=2, options=SKIP, echo=printed.append,
-               progress=False)
+    run.grade_class(run.ClassOptions(submissions=submissions, out=copy, jobs=2, grading=SKIP, echo=printed.append,
+                                     progress=False))
     assert printed[-1].startswith("0 regraded, 4 up to date")
     stamps = {s: (copy / s / "results.json").stat().st_mtime_ns for s in ("ada", "bob", "cyd")}
     before = (copy / "gradebook.csv").read_text()
@@ -204,18 +204,18 @@ def test_regrade_only_what_changed(graded, tmp_path):
     notebook = nbformat.read(str(stub), as_version=4)
     notebook.cells.append(nbformat.v4.new_markdown_cell("My notes."))
     nbformat.write(notebook, str(stub))
-    batch.main(submissions=submissions, out=copy, jobs=2, options=SKIP, echo=printed.append,
-               progress=False)
+    run.grade_class(run.ClassOptions(submissions=submissions, out=copy, jobs=2, grading=SKIP, echo=printed.append,
+                                     progress=False))
     assert printed[-1].startswith("1 regraded, 3 up to date")
     assert (copy / "bob" / "results.json").stat().st_mtime_ns != stamps["bob"]
     assert all((copy / s / "results.json").stat().st_mtime_ns == stamps[s] for s in ("ada", "cyd"))
     assert (copy / "gradebook.csv").read_text() == before  # same scores
-    batch.main(submissions=submissions, out=copy, jobs=2, students=["dan"], options=SKIP,
-               echo=printed.append, progress=False)
+    run.grade_class(run.ClassOptions(submissions=submissions, out=copy, jobs=2, students=["dan"], grading=SKIP,
+                                     echo=printed.append, progress=False))
     assert printed[-1].startswith("1 regraded, 3 up to date")
     assert all((copy / s / "results.json").stat().st_mtime_ns == stamps[s] for s in ("ada", "cyd"))
     with pytest.raises(GraderError, match="no submissions for --student zed"):
-        batch.main(submissions=submissions, out=copy, students=["zed"], options=SKIP, **QUIET)
+        run.grade_class(run.ClassOptions(submissions=submissions, out=copy, students=["zed"], grading=SKIP, **QUIET))
 
 
 @pytest.mark.slow
@@ -226,8 +226,8 @@ def test_learner_whose_setup_cell_never_ends_is_timed_out(graded, tmp_path):
     out.mkdir()
     shutil.copy(graded[1] / ".points.json", out)  # the hidden tests' list, cached by content
     start = time.monotonic()
-    batch.main(submissions=submissions, out=out, jobs=1, timeout_per_student=12,
-               options=batch.Options(cell_timeout=5), **QUIET)
+    run.grade_class(run.ClassOptions(submissions=submissions, out=out, jobs=1, timeout_per_student=12,
+                                     grading=batch.Options(cell_timeout=5), **QUIET))
     assert time.monotonic() - start < 90
     row = _rows(out)["eve"]
     assert row["grading_status"] == "timed out" and row["total"] == "0"
@@ -256,14 +256,14 @@ def test_assignments_are_scoped_nbgrader_folders_and_notebooks(graded, tmp_path)
     (course / "submitted" / "ada" / "ps2" / "timestamp.txt").write_text(
         "2026-03-01 10:00:00.000000 UTC\n")
     late = {"due": "2026-03-01T23:59", "late_policy": "10,50"}
-    batch.main(submissions=course, out=tmp_path / "grades", jobs=2, options=SKIP, **late,
-               **QUIET)
+    run.grade_class(run.ClassOptions(submissions=course, out=tmp_path / "grades", jobs=2, grading=SKIP, **late,
+                                     **QUIET))
     ps1 = (tmp_path / "grades" / "ps1" / "gradebook.csv").read_bytes()
     lines: list[str] = []
     # given nbgrader's submitted/ itself: the same layout, times and gradebook; nothing regraded
-    regraded = batch.main(submissions=course / "submitted", out=tmp_path / "grades",
-                          assignment_name="ps1", jobs=2, options=SKIP, **late,
-                          echo=lines.append, progress=False)
+    regraded = run.grade_class(run.ClassOptions(submissions=course / "submitted", out=tmp_path / "grades",
+                                                assignment_name="ps1", jobs=2, grading=SKIP, **late,
+                                                echo=lines.append, progress=False))
     assert (tmp_path / "grades" / "ps1" / "gradebook.csv").read_bytes() == ps1
     assert "0 regraded, 2 up to date" in "\n".join(lines) and len(regraded) == 2
     assert not any("file times" in line for line in lines)
@@ -271,7 +271,7 @@ def test_assignments_are_scoped_nbgrader_folders_and_notebooks(graded, tmp_path)
     assert (late_rows["ada"]["time_source"], late_rows["ada"]["days_late"],
             late_rows["ada"]["late_penalty_percent"]) == ("nbgrader timestamp.txt", "2", "20")
     assert (late_rows["bob"]["days_late"], late_rows["bob"]["late_penalty_percent"]) == ("0", "0")
-    batch.main(submissions=course, out=tmp_path / "grades", jobs=2, options=SKIP, **QUIET)
+    run.grade_class(run.ClassOptions(submissions=course, out=tmp_path / "grades", jobs=2, grading=SKIP, **QUIET))
     for folder, suite in (("ps1", NB1), ("ps2", NB2)):
         rows = _rows(tmp_path / "grades" / folder)
         assert [c for c in rows["ada"] if "/" not in c] == [
@@ -301,8 +301,8 @@ def test_one_nbgrader_assignment_is_written_to_its_own_folder(graded, tmp_path):
     folder.mkdir(parents=True)
     (folder / f"{NB1}.ipynb").write_text('{"cells": [ not json')
     lines: list[str] = []
-    batch.main(submissions=tmp_path / "course", out=tmp_path / "grades", jobs=1, options=SKIP,
-               echo=lines.append, progress=False)
+    run.grade_class(run.ClassOptions(submissions=tmp_path / "course", out=tmp_path / "grades", jobs=1, grading=SKIP,
+                                     echo=lines.append, progress=False))
     assert lines[0] == f"assignment ps1: gradebook in {tmp_path / 'grades' / 'ps1'}"
     assert list(_rows(tmp_path / "grades" / "ps1")) == ["eve"]
     assert not (tmp_path / "grades" / "gradebook.csv").exists()

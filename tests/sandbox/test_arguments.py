@@ -11,7 +11,6 @@ import pytest
 import torch
 
 from grader.sandbox import child as _child, codec
-
 from grader import inline
 from grader.judge.proxy import StudentProxy, run_suite, view
 from grader.results import FAILED, PASSED

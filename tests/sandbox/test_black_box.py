@@ -16,7 +16,6 @@ import pytest
 import torch
 
 from grader.sandbox import codec
-
 from grader import inline
 from grader.judge.proxy import run_suite
 from grader.results import PASSED

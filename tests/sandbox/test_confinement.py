@@ -191,7 +191,7 @@ def test_batch_learner_reaches_no_other_learner(tmp_path, listener):
     """In a batch, one learner's kernel (a clean execution: the ordinary cell did not raise) and
     sandbox (full marks) see neither another learner's folder nor anything else of the routes
     above."""
-    from grader.batch import grading as batch
+    from grader.batch import grading as batch, run
 
     submissions = tmp_path / "submissions"
     (submissions / "amy").mkdir(parents=True)
@@ -202,9 +202,9 @@ def test_batch_learner_reaches_no_other_learner(tmp_path, listener):
     hostile(submissions / "amy", port=listener.port, outside=outside,
             extra_targets=[submissions / "bob" / f"{SUITE}.ipynb", submissions / "bob"])
     out = tmp_path / "grades"
-    batch.main(submissions=submissions, out=out, jobs=1, students=["amy"],
-               options=batch.Options(require_confinement=True), echo=lambda *_: None,
-               progress=False)
+    run.grade_class(run.ClassOptions(submissions=submissions, out=out, jobs=1, students=["amy"],
+                                     grading=batch.Options(require_confinement=True), echo=lambda *_: None,
+                                     progress=False))
     results = json.loads((out / "amy" / "results.json").read_text())
     execution = [t for t in results["tests"] if "executes top to bottom" in t["name"]]
     assert execution and execution[0]["status"] == "passed", execution
