@@ -108,8 +108,8 @@ def grade(root: Path) -> None:
     into ``engine/grades``)."""
     folder = submissions(root / "submissions")
     one = root / "one"
-    run.grade_class(run.ClassOptions(submissions=folder, out=one, jobs=2, grading=SKIP, echo=lambda *_: None,
-                                     progress=False))
+    run.grade_class(run.ClassOptions(
+        submissions=folder, out=one, jobs=2, grading=SKIP, echo=lambda *_: None, progress=False))
     engine = root / "engine"
     shutil.copytree(folder, engine / "submissions")
     steps = workflow_steps(2, jobs=1)
@@ -181,9 +181,10 @@ def grade_with_options(root: Path) -> None:
     one = root / "classes" / "one"
     shutil.copytree(root / "one", one)
     (root / "classes" / "roster.csv").write_text(ROSTER)
-    run.grade_class(run.ClassOptions(submissions=root / "submissions", out=one, jobs=2, grading=SKIP,
-                                     echo=lambda *_: None, progress=False, roster=root / "classes" / "roster.csv",
-                                     lms="canvas", due=DUE, late_policy=POLICY, assignment_name="ps1"))
+    run.grade_class(run.ClassOptions(
+        submissions=root / "submissions", out=one, jobs=2, grading=SKIP, echo=lambda *_: None,
+        progress=False, roster=root / "classes" / "roster.csv", lms="canvas", due=DUE,
+        late_policy=POLICY, assignment_name="ps1"))
 
     folder = _engine_folder(root, "actions")
     with contextlib.chdir(folder):  # the course repository, where the roster is

@@ -195,8 +195,9 @@ def test_regrade_only_what_changed(graded, tmp_path):
     shutil.copytree(graded[0], submissions)
     shutil.copytree(graded[1], copy)
     printed = []
-    run.grade_class(run.ClassOptions(submissions=submissions, out=copy, jobs=2, grading=SKIP, echo=printed.append,
-                                     progress=False))
+    run.grade_class(run.ClassOptions(
+        submissions=submissions, out=copy, jobs=2, grading=SKIP, echo=printed.append,
+        progress=False))
     assert printed[-1].startswith("0 regraded, 4 up to date")
     stamps = {s: (copy / s / "results.json").stat().st_mtime_ns for s in ("ada", "bob", "cyd")}
     before = (copy / "gradebook.csv").read_text()
@@ -204,18 +205,21 @@ def test_regrade_only_what_changed(graded, tmp_path):
     notebook = nbformat.read(str(stub), as_version=4)
     notebook.cells.append(nbformat.v4.new_markdown_cell("My notes."))
     nbformat.write(notebook, str(stub))
-    run.grade_class(run.ClassOptions(submissions=submissions, out=copy, jobs=2, grading=SKIP, echo=printed.append,
-                                     progress=False))
+    run.grade_class(run.ClassOptions(
+        submissions=submissions, out=copy, jobs=2, grading=SKIP, echo=printed.append,
+        progress=False))
     assert printed[-1].startswith("1 regraded, 3 up to date")
     assert (copy / "bob" / "results.json").stat().st_mtime_ns != stamps["bob"]
     assert all((copy / s / "results.json").stat().st_mtime_ns == stamps[s] for s in ("ada", "cyd"))
     assert (copy / "gradebook.csv").read_text() == before  # same scores
-    run.grade_class(run.ClassOptions(submissions=submissions, out=copy, jobs=2, students=["dan"], grading=SKIP,
-                                     echo=printed.append, progress=False))
+    run.grade_class(run.ClassOptions(
+        submissions=submissions, out=copy, jobs=2, students=["dan"], grading=SKIP,
+        echo=printed.append, progress=False))
     assert printed[-1].startswith("1 regraded, 3 up to date")
     assert all((copy / s / "results.json").stat().st_mtime_ns == stamps[s] for s in ("ada", "cyd"))
     with pytest.raises(GraderError, match="no submissions for --student zed"):
-        run.grade_class(run.ClassOptions(submissions=submissions, out=copy, students=["zed"], grading=SKIP, **QUIET))
+        run.grade_class(run.ClassOptions(
+            submissions=submissions, out=copy, students=["zed"], grading=SKIP, **QUIET))
 
 
 @pytest.mark.slow
@@ -226,8 +230,9 @@ def test_learner_whose_setup_cell_never_ends_is_timed_out(graded, tmp_path):
     out.mkdir()
     shutil.copy(graded[1] / ".points.json", out)  # the hidden tests' list, cached by content
     start = time.monotonic()
-    run.grade_class(run.ClassOptions(submissions=submissions, out=out, jobs=1, timeout_per_student=12,
-                                     grading=batch.Options(cell_timeout=5), **QUIET))
+    run.grade_class(run.ClassOptions(
+        submissions=submissions, out=out, jobs=1, timeout_per_student=12,
+        grading=batch.Options(cell_timeout=5), **QUIET))
     assert time.monotonic() - start < 90
     row = _rows(out)["eve"]
     assert row["grading_status"] == "timed out" and row["total"] == "0"
@@ -256,14 +261,14 @@ def test_assignments_are_scoped_nbgrader_folders_and_notebooks(graded, tmp_path)
     (course / "submitted" / "ada" / "ps2" / "timestamp.txt").write_text(
         "2026-03-01 10:00:00.000000 UTC\n")
     late = {"due": "2026-03-01T23:59", "late_policy": "10,50"}
-    run.grade_class(run.ClassOptions(submissions=course, out=tmp_path / "grades", jobs=2, grading=SKIP, **late,
-                                     **QUIET))
+    run.grade_class(run.ClassOptions(
+        submissions=course, out=tmp_path / "grades", jobs=2, grading=SKIP, **late, **QUIET))
     ps1 = (tmp_path / "grades" / "ps1" / "gradebook.csv").read_bytes()
     lines: list[str] = []
     # given nbgrader's submitted/ itself: the same layout, times and gradebook; nothing regraded
-    regraded = run.grade_class(run.ClassOptions(submissions=course / "submitted", out=tmp_path / "grades",
-                                                assignment_name="ps1", jobs=2, grading=SKIP, **late,
-                                                echo=lines.append, progress=False))
+    regraded = run.grade_class(run.ClassOptions(
+        submissions=course / "submitted", out=tmp_path / "grades", assignment_name="ps1", jobs=2,
+        grading=SKIP, **late, echo=lines.append, progress=False))
     assert (tmp_path / "grades" / "ps1" / "gradebook.csv").read_bytes() == ps1
     assert "0 regraded, 2 up to date" in "\n".join(lines) and len(regraded) == 2
     assert not any("file times" in line for line in lines)
@@ -271,7 +276,8 @@ def test_assignments_are_scoped_nbgrader_folders_and_notebooks(graded, tmp_path)
     assert (late_rows["ada"]["time_source"], late_rows["ada"]["days_late"],
             late_rows["ada"]["late_penalty_percent"]) == ("nbgrader timestamp.txt", "2", "20")
     assert (late_rows["bob"]["days_late"], late_rows["bob"]["late_penalty_percent"]) == ("0", "0")
-    run.grade_class(run.ClassOptions(submissions=course, out=tmp_path / "grades", jobs=2, grading=SKIP, **QUIET))
+    run.grade_class(run.ClassOptions(
+        submissions=course, out=tmp_path / "grades", jobs=2, grading=SKIP, **QUIET))
     for folder, suite in (("ps1", NB1), ("ps2", NB2)):
         rows = _rows(tmp_path / "grades" / folder)
         assert [c for c in rows["ada"] if "/" not in c] == [
@@ -301,8 +307,9 @@ def test_one_nbgrader_assignment_is_written_to_its_own_folder(graded, tmp_path):
     folder.mkdir(parents=True)
     (folder / f"{NB1}.ipynb").write_text('{"cells": [ not json')
     lines: list[str] = []
-    run.grade_class(run.ClassOptions(submissions=tmp_path / "course", out=tmp_path / "grades", jobs=1, grading=SKIP,
-                                     echo=lines.append, progress=False))
+    run.grade_class(run.ClassOptions(
+        submissions=tmp_path / "course", out=tmp_path / "grades", jobs=1, grading=SKIP,
+        echo=lines.append, progress=False))
     assert lines[0] == f"assignment ps1: gradebook in {tmp_path / 'grades' / 'ps1'}"
     assert list(_rows(tmp_path / "grades" / "ps1")) == ["eve"]
     assert not (tmp_path / "grades" / "gradebook.csv").exists()

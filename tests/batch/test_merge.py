@@ -67,8 +67,9 @@ def test_a_shard_with_nobody_in_its_slice_still_records_itself(graded, tmp_path)
     out.mkdir()
     shutil.copy(graded[0] / ".points.json", out)  # cached by content: nothing is graded here
     printed = []
-    assert run.grade_class(run.ClassOptions(submissions=submissions, out=out, grading=SKIP, shard=shards.Shard(2, 2),
-                                            echo=printed.append, progress=False)) == []
+    assert run.grade_class(run.ClassOptions(
+        submissions=submissions, out=out, grading=SKIP, shard=shards.Shard(2, 2),
+        echo=printed.append, progress=False)) == []
     data = shards.read(out)
     assert data["learners"] == [] and data["class"]["learners"] == 1
     assert printed == [f"shard 2/2: 0 regraded, 0 up to date of the class's 1; shard record "

@@ -61,8 +61,9 @@ def test_parse_accepts_k_of_n():
 
 def test_student_and_shard_together_are_refused(tmp_path):
     with pytest.raises(GraderError, match="--student and --shard cannot be combined"):
-        run.grade_class(run.ClassOptions(submissions=tmp_path, out=tmp_path / "out", students=["ada"],
-                                         shard=shards.Shard(1, 2), echo=lambda *_: None, progress=False))
+        run.grade_class(run.ClassOptions(
+            submissions=tmp_path, out=tmp_path / "out", students=["ada"], shard=shards.Shard(1, 2),
+            echo=lambda *_: None, progress=False))
     assert not (tmp_path / "out").exists()
 
 

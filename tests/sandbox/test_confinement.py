@@ -202,9 +202,9 @@ def test_batch_learner_reaches_no_other_learner(tmp_path, listener):
     hostile(submissions / "amy", port=listener.port, outside=outside,
             extra_targets=[submissions / "bob" / f"{SUITE}.ipynb", submissions / "bob"])
     out = tmp_path / "grades"
-    run.grade_class(run.ClassOptions(submissions=submissions, out=out, jobs=1, students=["amy"],
-                                     grading=batch.Options(require_confinement=True), echo=lambda *_: None,
-                                     progress=False))
+    run.grade_class(run.ClassOptions(
+        submissions=submissions, out=out, jobs=1, students=["amy"],
+        grading=batch.Options(require_confinement=True), echo=lambda *_: None, progress=False))
     results = json.loads((out / "amy" / "results.json").read_text())
     execution = [t for t in results["tests"] if "executes top to bottom" in t["name"]]
     assert execution and execution[0]["status"] == "passed", execution
