@@ -136,7 +136,8 @@ def grade_learner(work: Plan, options: Options, *, timeout: float,
         return Outcome(reports={})
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch_name:
         scratch = Path(scratch_name)
-        command = [sys.executable, "-P", "-m", "grader.batch.grading", "--worker", str(scratch / "out")]
+        command = [sys.executable, "-P", "-m", "grader.batch.grading", "--worker",
+                   str(scratch / "out")]
         if options.cell_timeout is not None:
             command += ["--cell-timeout", f"{options.cell_timeout:g}"]
         command += ["--skip-execution"] if options.skip_execution else []
@@ -220,8 +221,8 @@ def points_possible() -> dict[str, list[dict]]:
     """Suite -> its hidden tests' exercise, name, description, points (collected in a child)."""
     with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch:
         env = _child_env()
-        result = subprocess.run([sys.executable, "-P", "-m", "grader.batch.grading", "--worker", scratch,
-                                 "--points"], cwd=scratch, env=env, capture_output=True,
+        result = subprocess.run([sys.executable, "-P", "-m", "grader.batch.grading", "--worker",
+                                 scratch, "--points"], cwd=scratch, env=env, capture_output=True,
                                 text=True, timeout=600)
         points = Path(scratch) / "points.json"
         if result.returncode != 0 or not points.is_file():
