@@ -1,11 +1,9 @@
 """Which notebooks an assignment holds, so that a class's gradebook is out of its points.
 
 An assignment is a set of the course's notebooks: named on the command line (``batch
---notebooks 01 02``), or read from nbgrader's layout, where ``submitted/STUDENT/ASSIGNMENT/``
-holds each learner's notebooks of one assignment: the assignment's notebooks are those that its
-learners handed in, and each assignment gets a gradebook of its own (``OUT/ASSIGNMENT/``). The
-layout is recognised whether the instructor gives the course folder that holds ``submitted/`` or
-``submitted/`` itself (:func:`submitted_folder`). :func:`scope_points` and
+--notebooks 01 02``), or, in nbgrader's layout (found by :mod:`grader.batch.roster`), the
+notebooks its learners handed in, each assignment with a gradebook of its own
+(``OUT/ASSIGNMENT/``). :func:`scope` (the class's scoping step), :func:`scope_points` and
 :func:`scope_plan` narrow what :mod:`grader.batch.grading` grades and counts to them; nothing else
 changes.
 """
@@ -13,8 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.errors import GraderError
-from grader.batch.roster import Options, Plan, _notebooks_below, plan
+from grader.batch.roster import Options, Plan, plan
 from grader.batch.shards import Shard
 
 
@@ -23,61 +20,6 @@ def select(notebooks: list[str]) -> list[str]:
     from grader.judge.selection import select_suites
 
     return select_suites(notebooks)
-
-
-def submitted_folder(submissions: Path) -> Path | None:
-    """nbgrader's ``submitted/`` folder, whether ``submissions`` holds it or is it, else None.
-
-    ``submissions`` is ``submitted/`` itself when a learner's assignment folder holds nbgrader's
-    ``timestamp.txt`` (``submitted/STUDENT/ASSIGNMENT/timestamp.txt``), or when it is named
-    ``submitted`` and its notebooks lie two folders down, never one."""
-    if (submissions / "submitted").is_dir():
-        return submissions / "submitted"
-    if not submissions.is_dir():
-        return None
-    if any(submissions.glob("*/*/timestamp.txt")):
-        return submissions
-    if (submissions.name == "submitted" and any(submissions.glob("*/*/*.ipynb"))
-            and not any(submissions.glob("*/*.ipynb"))):
-        return submissions
-    return None
-
-
-def is_nbgrader(submissions: Path) -> bool:
-    """Whether ``submissions`` is laid out as nbgrader's ``submitted/STUDENT/ASSIGNMENT/`` (given
-    as the folder that holds ``submitted/`` or as ``submitted/`` itself)."""
-    return submitted_folder(submissions) is not None
-
-
-def _submitted(submissions: Path) -> Path:
-    return submitted_folder(submissions) or submissions / "submitted"
-
-
-def nbgrader_assignments(submissions: Path) -> list[str]:
-    """The assignment folders found under any learner in nbgrader's ``submitted/``, sorted."""
-    names = set()
-    for learner in _submitted(submissions).iterdir():
-        if learner.is_dir() and not learner.name.startswith("."):
-            names |= {a.name for a in learner.iterdir()
-                      if a.is_dir() and not a.name.startswith(".") and _notebooks_below(a)}
-    return sorted(names)
-
-
-def discover(submissions: Path, name: str) -> dict[str, tuple[Path, list[Path]]]:
-    """Learner id -> (their folder of assignment ``name``, its notebooks), sorted by id."""
-    learners = {}
-    for learner in sorted(_submitted(submissions).iterdir()):
-        folder = learner / name
-        if learner.name.startswith(".") or not folder.is_dir():
-            continue
-        notebooks = _notebooks_below(folder)
-        if notebooks:
-            learners[learner.name] = (folder, notebooks)
-    if not learners:
-        known = ", ".join(nbgrader_assignments(submissions)) or "none"
-        raise GraderError(f"--assignment {name}: no learner handed in a notebook for it under "
-                          f"{_submitted(submissions)} (assignments found: {known})")
-    return learners
 
 
 def suites_handed_in(plans: list[Plan]) -> list[str]:

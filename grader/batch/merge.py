@@ -3,8 +3,8 @@
 ``python -m grader merge SHARD_DIR... --out DIR`` checks that the shards belong together (the
 same class, hidden tests, grader version and options; every slice 1 to N exactly once; a record
 for every learner of every slice), copies each learner's folder, and writes ``gradebook.csv``,
-``summary.json`` and ``summary.png`` with :mod:`grader.batch.gradebook`, from the same records in the
-same order as a single run: the files are byte-identical to grading the class in one run, apart
+``summary.json`` and ``summary.png`` with :mod:`grader.batch.class_files`, from the same records
+in the same order as a single run: the files are byte-identical to grading the class in one run, apart
 from the timing fields (``execution_time`` in ``results.json``, ``seconds`` in ``record.json``,
 ``time`` in ``results.xml``). The options that shape the class's files rather than a learner's
 grading (``--due``, ``--late-policy``, ``--roster``, ``--lms``, ``--assignment``) travel in each
@@ -99,7 +99,7 @@ def _class_options(base: dict, *, roster: Path | None, lms: str | None,
     """The shards' class options (due time, late policy, assignment, roster, LMS), with those
     that ``merge`` was given: each must be what the shards were graded with, or one they lacked
     (a roster only where no due time made its extensions count)."""
-    from grader.batch.grading import roster_from_record, roster_record
+    from grader.batch.class_files import roster_from_record, roster_record
 
     settings = dict(base.get("class") or {"due": None, "late_policy": None, "assignment": None,
                                           "roster": None, "lms": None})
@@ -164,7 +164,7 @@ def main(*, shard_dirs: list[Path], out: Path, echo=print, roster: Path | None =
     check(records)
     base = next(iter(records.values()))["options"]
     settings = _class_options(base, roster=roster, lms=lms, assignment_name=assignment_name)
-    from grader.batch.grading import roster_from_record, write_class
+    from grader.batch.class_files import roster_from_record, write_class
 
     out.mkdir(parents=True, exist_ok=True)
     for folder, data in records.items():

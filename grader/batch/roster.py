@@ -1,9 +1,12 @@
 """Who is in the class and what each learner handed in: find every learner's notebooks in a
-folder of submissions and match them to the course's hidden suites.
+folder of submissions (a class's discovery step: :func:`discover`, and in nbgrader's layout
+:func:`is_nbgrader`, :func:`nbgrader_assignments` and :func:`discover_assignment`) and match them
+to the course's hidden suites (:func:`plan`).
 
 Layouts of ``SUBMISSIONS`` (detected in this order):
 
-* nbgrader's ``SUBMISSIONS/submitted/STUDENT/ASSIGNMENT/*.ipynb``;
+* nbgrader's ``SUBMISSIONS/submitted/STUDENT/ASSIGNMENT/*.ipynb``, each assignment a class of
+  its own (``SUBMISSIONS`` may be ``submitted/`` itself: :func:`submitted_folder`);
 * ``SUBMISSIONS/STUDENT/**/*.ipynb`` (any depth below the learner's folder);
 * with ``flat=True``: ``SUBMISSIONS/STUDENT_<anything>.ipynb`` (the id precedes the first ``_``).
 
@@ -86,6 +89,61 @@ def discover(submissions: Path, *, flat: bool = False) -> dict[str, tuple[Path, 
     if not learners:
         raise GraderError(f"{submissions}: no submissions found; expected {LAYOUTS}")
     return dict(sorted(learners.items()))
+
+
+def submitted_folder(submissions: Path) -> Path | None:
+    """nbgrader's ``submitted/`` folder, whether ``submissions`` holds it or is it, else None.
+
+    ``submissions`` is ``submitted/`` itself when a learner's assignment folder holds nbgrader's
+    ``timestamp.txt`` (``submitted/STUDENT/ASSIGNMENT/timestamp.txt``), or when it is named
+    ``submitted`` and its notebooks lie two folders down, never one."""
+    if (submissions / "submitted").is_dir():
+        return submissions / "submitted"
+    if not submissions.is_dir():
+        return None
+    if any(submissions.glob("*/*/timestamp.txt")):
+        return submissions
+    if (submissions.name == "submitted" and any(submissions.glob("*/*/*.ipynb"))
+            and not any(submissions.glob("*/*.ipynb"))):
+        return submissions
+    return None
+
+
+def is_nbgrader(submissions: Path) -> bool:
+    """Whether ``submissions`` is laid out as nbgrader's ``submitted/STUDENT/ASSIGNMENT/`` (given
+    as the folder that holds ``submitted/`` or as ``submitted/`` itself)."""
+    return submitted_folder(submissions) is not None
+
+
+def _submitted(submissions: Path) -> Path:
+    return submitted_folder(submissions) or submissions / "submitted"
+
+
+def nbgrader_assignments(submissions: Path) -> list[str]:
+    """The assignment folders found under any learner in nbgrader's ``submitted/``, sorted."""
+    names = set()
+    for learner in _submitted(submissions).iterdir():
+        if learner.is_dir() and not learner.name.startswith("."):
+            names |= {a.name for a in learner.iterdir()
+                      if a.is_dir() and not a.name.startswith(".") and _notebooks_below(a)}
+    return sorted(names)
+
+
+def discover_assignment(submissions: Path, name: str) -> dict[str, tuple[Path, list[Path]]]:
+    """Learner id -> (their folder of assignment ``name``, its notebooks), sorted by id."""
+    learners = {}
+    for learner in sorted(_submitted(submissions).iterdir()):
+        folder = learner / name
+        if learner.name.startswith(".") or not folder.is_dir():
+            continue
+        notebooks = _notebooks_below(folder)
+        if notebooks:
+            learners[learner.name] = (folder, notebooks)
+    if not learners:
+        known = ", ".join(nbgrader_assignments(submissions)) or "none"
+        raise GraderError(f"--assignment {name}: no learner handed in a notebook for it under "
+                          f"{_submitted(submissions)} (assignments found: {known})")
+    return learners
 
 
 def sha256(path: Path) -> str:

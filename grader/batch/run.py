@@ -1,15 +1,28 @@
 """A class's walk: the one entry point of ``python -m grader batch``, step after step.
 
-:func:`grade_class` takes one :class:`ClassOptions` (the command line builds it) and calls, in
-order: discovery (:func:`grader.batch.roster.discover`, or nbgrader's layout:
-:func:`grader.batch.assignment.discover`), scoping (:func:`grader.batch.assignment.scope`: the
-learners of this shard and the assignment's notebooks), lateness
-(:func:`grader.batch.deadlines.class_lateness`, computed before grading because each learner's
-files carry it), grading (:func:`grader.batch.grading.grade_all`: each learner in a child process
-of its own), then the gradebook and its exports (:func:`grader.batch.grading.write_class`: the
-gradebook, the summary, the roster's rows and the LMS file; or a shard's record,
-:func:`grader.batch.grading.write_shard`). Each step is a function of its own module and
-returns; none imports this module.
+:func:`grade_class` takes one :class:`ClassOptions` (the command line builds it), reads and checks
+what the options name once (the assignment's suites, the roster, the due time and late policy: a
+bad one stops the run before any learner is graded), then walks each gradebook through five
+modules, each once and in this order:
+
+1. discovery, :mod:`grader.batch.roster`: :func:`~grader.batch.roster.discover`, or in nbgrader's
+   layout :func:`~grader.batch.roster.discover_assignment` (one gradebook per assignment);
+2. scoping, :func:`grader.batch.assignment.scope`: the learners of this shard and the
+   assignment's notebooks;
+3. lateness, :func:`grader.batch.deadlines.class_lateness`. It comes before grading because each
+   learner's files carry it (the gradebook's penalty, ``results.json``, the feedback page) and
+   are written once, by the step that grades that learner: a run stopped half-way leaves the
+   learners it finished complete, lateness included;
+4. grading, :mod:`grader.batch.grading`: the assignment's points
+   (:func:`~grader.batch.grading.cached_points`), then each learner in a child process of its
+   own (:func:`~grader.batch.grading.grade_all`);
+5. the class's files, :mod:`grader.batch.class_files`: the gradebook, the summary, the roster's
+   rows and the LMS file (:func:`~grader.batch.class_files.write_class`), or a shard's record
+   (:func:`~grader.batch.class_files.write_shard`).
+
+Each step is a function of its own module and returns; none imports this module
+(``tests/batch/test_walk.py`` records the walk and fails on a module visited twice or out of
+order).
 """
 from __future__ import annotations
 
@@ -19,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from grader.batch import assignment, deadlines, enrolment, grading, roster
+from grader.batch import assignment, class_files, deadlines, enrolment, grading, roster
 from grader.batch import lms as lms_formats
 from grader.batch.roster import Options
 from grader.batch.shards import RECORD, Shard
@@ -73,6 +86,8 @@ class _Settings:
     """The options read and checked once: the assignment's suites, the roster, the deadline."""
     suites: list[str] | None
     people: enrolment.Roster | None
+    columns: dict[str, dict[str, str]]
+    """student_id -> the roster's columns (:func:`grader.batch.enrolment.columns`)."""
     due: object
     policy: deadlines.LatePolicy | None
 
@@ -96,7 +111,7 @@ def _settings(o: ClassOptions) -> _Settings:
                           "times)")
     due = deadlines.parse_time(o.due) if o.due is not None else None
     policy = deadlines.LatePolicy.parse(o.late_policy) if o.late_policy is not None else None
-    return _Settings(suites, people, due, policy)
+    return _Settings(suites, people, enrolment.columns(people), due, policy)
 
 
 def grade_class(o: ClassOptions) -> list[dict]:
@@ -119,68 +134,65 @@ def grade_class(o: ClassOptions) -> list[dict]:
     complete (a shard then has no ``shard.json``).
     """
     settings = _settings(o)
-    nbgrader = not o.flat and assignment.is_nbgrader(o.submissions)
-    if not nbgrader:
-        return _grade_assignment(o, settings, nbgrader=False)
-    names = [o.assignment_name] if o.assignment_name else assignment.nbgrader_assignments(
-        o.submissions)
+    # discovery: nbgrader's layout holds a gradebook per assignment, each in out/ASSIGNMENT
+    names = []
+    if not o.flat and roster.is_nbgrader(o.submissions):
+        names = [o.assignment_name] if o.assignment_name else roster.nbgrader_assignments(
+            o.submissions)
     if not names:
-        return _grade_assignment(o, settings, nbgrader=True)
+        return _grade_assignment(o, settings, roster.discover(o.submissions, flat=o.flat),
+                                 handed_in_only=False)
     records = []
-    for name in names:  # a gradebook per assignment, each in out/ASSIGNMENT
-        present = set(assignment.discover(o.submissions, name))
-        if o.students and not present & set(o.students):
+    for name in names:
+        learners = roster.discover_assignment(o.submissions, name)
+        if o.students and not set(learners) & set(o.students):
             continue
         o.echo(f"assignment {name}: gradebook in {o.out / name}")
         one = dataclasses.replace(o, out=o.out / name, assignment_name=name,
-                                  students=[s for s in o.students or [] if s in present] or None)
-        records += _grade_assignment(one, settings, nbgrader=True)
+                                  students=[s for s in o.students or [] if s in learners] or None)
+        records += _grade_assignment(one, settings, learners, handed_in_only=True)
     return records
 
 
-def _grade_assignment(o: ClassOptions, settings: _Settings, *, nbgrader: bool) -> list[dict]:
-    """One gradebook's walk: discovery, scoping, lateness, grading, gradebook and exports."""
-    # discovery
-    if nbgrader and o.assignment_name is not None:
-        learners = assignment.discover(o.submissions, o.assignment_name)
-    else:
-        learners = roster.discover(o.submissions, flat=o.flat)
+def _grade_assignment(o: ClassOptions, settings: _Settings,
+                      learners: dict[str, tuple[Path, list[Path]]], *,
+                      handed_in_only: bool) -> list[dict]:
+    """One gradebook's walk after its discovery (``learners``): scoping, lateness, grading, and
+    the class's files. ``handed_in_only``: the assignment is the notebooks anyone handed in."""
     unknown = sorted(set(o.students or []) - set(learners))
     if unknown:
         raise GraderError(f"no submissions for --student {', '.join(unknown)} in {o.submissions}")
     # scoping
     plans, suites = assignment.scope(learners, o.grading, suites=settings.suites, shard=o.shard,
-                                     handed_in_only=nbgrader and o.assignment_name is not None)
+                                     handed_in_only=handed_in_only)
     # lateness
-    late = deadlines.class_lateness(learners, settings.due, settings.policy,
-                                    enrolment.columns(settings.people),
+    late = deadlines.class_lateness(learners, settings.due, settings.policy, settings.columns,
                                     no_file_times=o.no_file_times)
     stamps = {s: deadlines.to_dict(e) for s, e in late.items()}
+    warning = None if o.shard is None else deadlines.file_times_warning(
+        {s: late[s] for s in late if o.shard.holds(s)})
     # grading
-    points = grading.cached_points(o.out)
-    if suites is not None:
-        points = assignment.scope_points(points, suites)
+    points = grading.cached_points(o.out, suites)
     records, graded = grading.grade_all(
         plans, out=o.out, options=o.grading, points=points, stamps=stamps, students=o.students,
         force=o.force, jobs=o.jobs or os.cpu_count() or 1,
         timeout_per_student=o.timeout_per_student, progress=o.progress)
-    # gradebook and exports
+    # the class's files
     counts = f"{graded} regraded, {len(plans) - graded} up to date"
-    class_settings = grading.class_options(due=o.due, late_policy=o.late_policy,
-                                           assignment_name=o.assignment_name,
-                                           people=settings.people, lms=o.lms)
+    class_settings = class_files.class_options(due=o.due, late_policy=o.late_policy,
+                                               assignment_name=o.assignment_name,
+                                               people=settings.people, lms=o.lms)
     if o.shard is not None:
         run_options = {**dataclasses.asdict(o.grading), "flat": o.flat,
                        "timeout_per_student": o.timeout_per_student, "class": class_settings}
-        grading.write_shard(o.out, o.shard, learners=learners, plans=plans, options=run_options,
-                            points=points)
+        class_files.write_shard(o.out, o.shard, learners=learners, plans=plans,
+                                options=run_options, points=points)
         o.echo(f"shard {o.shard}: {counts} of the class's {len(learners)}; shard record written "
                f"to {o.out / RECORD} (join the shards with `python -m grader merge`)")
-        warning = deadlines.file_times_warning({s: late[s] for s in late if o.shard.holds(s)})
         if warning:
             o.echo(warning)
         return records
-    grading.write_class(o.out, records, points, people=settings.people,
-                        class_options=class_settings, echo=o.echo)
+    class_files.write_class(o.out, records, points, people=settings.people,
+                            class_options=class_settings, echo=o.echo)
     o.echo(f"{counts}; gradebook written to {o.out / 'gradebook.csv'}")
     return records

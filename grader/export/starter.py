@@ -48,9 +48,9 @@ RUNTIME = ("__init__", "__main__", "assets", "cli", "errors", "grade", "inline",
            "notebook/read", "notebook/release",
            "judge/__init__", "judge/properties", "judge/proxy", "judge/recorded",
            "report/__init__", "report/classroom_points", "report/feedback", "report/render",
-           "batch/__init__", "batch/assignment", "batch/deadlines", "batch/enrolment",
-           "batch/gradebook", "batch/grading", "batch/lms", "batch/merge", "batch/roster",
-           "batch/shards")
+           "batch/__init__", "batch/assignment", "batch/class_files", "batch/deadlines",
+           "batch/enrolment", "batch/gradebook", "batch/grading", "batch/lms", "batch/merge",
+           "batch/roster", "batch/shards")
 """The grader's modules every starter ships (an allow-list: a new module is shipped only once it
 is named here). Never ``starter``, ``variants`` (the catalogue's grading), ``hosted`` (the
 Gradescope zip and the class workflows carry hidden tests), the suites or the fixtures, which are

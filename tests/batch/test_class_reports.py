@@ -172,7 +172,7 @@ def test_bad_deadlines_get_one_line(tmp_path, capsys):
 
 
 def test_nbgrader_layout_is_recognised_given_submitted_itself_or_its_parent(tmp_path):
-    from grader.batch import assignment
+    from grader.batch import roster
 
     course = tmp_path / "course"
     for learner in ("ada", "bob"):
@@ -181,15 +181,15 @@ def test_nbgrader_layout_is_recognised_given_submitted_itself_or_its_parent(tmp_
         (folder / f"{SUITE}.ipynb").write_text("{}")
         (folder / "timestamp.txt").write_text("2026-03-02 00:30:00.000000 UTC\n")
     for given in (course, course / "submitted"):
-        assert assignment.submitted_folder(given) == course / "submitted"
-        assert assignment.nbgrader_assignments(given) == ["ps1"]
-        found = assignment.discover(given, "ps1")
+        assert roster.submitted_folder(given) == course / "submitted"
+        assert roster.nbgrader_assignments(given) == ["ps1"]
+        found = roster.discover_assignment(given, "ps1")
         assert {s: folder for s, (folder, _) in found.items()} == {
             s: course / "submitted" / s / "ps1" for s in ("ada", "bob")}
     flat = tmp_path / "flat" / "submitted"  # one folder per learner, named "submitted"
     (flat / "cyd").mkdir(parents=True)
     (flat / "cyd" / f"{SUITE}.ipynb").write_text("{}")
-    assert not assignment.is_nbgrader(flat)
+    assert not roster.is_nbgrader(flat)
 
 
 def test_file_times_are_named_and_can_be_refused(tmp_path, capsys):
