@@ -1,8 +1,8 @@
 """The class's files, built from the learners' records: ``gradebook.csv``, ``summary.json`` and
 ``summary.png``, and each learner's full list of reports.
 
-:mod:`grader.batch.grading` writes them after grading a class and :mod:`grader.batch.merge` after joining the
-shards of one; both read only the per-learner records (``STUDENT/record.json``: plain
+:mod:`grader.batch.class_files` writes them after grading a class and after joining the shards
+of one (:mod:`grader.batch.merge`); both read only the per-learner records (``STUDENT/record.json``: plain
 :mod:`grader.results` records and fingerprints), so the same records give the same bytes.
 """
 from __future__ import annotations

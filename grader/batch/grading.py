@@ -230,7 +230,8 @@ def points_possible() -> dict[str, list[dict]]:
 
 def cached_points(out: Path, suites: list[str] | None = None) -> dict[str, list[dict]]:
     """:func:`points_possible`, reused from ``out/.points.json`` while the suites are unchanged;
-    with ``suites`` (an assignment's), theirs only (:func:`grader.batch.assignment.scope_points`)."""
+    with ``suites`` (an assignment's), theirs only
+    (:func:`grader.batch.assignment.scope_points`)."""
     if suites is not None:
         return scope_points(cached_points(out), suites)
     from grader.judge.proxy import known_suites, suite_path
