@@ -114,7 +114,7 @@ def site(rest: list[str]) -> int:
 
 NEEDS = {"test": ("tests", "the project's tests"),
          "release": ("solutions", "the solution notebooks"),
-         "batch": ("grader/suites/PUBLIC_ONLY.txt", "the hidden tests"),
+         "batch": ("grader/judge/suites/PUBLIC_ONLY.txt", "the hidden tests"),
          "site": ("docs/site", "the website's sources"),
          "colab": ("solutions", "the course's own repository (the one the Colab cell clones)")}
 """Command -> (the path it needs, what that is); ``batch`` needs that path to be absent."""

@@ -1,10 +1,10 @@
 """The course's grader: release student notebooks, execute them, judge their exercises, report.
 
-The pipeline, one module per stage: :mod:`grader.release` (solutions -> student notebooks),
-:mod:`grader.execute` (nbval in a child process), :mod:`grader.judge` (hidden tests against a
-sandboxed learner, :mod:`grader.sandbox`), :mod:`grader.report` (terminal, Gradescope JSON,
-JUnit XML), tied together by :mod:`grader.grade`. :func:`check` is the learner's inline
-self-check.
+One folder per stage (``grader/README.md``): :mod:`grader.notebook` (read, release, execute with
+nbval), :mod:`grader.judge` (hidden tests against a learner kept in :mod:`grader.sandbox`),
+:mod:`grader.report` (terminal, Gradescope JSON, JUnit XML, Markdown, HTML), tied together by
+:mod:`grader.grade`; a class is :mod:`grader.batch`, and what leaves the repository is
+:mod:`grader.export`. :func:`check` is the learner's inline self-check.
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 GRADER_ONLY = ("ctx05_grader_windows.txt",)
 """Assets only the grader reads (the text a challenge is scored on): never shipped to learners
-(the starter repository) and hidden from the learner's processes (:mod:`grader.confinement`)."""
+(the starter repository) and hidden from the learner's processes (:mod:`grader.sandbox.confinement`)."""
 ENVIRONMENT_VARIABLE = "COURSE_ASSETS"
 """Names a folder to use as the course's ``assets/`` (it then has to hold the files asked for)."""
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent

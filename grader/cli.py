@@ -1,6 +1,6 @@
 """Command line: ``python -m grader COMMAND`` for the commands ``release``, ``check``, ``batch``,
 ``merge``, ``starter-repo``, ``gradescope``, ``classroom`` and ``class-workflow``. Parses
-arguments and calls the stages (hosted exports live in :mod:`grader.hosted`)."""
+arguments and calls the stages (hosted exports live in :mod:`grader.export.hosted`)."""
 from __future__ import annotations
 
 import argparse
@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from grader.errors import GraderError
-from grader.report import VISIBILITIES
+from grader.report.render import VISIBILITIES
 
 ROOT = Path(__file__).resolve().parent.parent
 GPU_MEMORY_GIB = 64.0
@@ -149,28 +149,30 @@ def _gibibytes(text: str) -> float:
 
 
 def _batch(args) -> None:
-    from grader import batch, shards, supervise
+    from grader.batch import run, shards
+    from grader.batch.roster import Options
+    from grader.sandbox import supervise
 
     shard = None if args.shard is None else shards.parse(args.shard)
-    from grader.confinement import describe
+    from grader.sandbox.confinement import describe
 
     limits = _limits(args.run_as, require=args.require_confinement)  # validates the user
     print(f"learner code confined by: {describe(limits)}")  # refuses here if it must
     supervise.become_subreaper()  # batch starts nothing but learners' workers
-    batch.main(submissions=args.submissions, out=args.out, jobs=args.jobs, students=args.student,
-               force=args.force, flat=args.flat, timeout_per_student=args.timeout_per_student,
-               options=batch.Options(skip_execution=args.skip_execution,
-                                     cell_timeout=args.cell_timeout, run_as=args.run_as,
-                                     require_confinement=args.require_confinement,
-                                     memory_limit=_memory_limit(args.memory_limit)),
-               shard=shard, notebooks=args.notebooks, assignment_name=args.assignment,
-               roster=args.roster, lms=args.lms, due=args.due, late_policy=args.late_policy,
-               no_file_times=args.no_file_times)
+    run.grade_class(run.ClassOptions(
+        submissions=args.submissions, out=args.out, jobs=args.jobs, students=args.student,
+        force=args.force, flat=args.flat, timeout_per_student=args.timeout_per_student,
+        grading=Options(skip_execution=args.skip_execution, cell_timeout=args.cell_timeout,
+                        run_as=args.run_as, require_confinement=args.require_confinement,
+                        memory_limit=_memory_limit(args.memory_limit)),
+        shard=shard, notebooks=args.notebooks, assignment_name=args.assignment,
+        roster=args.roster, lms=args.lms, due=args.due, late_policy=args.late_policy,
+        no_file_times=args.no_file_times))
 
 
 def _limits(run_as: str | None, memory_limit: float | None = None, *, require: bool = False):
-    from grader import supervise
-    from grader.sandbox import Limits
+    from grader.sandbox import supervise
+    from grader.sandbox.parent import Limits
 
     if run_as is not None:
         try:
@@ -278,7 +280,7 @@ def _add_hosted_commands(commands) -> None:
 def _hosted(args: argparse.Namespace) -> None:
     """Run ``gradescope``, ``classroom`` or ``class-workflow``."""
     if args.command == "class-workflow":
-        from grader.hosted import class_workflow
+        from grader.export.hosted import class_workflow
 
         if args.dockerfile:
             _emit(class_workflow.dockerfile(), args.out, "Dockerfile")
@@ -298,7 +300,7 @@ def _hosted(args: argparse.Namespace) -> None:
             _emit(write(args.shards, **options), args.out,
                   "Slurm job-array script" if args.slurm else "GitHub Actions workflow")
     elif args.command == "gradescope":
-        from grader.hosted import gradescope
+        from grader.export.hosted import gradescope
 
         gradescope.build(out=args.out, notebooks=args.notebooks,
                          hidden_visibility=args.hidden_visibility, memory_limit_mb=args.memory_mb,
@@ -306,7 +308,7 @@ def _hosted(args: argparse.Namespace) -> None:
                          require_confinement=args.require_confinement)
         print(f"Gradescope autograder written to {args.out}")
     else:
-        from grader.hosted import classroom
+        from grader.export.hosted import classroom
 
         _emit(classroom.workflow(notebooks=args.notebooks, per_exercise=args.per_exercise),
               args.out, "GitHub Classroom workflow")
@@ -324,7 +326,7 @@ def _emit(text: str, out: Path | None, what: str) -> None:
 
 def _check_reports(args: argparse.Namespace, reports: list, seconds: float) -> int:
     """Write ``check``'s JSON and Markdown reports; the exit status that ``--min-score`` asks for."""
-    from grader import report as reporters
+    from grader.report import render as reporters
 
     if args.json is not None:
         reporters.write_json(args.json, reporters.gradescope(
@@ -334,7 +336,8 @@ def _check_reports(args: argparse.Namespace, reports: list, seconds: float) -> i
         reporters.write_text(args.markdown, reporters.markdown(reports) + "\n")
         print(f"Markdown report written to {args.markdown}")
     if args.classroom_output is not None:
-        from grader import classroom_results, recorded
+        from grader.report import classroom_points as classroom_results
+        from grader.judge import recorded
 
         classroom_results.append_output(
             args.classroom_output, reporters.gradescope(reports, seconds),
@@ -355,23 +358,25 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("gradescope", "classroom", "class-workflow"):
             _hosted(args)
         elif args.command == "release":
-            from grader import release
+            from grader.notebook import release
 
             written = release.main(source=args.source, dest=args.dest)
             print(f"released {len(written)} notebook(s) into {args.dest}")
         elif args.command == "batch":
             _batch(args)
         elif args.command == "starter-repo":
-            from grader import starter
+            from grader.export import starter
 
             starter.main(args.out, notebooks=args.notebooks)
         elif args.command == "merge":
-            from grader import merge
+            from grader.batch import merge
 
             merge.main(shard_dirs=args.shards, out=args.out, roster=args.roster, lms=args.lms,
                        assignment_name=args.assignment)
         else:
-            from grader import grade, recorded, supervise
+            from grader import grade
+            from grader.judge import recorded
+            from grader.sandbox import supervise
 
             supervise.become_subreaper()  # this process starts nothing but the learner's code
             start = time.monotonic()
@@ -387,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
             if recorded.is_starter():
                 print(recorded.hidden_note())
             if args.html is not None:
-                from grader import feedback
+                from grader.report import feedback
 
                 feedback.write(args.html, reports)
                 print(f"HTML feedback written to {args.html}")

@@ -7,16 +7,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from grader import report as reporters
-from grader import supervise
-from grader.confinement import describe as describe_confinement
+from grader.report import render as reporters
+from grader.sandbox import supervise
+from grader.sandbox.confinement import describe as describe_confinement
 from grader.errors import GraderError
-from grader.execute import default_budget, default_cell_timeout, execute
-from grader.judge import exercise_order, known_suites, run_suite, suite_exercises
-from grader.notebook import exercise_names, read_notebook, sandbox_cells, suite_name
+from grader.notebook.execute import default_budget, default_cell_timeout, execute
+from grader.judge.proxy import exercise_order, known_suites, run_suite, suite_exercises
+from grader.notebook.read import exercise_names, read_notebook, sandbox_cells, suite_name
 from grader.results import NotebookReport
-from grader.sandbox import (ExerciseMissing, Limits, Sandbox, StudentError, StudentOutOfMemory,
-                            StudentTimeout, Template)
+from grader.sandbox.parent import (ExerciseMissing, Limits, Sandbox, StudentError,
+                                     StudentOutOfMemory, StudentTimeout, Template)
 
 
 def find_notebooks(paths: list[Path]) -> list[Path]:
@@ -149,7 +149,7 @@ class _Connections:
             return unreadable, []
 
         def call(name, args, kwargs, timeout, trusted=None, probe=False):
-            # probe: a second run with the learner's own earlier exercises (grader.judge), whose
+            # probe: a second run with the learner's own earlier exercises (grader.judge.proxy), whose
             # time-out says nothing about this exercise's own code.
             if exercise in self.timed_out:
                 raise StudentTimeout("not run: an earlier test of this exercise did not finish "
@@ -258,8 +258,8 @@ def grade_notebook(path: Path, *, skip_execution: bool = False,
     """Grade one notebook; a problem with the notebook ends up in the report, never raised.
 
     ``execution_budget`` bounds the notebook's whole execution in seconds (default: a few times
-    what the solution takes, :func:`grader.execute.default_budget`), ``cell_timeout`` one cell
-    (default: :func:`grader.execute.default_cell_timeout` of the budget).
+    what the solution takes, :func:`grader.notebook.execute.default_budget`), ``cell_timeout`` one cell
+    (default: :func:`grader.notebook.execute.default_cell_timeout` of the budget).
     """
     return grade_notebooks([path], skip_execution=skip_execution, exercises=exercises,
                            cell_timeout=cell_timeout, execution_budget=execution_budget,
@@ -301,7 +301,7 @@ def main(*, paths: list[Path], json_path: Path | None = None, junit_path: Path |
     The table lists every failing test when ``verbose``, else the first one per exercise.
 
     Every process the learner's code started is gone before a report is written (where this
-    process is a subreaper, :func:`grader.supervise.become_subreaper`, escaped ones included).
+    process is a subreaper, :func:`grader.sandbox.supervise.become_subreaper`, escaped ones included).
     """
     start = time.monotonic()
     notebooks = find_notebooks(paths)

@@ -1,7 +1,7 @@
 """``check(name)``: a learner runs an exercise's public checks from inside the notebook.
 
 The check sees what the grader sees. The grader loads only the notebook's ``setup`` and
-``exercise`` cells (:func:`grader.notebook.sandbox_cells`); the check reads the same cells, from
+``exercise`` cells (:func:`grader.notebook.read.sandbox_cells`); the check reads the same cells, from
 the notebook's file (their tags, and their sources as the kernel last ran them where the front end
 tells the kernel which cell runs), and hands the public checks a view of the kernel's globals
 that holds only the names those cells bind. The notebook's functions in the view look their
@@ -17,13 +17,13 @@ import types
 from pathlib import Path
 from typing import Any
 
-from grader import _child, codec
+from grader.sandbox import child as _child, codec
 from grader.errors import GraderError
-from grader.judge import known_suites, run_suite, suite_exercises, suite_path
-from grader.notebook import exercise_names, read_notebook, sandbox_cells, suite_name
-from grader.recorded import hidden_note
+from grader.judge.proxy import known_suites, run_suite, suite_exercises, suite_path
+from grader.notebook.read import exercise_names, read_notebook, sandbox_cells, suite_name
+from grader.judge.recorded import hidden_note
 from grader.results import PASSED
-from grader.sandbox import result_of_reply
+from grader.sandbox.parent import result_of_reply
 
 NOT_FOUND = ("(this check could not read from the notebook's file which names the grader loads, "
              "so it saw every name the kernel holds; the grader loads only the setup and "
@@ -73,7 +73,7 @@ def executed_sources() -> dict[str, str]:
 
 def grader_cells(path: Path, suites: list[str]) -> list[tuple[str, str]]:
     """The ``(label, source)`` cells the grader would load from the notebook at ``path``: its
-    setup and exercise cells (:func:`grader.notebook.sandbox_cells`), each with the source the
+    setup and exercise cells (:func:`grader.notebook.read.sandbox_cells`), each with the source the
     kernel last ran for it where the kernel knows (an edit not yet saved), else the file's."""
     notebook = read_notebook(path)
     ran = executed_sources()
@@ -147,7 +147,7 @@ def _rebound(value: Any, kernel: dict, view: dict) -> Any:
 
 def grader_view(namespace: dict, cells: list[tuple[str, str]]) -> dict | None:
     """The names of ``namespace`` (the kernel's globals) that ``cells`` bind, in a namespace
-    like the sandbox's (:func:`grader._child.fresh_namespace`); ``None`` when a cell's names
+    like the sandbox's (:func:`grader.sandbox.child.fresh_namespace`); ``None`` when a cell's names
     cannot be told (then the caller checks the kernel as is)."""
     names: set[str] = set()
     for _, source in cells:

@@ -45,7 +45,7 @@ class CellFailure:
 
     cell: str
     """The cell, as every report names it: ``"code cell 8"`` (code cells counted from 1;
-    :func:`grader.notebook.cell_label`)."""
+    :func:`grader.notebook.read.cell_label`)."""
     message: str
     """The first lines of the error, bounded in size."""
 
@@ -97,7 +97,7 @@ class NotebookReport:
     """Every exercise of the suite in the notebook's order, which numbers them (``N.E`` is the
     E-th) also when only some were graded; empty: numbered as the tests come."""
     confinement: str = ""
-    """Which confinement held for the learner's processes (:func:`grader.confinement.describe`)."""
+    """Which confinement held for the learner's processes (:func:`grader.sandbox.confinement.describe`)."""
 
     @property
     def score(self) -> float:

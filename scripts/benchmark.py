@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader.execute import execute  # noqa: E402
+from grader.notebook.execute import execute  # noqa: E402
 from grader.grade import grade_notebook  # noqa: E402
 
 TARGETS = {"05_context_extension": 90.0}

@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import batch  # noqa: E402
+from grader.batch import grading as batch  # noqa: E402
 from tests.conftest import NOTEBOOKS, SOLUTIONS, variant  # noqa: E402
 
 KINDS = ["solutions", "stubs", "wrong", "two notebooks", "corrupt"]
@@ -114,7 +114,7 @@ class Sampler(threading.Thread):
             tree = _subtree(table, self.root)
             self.peak_total = max(self.peak_total, sum(table[p][1] for p in tree if p in table))
             for pid in tree:
-                if pid in table and "grader.batch --worker" in table[pid][2]:
+                if pid in table and "grader.batch.grading --worker" in table[pid][2]:
                     learner = sum(table[p][1] for p in _subtree(table, pid) if p in table)
                     self.peak_learner = max(self.peak_learner, learner)
 

@@ -49,8 +49,8 @@ sys.path.insert(0, str(ROOT))
 
 import nbformat  # noqa: E402
 
-from grader import supervise  # noqa: E402
-from grader.notebook import EXERCISE_TAG, read_notebook, sandbox_cells, tags, top_level_names  # noqa: E402
+from grader.sandbox import supervise  # noqa: E402
+from grader.notebook.read import EXERCISE_TAG, read_notebook, sandbox_cells, tags, top_level_names  # noqa: E402
 
 MIB = 1 << 20
 EXERCISE = "max_equivariance_error"  # notebook 01's experiments call it in several cells
@@ -233,7 +233,7 @@ def inline(notebooks: list[Path]) -> None:
     code = (
         "import sys, time, json\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from grader.notebook import read_notebook, sandbox_cells\n"
+        "from grader.notebook.read import read_notebook, sandbox_cells\n"
         "from grader.inline import check\n"
         "import contextlib, io\n"
         "path = sys.argv[1]\n"

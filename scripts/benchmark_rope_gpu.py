@@ -46,7 +46,7 @@ SHAPES = [  # (B, H_q, H_k, T, D): Llama-3-8B-like heads
 def load_notebook_kernels(notebook: Path):
     """Import the notebook's setup and exercise cells as a module (with source, for triton.jit)."""
     sys.path.insert(0, str(ROOT))
-    from grader.notebook import read_notebook, sandbox_cells
+    from grader.notebook.read import read_notebook, sandbox_cells
 
     cells = sandbox_cells(read_notebook(notebook), {"rope_forward_triton"})
     folder = Path(tempfile.mkdtemp(prefix="rope-bench-"))

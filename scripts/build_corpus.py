@@ -16,7 +16,7 @@ the SHA-256, which assets/README.md records).
 It also writes ``assets/ctx05_grader_windows.txt``: 48 windows of 1,025 characters (a window of
 1,024 and its next character) from the *library* reference of the same package, a part of the
 documentation that ``corpus.txt`` leaves out. No notebook reads it: the hidden tests of notebook
-05's challenge score a learner's scaling rule on windows of it (``grader/context_lm.py``), so
+05's challenge score a learner's scaling rule on windows of it (``grader/judge/context_lm.py``), so
 no notebook table, fit or public check has seen that text.
 """
 from __future__ import annotations

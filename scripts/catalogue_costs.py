@@ -5,7 +5,7 @@
 
 NOTEBOOK is a solution notebook's name or its number (``02``). Each entry of
 ``tests/catalogue/NOTEBOOK.py`` is graded as ``tests/test_catalogue.py`` grades it (a copy of the
-solution with the exercise cell replaced, through ``grader.variants.VariantGrader``); one line per
+solution with the exercise cell replaced, through ``grader.batch.variants.VariantGrader``); one line per
 entry gives the tests failed and points lost out of the exercise's, then the failing tests. DESIGN's
 "one mistake costs once" asks for one failing test per mistake; an entry over its ``costs`` is
 flagged, and ``--over`` prints only those. It prints; it asserts nothing.
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grader.results import PASSED  # noqa: E402
-from grader.variants import VariantGrader  # noqa: E402
+from grader.batch.variants import VariantGrader  # noqa: E402
 from tests.catalogue import modules  # noqa: E402
 
 

@@ -9,7 +9,7 @@ The criterion (Men et al. 2024, *Base of RoPE Bounds Context Length*): S(Delta) 
 base^(-2j/d)) > 0 for every integer offset 0 <= Delta <= L. The bases that meet it do not form an
 interval, and the first passing window can be narrower than 0.1 %, so a grid or a bisection misses
 it. This script runs the grader's branch-and-bound search (``_smallest_base`` in
-grader/suites/test_04_rotary_embeddings.py: no window wider than 1e-7 in log(base) escapes it) for
+grader/judge/suites/test_04_rotary_embeddings.py: no window wider than 1e-7 in log(base) escapes it) for
 head_dim 128 and prints each smallest base with ten significant digits; the notebook's section 8
 states them and checks each live (S > 0 at the base, S <= 0 a millionth below it).
 Deterministic (float64, one CPU thread). tests/test_oracle_04_rotary_embeddings.py runs the two checks
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-SUITE = Path(__file__).resolve().parents[1] / "grader" / "suites" / "test_04_rotary_embeddings.py"
+SUITE = Path(__file__).resolve().parents[1] / "grader" / "judge" / "suites" / "test_04_rotary_embeddings.py"
 CONTEXTS = (1024, 2048, 4096, 8192)
 HEAD_DIM = 128
 

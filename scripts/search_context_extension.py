@@ -30,7 +30,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from grader import context_lm  # noqa: E402
+from grader.judge import context_lm  # noqa: E402
 
 TRAIN_LEN = context_lm.TRAIN_LEN
 THETA = context_lm.default_inv_freq().double()
@@ -84,7 +84,7 @@ def per_pair(scale, start, windows):
 
 def recipes(scale):
     """The chapter's rules with the constants it tried: {name: (inv_freq float64 (16,), attention factor)}."""
-    sys.path.insert(0, str(ROOT / "grader" / "suites"))
+    sys.path.insert(0, str(ROOT / "grader" / "judge" / "suites"))
     import test_05_context_extension as suite
     d, b, L = 2 * len(THETA), context_lm.BASE, TRAIN_LEN
     temps = {"1": 1.0, "0.1 ln s + 1": 0.1 * math.log(scale) + 1, "0.082 ln s + 1": 0.082 * math.log(scale) + 1,

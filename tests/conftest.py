@@ -23,10 +23,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from grader.notebook import SETUP_TAG, read_notebook, sandbox_cells, tags
-from grader.variants import exercise_cell_index, replaced  # noqa: F401 - exercise_cell_index for tests
+from grader.notebook.read import SETUP_TAG, read_notebook, sandbox_cells, tags
+from grader.batch.variants import exercise_cell_index, replaced  # noqa: F401 - exercise_cell_index for tests
 
-import nbformat  # noqa: E402 - grader.notebook first: it makes this import cheaper
+import nbformat  # noqa: E402 - grader.notebook.read first: it makes this import cheaper
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,10 +70,10 @@ def one_worker_per_notebook(suite: str):
 
 @pytest.fixture(scope="session")
 def variant_grader():
-    """``variant_grader("04_rotary_embeddings")``: a :class:`grader.variants.VariantGrader` of
+    """``variant_grader("04_rotary_embeddings")``: a :class:`grader.batch.variants.VariantGrader` of
     that solution notebook, warm for the session (the two used last are kept; each holds a
     template process)."""
-    from grader.variants import VariantGrader
+    from grader.batch.variants import VariantGrader
 
     graders: dict[str, VariantGrader] = {}
 

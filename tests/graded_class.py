@@ -1,7 +1,7 @@
 """One small class, graded once per test run: in one run, and in shards merged.
 
-The batch tests (``tests/test_batch.py``) read the one run; the shard tests
-(``tests/test_merge.py``) read the shards and their merge. The one run grades two learners at once
+The batch tests (``tests/batch/test_batch.py``) read the one run; the shard tests
+(``tests/batch/test_merge.py``) read the shards and their merge. The one run grades two learners at once
 (``--jobs 2``) and every shard grades one at a time (``--jobs 1``), so the merged files equal to
 the one run's prove both that sharding and that the number of jobs change nothing.
 
@@ -26,8 +26,9 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from grader import batch
-from grader.hosted.class_workflow import actions, k8s, slurm
+from grader.batch import grading as batch
+from grader.batch import run
+from grader.export.hosted.class_workflow import actions, k8s, slurm
 from tests.conftest import NOTEBOOKS, ROOT, variant
 
 NB1, NB2 = "01_permutation_invariance", "02_sinusoidal_encoding"
@@ -107,8 +108,8 @@ def grade(root: Path) -> None:
     into ``engine/grades``)."""
     folder = submissions(root / "submissions")
     one = root / "one"
-    batch.main(submissions=folder, out=one, jobs=2, options=SKIP, echo=lambda *_: None,
-               progress=False)
+    run.grade_class(run.ClassOptions(
+        submissions=folder, out=one, jobs=2, grading=SKIP, echo=lambda *_: None, progress=False))
     engine = root / "engine"
     shutil.copytree(folder, engine / "submissions")
     steps = workflow_steps(2, jobs=1)
@@ -180,9 +181,10 @@ def grade_with_options(root: Path) -> None:
     one = root / "classes" / "one"
     shutil.copytree(root / "one", one)
     (root / "classes" / "roster.csv").write_text(ROSTER)
-    batch.main(submissions=root / "submissions", out=one, jobs=2, options=SKIP,
-               echo=lambda *_: None, progress=False, roster=root / "classes" / "roster.csv",
-               lms="canvas", due=DUE, late_policy=POLICY, assignment_name="ps1")
+    run.grade_class(run.ClassOptions(
+        submissions=root / "submissions", out=one, jobs=2, grading=SKIP, echo=lambda *_: None,
+        progress=False, roster=root / "classes" / "roster.csv", lms="canvas", due=DUE,
+        late_policy=POLICY, assignment_name="ps1"))
 
     folder = _engine_folder(root, "actions")
     with contextlib.chdir(folder):  # the course repository, where the roster is

@@ -7,7 +7,7 @@ from nbclient import NotebookClient
 
 from grader import assets
 from grader.assets import course_assets
-from grader.notebook import SETUP_TAG, tags
+from grader.notebook.read import SETUP_TAG, tags
 from tests.conftest import NOTEBOOKS, ROOT
 
 

@@ -1,11 +1,11 @@
 """Every catalogued wrong answer loses points under the hidden tests, with the right feedback.
 
 Each entry is graded as a copy of the solution notebook with its exercise cell replaced, through
-:class:`grader.variants.VariantGrader`: the learner's side runs in a sandbox of its own, forked from
-a template that loaded the notebook's setup once (tests/test_variants.py proves the reports equal
+:class:`grader.batch.variants.VariantGrader`: the learner's side runs in a sandbox of its own, forked from
+a template that loaded the notebook's setup once (tests/batch/test_variants.py proves the reports equal
 those of grading the edited notebook whole). It is graded against the whole notebook's suite: the
 tests of every exercise whose results the replaced cell can change (its own, and those of every
-exercise whose cell reads a name it defines: :func:`grader.variants.reached`); every other test
+exercise whose cell reads a name it defines: :func:`grader.batch.variants.reached`); every other test
 runs the solution's very code and keeps the solution's full marks. Where the catalogue sets
 ``COSTS_ONCE``, an entry may fail no more hidden tests than its ``costs`` (one by default), in its
 own exercise and in every other: one mistake costs once, across exercises too (an exercise that

@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 from grader.grade import grade_notebook
-from grader.notebook import read_notebook
+from grader.notebook.read import read_notebook
 from grader.results import NOT_IMPLEMENTED, PASSED
 from tests.conftest import NOTEBOOKS, SOLUTIONS, exercise_cell_index
 

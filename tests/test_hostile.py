@@ -16,9 +16,9 @@ import pytest
 
 from grader.grade import grade_notebook, main as grade_main
 from grader.results import CRASHED, ERROR, FAILED, MISSING, PASSED, TIMED_OUT
-from grader.sandbox import Limits
-from grader.notebook import read_notebook
-from grader.release import release_notebook
+from grader.sandbox.parent import Limits
+from grader.notebook.read import read_notebook
+from grader.notebook.release import release_notebook
 from tests.conftest import ROOT, SOLUTIONS, variant
 
 SUITE = "01_permutation_invariance"
@@ -216,7 +216,7 @@ def _grade_cli(path, report, *extra, env=None):
 UNCONFINED = {**os.environ, "GRADER_NO_BWRAP": "1"}
 """The fallback (no bubblewrap): the tests below prove what holds without it. Under bubblewrap a
 learner process cannot even write outside its scratch folder or see the grader's processes
-(tests/test_confinement.py), so these submissions could not report what they did."""
+(tests/sandbox/test_confinement.py), so these submissions could not report what they did."""
 
 
 def _pids(pid_file):
@@ -262,7 +262,7 @@ def test_forger_started_by_the_executed_notebook_is_killed_too(tmp_path):
 
 def test_fork_bomb_is_bounded_and_cleaned_up(tmp_path, monkeypatch):
     """Forking without end stops at the process-count bound; nothing is left afterwards."""
-    from grader import supervise
+    from grader.sandbox import supervise
 
     monkeypatch.setenv("GRADER_NO_BWRAP", "1")  # the bound, not bubblewrap (see UNCONFINED)
     bound = supervise.process_limit(64)
@@ -308,7 +308,7 @@ def test_execution_stops_at_the_first_cell_that_times_out(tmp_path):
 
 def test_reports_are_written_atomically(tmp_path):
     """A report replaces the old file in one step and leaves no temporary file behind."""
-    from grader.report import write_json
+    from grader.report.render import write_json
 
     target = tmp_path / "out" / "results.json"
     write_json(target, {"score": 1})
@@ -319,7 +319,7 @@ def test_reports_are_written_atomically(tmp_path):
 
 def _readable_as(user: str) -> str:
     """Why ``user`` cannot run this Python and read the grader ('' when it can)."""
-    from grader import supervise
+    from grader.sandbox import supervise
 
     account = supervise.account(user)
     read, write = os.pipe()
@@ -330,7 +330,7 @@ def _readable_as(user: str) -> str:
         try:
             supervise.drop_privileges(account)
             answer = ", ".join(p for p in (os.path.realpath(sys.executable),
-                                           str(ROOT / "grader" / "_child.py"))
+                                           str(ROOT / "grader" / "sandbox" / "child.py"))
                                if not os.access(p, os.R_OK))
         finally:
             os.write(write, (answer or "ok").encode())

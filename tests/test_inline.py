@@ -86,7 +86,7 @@ def _with_helper_cell(tmp_path):
     import nbformat
     from nbformat.v4 import new_code_cell
 
-    from grader.variants import exercise_cell_index
+    from grader.batch.variants import exercise_cell_index
     from tests.conftest import variant
 
     path = variant(tmp_path, SUITE, replace={"scaled_dot_product_attention": USES_HELPER})
@@ -127,7 +127,7 @@ def test_a_helper_in_the_exercise_cell_passes_even_before_the_notebook_is_saved(
     import nbformat
 
     import grader
-    from grader.variants import exercise_cell_index
+    from grader.batch.variants import exercise_cell_index
 
     path, namespace = _with_helper_cell(tmp_path)
     notebook = nbformat.read(str(path), as_version=4)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.release import BEGIN_SOLUTION, END_SOLUTION, colab_cell
-from grader.notebook import read_notebook
+from grader.notebook.release import BEGIN_SOLUTION, END_SOLUTION, colab_cell
+from grader.notebook.read import read_notebook
 from tests.conftest import NOTEBOOKS, ROOT, SOLUTIONS
 
 REPOSITORY = "example-org/example-course"
@@ -92,7 +92,7 @@ def _solution_lines() -> set[str]:
 
 def _hidden_test_names() -> set[str]:
     names = set()
-    for suite in (ROOT / "grader" / "suites").glob("test_*.py"):
+    for suite in (ROOT / "grader" / "judge" / "suites").glob("test_*.py"):
         for node in ast.walk(ast.parse(suite.read_text())):
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
                 names.add(node.name)

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from grader.release import course_repository  # noqa: E402 - the repository's root on the path first
+from grader.notebook.release import course_repository  # noqa: E402 - the repository's root on the path first
 
 REPOSITORY = os.environ.get("COURSE_REPOSITORY") or course_repository(ROOT)
 BRANCH = "main"  # the branch the Pages workflow deploys from, and the launch buttons open

@@ -758,7 +758,7 @@ def positional_pairs(queries, keys, inv_freq, max_offset):
 
 # -- extension_inv_freq: designs that are not the notebook's rules and reach the top thresholds ------------
 # Found on the notebook's held-out windows by scripts/search_context_extension.py; measured on the hidden
-# windows in the comment above the thresholds of grader/suites/test_05_context_extension.py.
+# windows in the comment above the thresholds of grader/judge/suites/test_05_context_extension.py.
 CORRECT_VARIANTS += [
     ("extension_inv_freq", "a factor per pair searched from NTK-aware's factors on other windows; YaRN elsewhere", '''
 def extension_inv_freq(inv_freq, scale):

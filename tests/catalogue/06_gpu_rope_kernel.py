@@ -11,7 +11,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader.notebook import EXERCISE_TAG, tags, top_level_names
+from grader.notebook.read import EXERCISE_TAG, tags, top_level_names
 from tests.catalogue import WrongAnswer
 
 _SOLUTION = Path(__file__).resolve().parents[2] / "solutions" / "06_gpu_rope_kernel.ipynb"

@@ -1,0 +1,203 @@
+"""A pytest plugin loaded next to nbval: stricter judging, and a bounded time for the whole run.
+
+- nbval fails a cell when the kernel publishes an ``error`` message. A notebook can silence those
+  (``get_ipython().set_custom_exc``) while the reply still says ``"status": "error"``; this plugin
+  records every reply and fails such a cell too.
+- ``--grader-budget SECONDS`` bounds the whole run: each cell's time-out is cut to what is left of
+  the budget, and a cell started with nothing left is not run.
+- Execution stops at the first cell that times out or whose kernel died: every later cell would
+  only wait out its own time-out. The reason goes to the file named by ``--grader-stop-file``.
+- ``--grader-kernel FILE`` (JSON: ``{"prefix": [...], "ipc": FOLDER}``) starts the kernel under
+  the command ``prefix`` (bubblewrap, from :mod:`grader.notebook.execute`) and talks to it over ZeroMQ's
+  ``ipc`` transport: Unix sockets in ``FOLDER``, which the kernel's view holds, since a kernel
+  without network cannot reach a TCP port of ours.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from queue import Empty
+
+import pytest
+
+from grader.notebook._imports import skip_slow_optional_imports
+
+skip_slow_optional_imports()
+
+from nbval import kernel as nbval_kernel  # noqa: E402 - after the line above
+from nbval.plugin import IPyNbCell, NbCellError  # noqa: E402
+
+from grader.notebook.read import cell_label  # noqa: E402 - how every report names a cell
+
+_replies: dict[str, dict] = {}
+_clock = {"start": time.monotonic()}
+
+
+def _await_reply(self, msg_id, timeout=None):
+    while True:
+        msg = self.get_message(stream="shell", timeout=timeout)
+        if msg["parent_header"].get("msg_id") == msg_id:
+            if msg["content"]["status"] == "aborted":
+                raise RuntimeError("Kernel aborted execution request")
+            _replies[msg_id] = msg["content"]
+            return
+
+
+nbval_kernel.RunningKernel.await_reply = _await_reply
+_original_execute = nbval_kernel.RunningKernel.execute_cell_input
+
+
+def _execute_cell_input(self, cell_input, allow_stdin=None):
+    msg_id = _original_execute(self, cell_input, allow_stdin=allow_stdin)
+    self.last_msg_id = msg_id
+    return msg_id
+
+
+nbval_kernel.RunningKernel.execute_cell_input = _execute_cell_input
+
+INTERRUPT_GRACE = 5.0
+"""Seconds nbval may go on reading a timed-out cell's output after interrupting the kernel.
+
+A cell that printed without end has a backlog of output that the kernel keeps sending after the
+interrupt; without this, nbval would read (and keep) it until the grader's backstop."""
+_original_interrupt = nbval_kernel.RunningKernel.interrupt
+_original_get_message = nbval_kernel.RunningKernel.get_message
+
+
+def _interrupt(self):
+    self.interrupted_at = time.monotonic()
+    return _original_interrupt(self)
+
+
+def _get_message(self, stream, timeout=None):
+    interrupted_at = getattr(self, "interrupted_at", None)
+    if interrupted_at is not None and time.monotonic() - interrupted_at > INTERRUPT_GRACE:
+        raise Empty  # nbval then stops the kernel and reports the time-out
+    return _original_get_message(self, stream, timeout=timeout)
+
+
+nbval_kernel.RunningKernel.interrupt = _interrupt
+nbval_kernel.RunningKernel.get_message = _get_message
+
+
+GIVE_BACK_FREED_MEMORY = (
+    "import ctypes as _c, threading as _t, time as _s\n"
+    "def _give_back(trim=getattr(_c.CDLL(None), 'malloc_trim', None), sleep=_s.sleep):\n"
+    "    while trim is not None:\n"
+    "        sleep(0.5)\n"
+    "        trim(0)\n"
+    "_t.Thread(target=_give_back, name='grader-malloc-trim', daemon=True).start()\n"
+    "del _c, _t, _s, _give_back\n")
+"""Run by the kernel at start-up (IPython's ``exec_lines``, no name left behind): a thread that
+calls glibc's ``malloc_trim(0)`` twice a second, returning the free pages of every malloc arena
+to the system (nothing where the C library has no ``malloc_trim``). Between two trims freed
+memory is reused as usual, so a loop of same-sized tensors costs no extra page faults."""
+
+
+class _LeanSpecs(nbval_kernel.NbvalKernelspecManager):
+    """nbval's kernel specs, with :data:`GIVE_BACK_FREED_MEMORY` on the kernel's command line."""
+
+    def get_kernel_spec(self, kernel_name):
+        spec = super().get_kernel_spec(kernel_name)
+        spec.argv = [*spec.argv, f"--IPKernelApp.exec_lines={GIVE_BACK_FREED_MEMORY}"]
+        return spec
+
+
+nbval_kernel.NbvalKernelspecManager = _LeanSpecs  # nbval's start_new_kernel looks it up here
+
+
+def _confined_kernels(prefix: list[str], ipc: str) -> None:
+    """Make nbval start its kernels under ``prefix``, connected through Unix sockets in ``ipc``."""
+    from jupyter_client.manager import KernelManager
+
+    class Specs(_LeanSpecs):
+        def get_kernel_spec(self, kernel_name):
+            spec = super().get_kernel_spec(kernel_name)
+            spec.argv = [*prefix, *spec.argv]
+            # A signal to bwrap does not reach the kernel inside: interrupt by a message.
+            spec.interrupt_mode = "message"
+            return spec
+
+    def start_new_kernel(startup_timeout=60, kernel_name="python", **kwargs):
+        # nbval's start_new_kernel, with the kernel's command and transport ours.
+        km = KernelManager(kernel_name=kernel_name, kernel_spec_manager=Specs(), transport="ipc",
+                           ip=str(Path(ipc) / "kernel"),
+                           connection_file=str(Path(ipc) / "kernel.json"))
+        km.start_kernel(**kwargs)
+        kc = km.client()
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=startup_timeout)
+        except RuntimeError:
+            kc.stop_channels()
+            km.shutdown_kernel()
+            raise
+        return km, kc
+
+    nbval_kernel.start_new_kernel = start_new_kernel
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("grader")
+    group.addoption("--grader-kernel", default="",
+                    help="JSON file: the command prefix and the ipc folder of a confined kernel")
+    group.addoption("--grader-budget", type=float, default=0.0,
+                    help="seconds for the whole notebook (0: no budget)")
+    group.addoption("--grader-stop-file", default="",
+                    help="file that receives the reason execution stopped early")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.option.grader_kernel:
+        kernel = json.loads(Path(config.option.grader_kernel).read_text())
+        _confined_kernels(kernel["prefix"], kernel["ipc"])
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _clock["start"] = time.monotonic()
+    _clock["cell_timeout"] = float(session.config.option.nbval_cell_timeout)
+
+
+def _stop(item: pytest.Item, reason: str) -> None:
+    item.session.shouldstop = reason
+    stop_file = item.config.option.grader_stop_file
+    if stop_file and not Path(stop_file).exists():
+        Path(stop_file).write_text(reason)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    budget = item.config.option.grader_budget
+    if not isinstance(item, IPyNbCell) or not budget:
+        return
+    left = budget - (time.monotonic() - _clock["start"])
+    if left <= 1:
+        _stop(item, f"the notebook's execution budget of {budget:g} s was spent before "
+                    f"{cell_label(item.cell_num)}")
+        pytest.skip("not run: the execution budget was spent")
+    item.config.option.nbval_cell_timeout = min(_clock["cell_timeout"], left)
+
+
+def _kernel_alive(item: IPyNbCell) -> bool:
+    kernel = getattr(item.parent, "kernel", None)
+    return kernel is not None and kernel.is_alive()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    try:
+        result = yield
+    finally:
+        if isinstance(item, IPyNbCell):
+            if getattr(item.parent, "timed_out", False):
+                _stop(item, f"{cell_label(item.cell_num)} did not finish within "
+                            f"{item.config.option.nbval_cell_timeout:g} s")
+            elif not _kernel_alive(item):
+                _stop(item, f"the kernel died while running {cell_label(item.cell_num)}")
+    if isinstance(item, IPyNbCell) and not item.options.get("check_exception"):
+        reply = _replies.pop(getattr(item.parent.kernel, "last_msg_id", None), None)
+        if reply is not None and reply.get("status") == "error":
+            raise NbCellError(item.cell_num, "the kernel replied 'error' although no error "
+                              "was shown (is the notebook hiding its exceptions?)",
+                              item.cell.source, f"{reply.get('ename')}: {reply.get('evalue')}")
+    return result

@@ -1,0 +1,247 @@
+"""Execute a notebook top to bottom with nbval (lax mode) in a child process.
+
+The notebook is copied into a scratch folder laid out like the repository (``notebooks/`` beside
+``assets/``), so a submission graded from anywhere finds the course's assets and the original file
+is never touched. nbval runs under pytest in a child process with a sandbox's resource limits, a
+process-count bound and optionally another user; where the host allows it, the kernel it starts
+runs under bubblewrap (:mod:`grader.sandbox.confinement`), seeing only the Python environment, the course's
+assets and the learner-side modules of the grader read-only and the notebook's folder read-write,
+with its own PID namespace and no network, and nbval reaches it through Unix sockets
+(:mod:`grader.notebook._nbval_plugin`). nbval applies a per-cell time-out and a budget for the whole
+notebook; execution stops at the first cell that times out or kills its kernel
+(:mod:`grader.notebook._nbval_plugin`), and the cells after it are reported as not run. Its JUnit XML says
+which cells failed. When it ends, every process it started is killed, escaped ones included.
+
+The kernel runs with ``GRADER_EXECUTION=1``, which makes the notebook's inline ``check()`` calls
+return at once: the judge runs the same public checks itself, in its own process.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+from grader.sandbox import supervise
+from grader.sandbox.child import ALLOWED_GRADER_MODULES
+from grader.notebook.read import cell_label, code_cells, read_notebook
+from grader.results import CellFailure, ExecutionResult
+from grader.sandbox.confinement import Confinement, Limits, mask_grader_only
+from grader.sandbox.parent import GRADER_ROOT
+
+ASSETS_DIR = GRADER_ROOT / "assets"
+MESSAGE_CHARS = 600
+KERNEL_GRADER_MODULES = (*ALLOWED_GRADER_MODULES, "grader.assets")
+"""The grader's modules a confined kernel sees: the sandbox's, and the notebooks' asset finder."""
+
+LEAN_MALLOC = {"MALLOC_ARENA_MAX": "2"}
+"""glibc's setting for nbval and its kernel: at most two malloc arenas (not eight per core), so
+the memory that the kernel's threads free is kept in fewer heaps and given back twice a second
+(:data:`grader._nbval_plugin.GIVE_BACK_FREED_MEMORY`); without, notebook 05's kernel grows by
+hundreds of MiB that it no longer uses."""
+
+REFERENCE_SECONDS = {
+    "01_permutation_invariance": 15, "02_sinusoidal_encoding": 20,
+    "03_addition_vs_concatenation": 25, "04_rotary_embeddings": 25,
+    "05_context_extension": 60, "06_gpu_rope_kernel": 30,
+}
+"""Seconds the solution of each notebook takes to execute on the 2-core machine (rounded up).
+
+The default budget for a learner's notebook is a few times this (:func:`default_budget`)."""
+
+
+def default_budget(suite: str | None) -> float:
+    """Seconds a learner's notebook may take in all: 4x the solution's time plus start-up."""
+    return 4 * REFERENCE_SECONDS.get(suite or "", 100) + 30
+
+
+def default_cell_timeout(budget: float) -> float:
+    """Seconds one cell may take by default: a sixth of the budget, between 15 s and 120 s.
+
+    A cell that never returns then costs a fraction of the budget, not all of it. The solutions'
+    slowest cell takes a few seconds on the 2-core machine; notebook 05's longest about ten."""
+    return min(120.0, max(15.0, budget / 6))
+
+
+def _scratch_copy(notebook: Path, scratch: Path) -> Path:
+    folder = scratch / "notebooks"
+    folder.mkdir(parents=True)
+    copy = folder / notebook.name
+    shutil.copyfile(notebook, copy)
+    if ASSETS_DIR.is_dir():
+        (scratch / "assets").symlink_to(ASSETS_DIR, target_is_directory=True)
+    return copy
+
+
+_ANSI = re.compile(r"(?:\x1b|#x1B)\[[0-9;]*[A-Za-z]")
+
+
+def _first_lines(text: str) -> str:
+    text = _ANSI.sub("", text or "")
+    lines = [line for line in (text or "").strip().splitlines() if line.strip()]
+    message = " | ".join(lines[:3])
+    return message[:MESSAGE_CHARS]
+
+
+def _learners_name(nbval_name: str) -> str:
+    """nbval's ``Cell N`` (code cells from 0) as every report names it: ``code cell N+1``
+    (:func:`grader.notebook.read.cell_label`)."""
+    match = re.fullmatch(r"Cell (\d+)", nbval_name.strip())
+    return cell_label(int(match.group(1))) if match else nbval_name
+
+
+def _parse_junit(path: Path) -> tuple[int, int, list[CellFailure]]:
+    """(cells run, cells without error, failures) from nbval's JUnit XML."""
+    root = ElementTree.parse(path).getroot()
+    cells = passed = 0
+    failures = []
+    for case in root.iter("testcase"):
+        if case.find("skipped") is not None:
+            continue
+        cells += 1
+        problem = case.find("failure")
+        if problem is None:
+            problem = case.find("error")
+        if problem is None:
+            passed += 1
+        else:
+            detail = problem.get("message") or ""
+            text = problem.text or ""
+            failures.append(CellFailure(_learners_name(case.get("name", "?")),
+                                        _first_lines(_cell_error(text) or detail)))
+    return cells, passed, failures
+
+
+def _cell_error(text: str) -> str:
+    """The learner-facing part of nbval's failure text: the exception line, if there is one."""
+    text = _ANSI.sub("", text)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    hidden = [line for line in lines if "replied 'error'" in line]
+    for line in reversed(lines):
+        if ("Error" in line or "Exception" in line or "Timeout" in line) and not line.startswith(("File ", "---")):
+            return " ".join(hidden + [line])
+    return lines[-1] if lines else ""
+
+
+def _count_code_cells(notebook: Path) -> int:
+    try:
+        return len(code_cells(read_notebook(notebook)))
+    except Exception:  # noqa: BLE001 - nbval reports an unreadable notebook itself
+        return 0
+
+
+def _seed_font_cache(target: Path, confinement: Confinement) -> None:
+    """Copy matplotlib's font list from the grader's cache to ``target`` (the confined kernel's
+    own, empty, cache), so that its first plot does not rebuild it (about half a second)."""
+    cache = Path(os.environ.get("MPLCONFIGDIR") or Path(os.environ.get(
+        "XDG_CACHE_HOME") or Path.home() / ".cache") / "matplotlib")
+    try:
+        found = sorted(cache.glob("fontlist-v*.json"))
+        if found:
+            target.mkdir(parents=True, exist_ok=True)
+            for path in found:
+                shutil.copyfile(path, target / path.name)
+            for made in (target.parent, target, *target.iterdir()):
+                supervise.give_to(made, confinement.user)
+    except OSError:
+        pass  # the kernel then builds its own
+
+
+def _kernel_options(scratch: Path, folder: Path, confinement: Confinement) -> list[str]:
+    """nbval's options that start the kernel under bubblewrap (none without it).
+
+    The kernel's view holds the notebook's folder and a folder for the Unix sockets it talks
+    through, read-write; the course's assets, read-only, where the notebook looks for them (beside
+    its folder, and beside the ``grader`` package); the grader's learner-side modules. Not the
+    rest of the scratch folder: nbval's report and stop file stay out of the kernel's reach.
+    """
+    if not confinement.confined:
+        return []
+    ipc = scratch / "kernel"
+    ipc.mkdir()
+    supervise.give_to(ipc, confinement.user)
+    readable = [ASSETS_DIR] if ASSETS_DIR.is_dir() else []
+    prefix = confinement.command([], scratch=[folder, ipc], workdir=folder, readable=readable,
+                                 grader_modules=KERNEL_GRADER_MODULES, unset=("JPY_PARENT_PID",))
+    if readable:
+        prefix += ["--ro-bind", str(ASSETS_DIR), str(scratch / "assets"),
+                   *mask_grader_only(ASSETS_DIR, scratch / "assets")]
+    _seed_font_cache(folder / ".cache" / "matplotlib", confinement)  # the kernel's HOME
+    spec = scratch / "kernel.json"
+    spec.write_text(json.dumps({"prefix": prefix, "ipc": str(ipc)}))
+    return [f"--grader-kernel={spec}"]
+
+
+def execute(notebook: Path, *, cell_timeout: float = 120.0, budget: float | None = None,
+            limits: Limits | None = None) -> ExecutionResult:
+    """Run ``notebook`` with nbval in lax mode; never raises for a problem in the notebook.
+
+    ``budget`` bounds the whole run in seconds (None: ``cell_timeout`` times the number of code
+    cells, as before budgets existed). Every process the run started is gone when this returns.
+    """
+    limits = limits or Limits()
+    start = time.monotonic()
+    total = _count_code_cells(notebook)
+    if budget is None:
+        budget = cell_timeout * max(total, 1)
+    confinement = Confinement(limits)
+    scratch = confinement.scratch("grader-execute-")
+    try:
+        return _run_nbval(notebook, scratch, confinement, total=total, start=start,
+                          cell_timeout=cell_timeout, budget=budget)
+    finally:
+        confinement.release()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_nbval(notebook: Path, scratch: Path, confinement: Confinement, *, total: int,
+               start: float, cell_timeout: float, budget: float) -> ExecutionResult:
+    copy = _scratch_copy(notebook, scratch)
+    supervise.give_to(copy.parent, confinement.user)
+    junit, stop_file = scratch / "cells.xml", scratch / "stopped.txt"
+    (scratch / "pytest.ini").write_text("[pytest]\n")
+    kernel = _kernel_options(scratch, copy.parent, confinement)
+    command = [
+        sys.executable, "-m", "pytest", str(copy), "--nbval-lax", "--nbval-current-env",
+        f"--nbval-cell-timeout={cell_timeout:g}", "-p", "grader.notebook._nbval_plugin",
+        f"--grader-budget={budget:g}", f"--grader-stop-file={stop_file}",
+        "-p", "no:cacheprovider", "-c", str(scratch / "pytest.ini"), "--rootdir", str(scratch),
+        f"--junitxml={junit}", "-q", "--no-header", "-W", "ignore::DeprecationWarning", *kernel,
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GRADER_"))}
+    env.update({"PYTHONPATH": str(GRADER_ROOT), "MPLBACKEND": "Agg",
+                "PYTHONDONTWRITEBYTECODE": "1", "GRADER_EXECUTION": "1", **LEAN_MALLOC})
+    process = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               start_new_session=True,
+                               preexec_fn=lambda: confinement.preexec(cpu=False))
+    error = None
+    try:
+        # nbval stops itself at the budget; this is the backstop for a stuck kernel shutdown.
+        output, _ = process.communicate(timeout=budget + 30)
+    except subprocess.TimeoutExpired:
+        output, error = b"", f"execution did not finish within its budget of {budget:g} s"
+    finally:
+        supervise.kill_tree(process.pid)
+        process.wait()
+        supervise.kill_strays()
+    seconds = time.monotonic() - start
+    if error is None and not junit.is_file():
+        tail = _first_lines("\n".join(output.decode(errors="replace").splitlines()[-5:]))
+        error = f"nbval could not run the notebook: {tail}"
+    if error is not None:
+        return ExecutionResult(error=error, cells=total, not_run=total, seconds=seconds)
+    cells, passed, failures = _parse_junit(junit)
+    result = ExecutionResult(cells=cells, passed=passed, failures=failures, seconds=seconds,
+                             not_run=max(total - cells, 0))
+    if stop_file.is_file():
+        result.error = (f"execution stopped early: {stop_file.read_text()[:MESSAGE_CHARS]}; "
+                        f"{result.not_run} later cell(s) not run")
+    elif cells == 0:
+        result.error = "nbval found no code cells to run"
+    return result

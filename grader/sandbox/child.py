@@ -1,0 +1,471 @@
+"""The sandboxed side: loads a learner's cells and answers calls, one message at a time.
+
+Started by :class:`grader.sandbox.parent.Sandbox` as ``python -m grader.sandbox.child READ_FD WRITE_FD`` with
+resource limits already applied, or by :class:`grader.sandbox.parent.Template` with ``--template
+CONTROL_FD`` added: a template loads the cells once, then forks a fresh child per exercise on
+request (see :func:`serve_template`), so torch is imported and the setup cells run once per
+notebook instead of once per exercise. It imports what it needs from the grader, then blocks every
+further import of the grader's modules (the hidden tests and their reference answers stay out
+of reach of an ``import``), and serves requests:
+
+- ``{"op": "load", "cells": [[label, source], ...]}`` executes the cells, in order, in the
+  namespace; replies ``{"defined": [...names...], "errors": [[label, message], ...],
+  "forkable": bool}`` (false once the cells have started CUDA, which a forked child cannot use).
+- ``{"op": "call", "name": ..., "args": [...], "kwargs": {...}}`` calls the learner's function;
+  replies ``{"ok": result}`` or ``{"error": {"type", "mro", "message", "traceback"}}``. When the
+  call changed a tensor or array it was given (its values, shape or strides: ``x /= 2``,
+  ``x.transpose_(0, 1)``), the reply also holds ``"modified": [argument names]``; the grader
+  decides what that costs (:func:`grader.sandbox.parent.result_of_reply`). ``"trusted": {name: box}``
+  (optional) rebinds each ``name`` of the namespace to that black box for the duration of the
+  call: an exercise that calls an earlier one then runs on the trusted version of the earlier one.
+
+Black boxes (:class:`grader.sandbox.codec.BlackBox`) arrive as handles and become :class:`Box` instances.
+While a call runs, calling a box writes ``{"op": "callback", "handle", "args", "kwargs"}`` on the
+pipe to the grader and reads one reply, ``{"ok": value}`` or ``{"error": {"type", "message"}}``
+(raised here as that built-in exception type). A box works only in the thread of the call that
+received it and only while that call runs; its arguments must be values the codec carries (a
+numpy random generator crosses as a seed drawn from it).
+
+:func:`dispatch` is the same logic without the process: the inline ``check()`` uses it so that a
+public check sees exactly what the grader would.
+"""
+from __future__ import annotations
+
+import functools
+import gc
+import importlib
+import importlib.abc
+import inspect
+import linecache
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+import numpy as np
+
+from grader.sandbox import codec
+
+ALLOWED_GRADER_MODULES = ("grader", "grader.sandbox", "grader.sandbox.codec", "grader.sandbox.child",
+                          "grader.fixtures")
+"""Grader modules the learner's code may import inside the sandbox: never tests or answers (the
+hidden implementations of ``grader.judge.hidden`` run on the grader's side only, as black boxes)."""
+
+TRACEBACK_CHARS = 1500
+
+
+class _Anything:
+    """Stands in for IPython's shell: every attribute is a no-op callable."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: None
+
+
+class _GuardGraderImports(importlib.abc.MetaPathFinder):
+    """Refuses to import grader modules other than the allowed ones."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] != "grader":
+            return None
+        if fullname in ALLOWED_GRADER_MODULES or fullname.startswith("grader.fixtures."):
+            return None
+        raise ImportError(f"{fullname} cannot be imported inside the grading sandbox")
+
+
+def fresh_namespace() -> dict:
+    """The globals that learner cells run in: a no-op ``check`` and ``get_ipython``."""
+    return {
+        "__name__": "__main__",
+        "__builtins__": __builtins__,
+        "check": lambda *args, **kwargs: None,
+        "get_ipython": _Anything,
+    }
+
+
+def load_cells(namespace: dict, cells: list) -> dict:
+    """Execute ``[label, source]`` cells in ``namespace``; a failing cell is recorded, not fatal."""
+    errors = []
+    for label, source in cells:
+        filename = f"<{label}>"
+        # Registered like IPython does, so inspect.getsource works (Triton's @jit needs it).
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        try:
+            exec(compile(source, filename, "exec"), namespace)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit and friends are the learner's
+            errors.append([label, f"{type(exc).__name__}: {exc}"[:TRACEBACK_CHARS]])
+    defined = sorted(k for k, v in namespace.items() if callable(v) and not k.startswith("_"))
+    return {"defined": defined, "errors": errors, "forkable": not _cuda_initialized()}
+
+
+def _cuda_initialized() -> bool:
+    """Whether the cells started CUDA: a forked copy of this process could not use it."""
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch.cuda.is_initialized())
+    except Exception:  # noqa: BLE001 - a broken torch is the cells' problem, not the grader's
+        return False
+
+
+class Box:
+    """A trusted function the grader lent for one call; it runs in the grader, not here.
+
+    Every box is an instance of this class holding only an opaque handle (random per box): what
+    the function is can be learnt only by calling it.
+    """
+
+    __slots__ = ("_handle",)
+
+    def __init__(self, handle: str) -> None:
+        object.__setattr__(self, "_handle", handle)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _forward(self._handle, args, kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a black box has no attributes to set")
+
+    def __repr__(self) -> str:
+        return "<black box>"
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("a black box cannot be pickled or copied")
+
+    def __copy__(self) -> Any:
+        raise TypeError("a black box cannot be pickled or copied")
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        raise TypeError("a black box cannot be pickled or copied")
+
+
+_PIPE: list = []
+"""``[read_fd, writer]`` of the pipes to the grader while :func:`serve` runs (empty otherwise)."""
+
+_ACTIVE: list = []
+"""The thread ids of the calls running now (one, or none between calls)."""
+
+_BOX_ERRORS = {"TypeError": TypeError, "ValueError": ValueError, "IndexError": IndexError,
+               "KeyError": KeyError, "ZeroDivisionError": ZeroDivisionError,
+               "OverflowError": OverflowError, "RuntimeError": RuntimeError,
+               "TimeoutError": TimeoutError}
+
+
+def _seeded(value: Any) -> Any:
+    """A numpy random generator crosses as a seed drawn from it (the trusted side seeds one of its
+    own); any other value as it is."""
+    if isinstance(value, np.random.Generator):
+        return int(value.integers(2 ** 63 - 1))
+    return value
+
+
+def _forward(handle: str, args: tuple, kwargs: dict) -> Any:
+    """One callback of a black box: send the arguments to the grader, return or raise its answer."""
+    if not _ACTIVE or _ACTIVE[-1] != threading.get_ident():
+        raise RuntimeError("a black box can only be called while the call that received it is "
+                           "running, from its thread (keep no reference to it for later)")
+    args, kwargs = [_seeded(a) for a in args], {k: _seeded(v) for k, v in kwargs.items()}
+    try:
+        message = codec.encode({"op": "callback", "handle": handle, "args": args, "kwargs": kwargs})
+    except codec.CodecError as exc:
+        raise TypeError(f"a black box takes tensors, arrays, numbers, strings and lists, tuples "
+                        f"or dicts of them: {exc}") from None
+    box = codec.local_box(handle)
+    if box is not None:  # the inline check: the judge is in this very process
+        request = codec.decode(message)
+        reply = codec.decode(codec.encode(codec.run_callback(box, request["args"], request["kwargs"])))
+    elif _PIPE:
+        read_fd, writer = _PIPE
+        codec.write_frame(writer, message)
+        reply = codec.decode(_read_exactly(read_fd, codec.frame_length(_read_exactly(read_fd, 8))))
+    else:
+        raise RuntimeError("this black box cannot be reached from here")
+    if not isinstance(reply, dict) or ("ok" not in reply and "error" not in reply):
+        raise RuntimeError("the grader sent a malformed answer to a black box call")
+    if "ok" in reply:
+        return reply["ok"]
+    error = reply["error"]
+    raise _BOX_ERRORS.get(str(error.get("type")), RuntimeError)(str(error.get("message", "")))
+
+
+def _resolver(namespace: dict):
+    def resolve(kind: str, name: str, kwargs: dict):
+        if kind == "box":
+            return Box(name)
+        if kind == "student":
+            if not callable(namespace.get(name)):
+                raise NameError(f"no function named {name!r} is defined in the notebook")
+            return functools.partial(namespace[name], **kwargs)
+        module, _, function = name.rpartition(".")
+        target = getattr(importlib.import_module(f"grader.fixtures.{module}"), function)
+        return functools.partial(target, **kwargs)
+
+    return resolve
+
+
+def _error_reply(exc: BaseException) -> dict:
+    frames = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    text = "".join(frames)
+    return {"error": {
+        "type": type(exc).__name__,
+        "mro": [cls.__name__ for cls in type(exc).__mro__],
+        "message": str(exc)[:TRACEBACK_CHARS],
+        "traceback": text[-TRACEBACK_CHARS:],
+    }}
+
+
+def _missing(name: str) -> dict:
+    return {"error": {"type": "Missing", "mro": ["Missing"], "traceback": "",
+                      "message": f"no function named {name!r} is defined in the notebook"}}
+
+
+def _arrays(value: Any, path: str):
+    """``(path, array)`` for every tensor and numpy array inside ``value`` (lists, tuples, dicts)."""
+    torch = sys.modules.get("torch")
+    if (torch is not None and isinstance(value, torch.Tensor)) or isinstance(value, np.ndarray):
+        yield path, value
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from _arrays(item, f"{path}[{index}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _arrays(item, f"{path}[{key!r}]")
+
+
+def _state(array: Any) -> tuple:
+    """What an in-place change would alter: shape, strides, dtype and a copy of the bytes."""
+    if isinstance(array, np.ndarray):
+        return array.shape, array.strides, array.dtype.str, array.tobytes()
+    data = array.detach().cpu().contiguous().reshape(-1).clone()
+    return tuple(array.shape), array.stride(), str(array.dtype), data
+
+
+def _same_state(before: tuple, after: tuple) -> bool:
+    if isinstance(before[3], bytes):
+        return before == after
+    torch = sys.modules["torch"]
+    return before[:3] == after[:3] and torch.equal(_bits(before[3]), _bits(after[3]))
+
+
+def _bits(data: Any) -> Any:
+    """A tensor's elements as integers of the same width, so NaN equals NaN and -0.0 != 0.0."""
+    torch = sys.modules["torch"]
+    widths = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64, 16: torch.int64}
+    if data.dtype == torch.bool:
+        return data
+    return data.view(widths[data.element_size()])
+
+
+def _argument_names(function: Any, args: list, kwargs: dict) -> list[str]:
+    """The names the function gives its positional arguments (``argument N`` where unknown)."""
+    names = [f"argument {index + 1}" for index in range(len(args))]
+    try:
+        bound = inspect.signature(function).bind_partial(*args, **kwargs)
+        positional = [k for k in bound.arguments if k not in kwargs]
+        names[: len(positional)] = positional
+    except (TypeError, ValueError):
+        pass
+    return names
+
+
+def call(namespace: dict, request: dict) -> dict:
+    """Run one decoded ``call`` request against ``namespace`` and build its reply."""
+    name = request["name"]
+    function = namespace.get(name)
+    if not callable(function):
+        return _missing(name)
+    args, kwargs = request["args"], request["kwargs"]
+    names = _argument_names(function, args, kwargs)
+    given = [*((names[i], a) for i, a in enumerate(args)), *kwargs.items()]
+    arrays = [(path, array) for label, value in given for path, array in _arrays(value, label)]
+    before = [_state(array) for _, array in arrays]
+    trusted = request.get("trusted") or {}
+    saved = {key: namespace[key] for key in trusted if key in namespace}
+    namespace.update(trusted)
+    _ACTIVE.append(threading.get_ident())
+    try:
+        reply = {"ok": function(*args, **kwargs)}
+    except BaseException as exc:  # noqa: BLE001 - report everything, including SystemExit
+        return _error_reply(exc)
+    finally:
+        _ACTIVE.pop()
+        for key in trusted:
+            if key in saved:
+                namespace[key] = saved[key]
+            else:
+                namespace.pop(key, None)
+    try:
+        modified = [path for (path, array), state in zip(arrays, before)
+                    if not _same_state(state, _state(array))]
+    except BaseException:  # noqa: BLE001 - e.g. a tensor resized to something unreadable
+        modified = [path for path, _ in arrays]
+    if modified:
+        reply["modified"] = modified
+    return reply
+
+
+def dispatch(namespace: dict, message: bytes) -> bytes:
+    """Answer one encoded request (``load`` or ``call``) with an encoded reply; never raises."""
+    request: dict = {}
+    try:
+        request = codec.decode(message, _resolver(namespace))
+        if request["op"] == "load":
+            reply = load_cells(namespace, request["cells"])
+        else:
+            reply = call(namespace, request)
+    except BaseException as exc:  # noqa: BLE001 - e.g. a callable argument that does not resolve
+        reply = _error_reply(exc)
+    try:
+        return codec.encode(reply)
+    except BaseException as exc:  # noqa: BLE001 - the learner returned something unreadable
+        return codec.encode({"error": {
+            "type": "BadReturn", "mro": ["BadReturn"], "traceback": "",
+            "message": f"{request.get('name')} returned a value the grader cannot read: {exc}"}})
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    chunks, remaining = [], size
+    while remaining:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def serve(read_fd: int, write_fd: int, namespace: dict | None = None, *,
+          requests: int | None = None) -> dict:
+    """Answer requests until the grader closes the pipe (or after ``requests`` of them)."""
+    namespace = fresh_namespace() if namespace is None else namespace
+    writer = os.fdopen(write_fd, "wb", closefd=requests is None)
+    _PIPE[:] = [read_fd, writer]
+    answered = 0
+    while requests is None or answered < requests:
+        try:
+            message = _read_exactly(read_fd, codec.frame_length(_read_exactly(read_fd, 8)))
+        except EOFError:
+            break
+        codec.write_frame(writer, dispatch(namespace, message))
+        answered += 1
+    writer.flush()
+    _PIPE.clear()
+    return namespace
+
+
+def _fork_child(namespace: dict, control: socket.socket, read_fd: int, write_fd: int) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    try:  # the fresh child: its own session, the template's namespace, the grader's pipes
+        os.setsid()
+        # The answer to ``fork``: the child's pid, with its credentials attached, in which the
+        # kernel gives the grader the pid as the grader sees it (another PID namespace's, under
+        # bubblewrap), and cannot be told another process's.
+        me = os.getpid()
+        control.sendmsg([str(me).encode()], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS,
+                                              struct.pack("3i", me, os.getuid(), os.getgid()))])
+        control.close()
+        serve(read_fd, write_fd, namespace)
+    finally:
+        os._exit(0)
+
+
+def _exit_status(status: int) -> int:
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+def _collect(statuses: dict[int, int]) -> None:
+    """Reap every forked child that has ended, remembering its exit status."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        statuses[pid] = _exit_status(status)
+
+
+def serve_template(read_fd: int, write_fd: int, control_fd: int) -> None:
+    """Load the cells (one ``load`` request on the pipes), then fork a child per request.
+
+    Control requests on the Unix socket ``control_fd``, one datagram each, answered in ASCII:
+    ``fork`` with two file descriptors attached (the new child's read and write ends) is answered
+    by the new child itself, with its pid and its credentials; ``wait PID SECONDS`` answers the
+    child's exit status (as :attr:`subprocess.Popen.returncode` gives it) or ``none`` if it has
+    not ended.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)  # no thread pool may exist when we fork
+    namespace = serve(read_fd, write_fd, requests=1)
+    # Every object made so far moves to the collector's permanent generation: a forked child's
+    # collections then never walk them, and so never write to (and copy) the pages they share
+    # with the template.
+    gc.collect()
+    gc.freeze()
+    os.close(read_fd)
+    os.close(write_fd)
+    control = socket.socket(fileno=control_fd)
+    statuses: dict[int, int] = {}
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 256, 2)
+        except OSError:
+            return
+        if not message:
+            return
+        _collect(statuses)
+        words = message.decode("ascii", errors="replace").split()
+        if words[:1] == ["fork"] and len(fds) == 2:
+            _fork_child(namespace, control, fds[0], fds[1])
+            for fd in fds:
+                os.close(fd)
+        elif words[:1] == ["wait"] and len(words) == 3:
+            pid, deadline = int(words[1]), time.monotonic() + float(words[2])
+            while pid not in statuses:
+                try:
+                    done, status = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if done:
+                    statuses[pid] = _exit_status(status)
+                elif time.monotonic() > deadline:
+                    break
+                else:
+                    time.sleep(0.01)
+            control.send(str(statuses.get(pid, "none")).encode())
+        else:
+            for fd in fds:
+                os.close(fd)
+            control.send(b"error")
+
+
+def _guard_grader_imports() -> None:
+    import grader.fixtures  # noqa: F401 - allowed; fixture modules are imported on demand
+
+    for module in [m for m in sys.modules if m.split(".")[0] == "grader"]:
+        if module not in ALLOWED_GRADER_MODULES and not module.startswith("grader.fixtures"):
+            del sys.modules[module]
+    sys.meta_path.insert(0, _GuardGraderImports())
+
+
+def main() -> None:
+    read_fd, write_fd = int(sys.argv[1]), int(sys.argv[2])
+    template = sys.argv[3:4] == ["--template"]
+    if template:
+        import torch  # noqa: F401 - imported once here, shared by every forked child
+
+    _guard_grader_imports()
+    if template:
+        serve_template(read_fd, write_fd, int(sys.argv[4]))
+    else:
+        serve(read_fd, write_fd)
+    os._exit(0)  # skip interpreter teardown: the learner's atexit handlers are not ours to run
+
+
+if __name__ == "__main__":
+    main()

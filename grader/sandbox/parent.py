@@ -1,0 +1,532 @@
+"""The grader's side of the sandbox: child processes that hold the learner's code.
+
+A :class:`Template` per notebook is one child (:mod:`grader.sandbox.child`) that imports torch and loads
+the learner's setup and exercise cells once. Each exercise then gets a :class:`Sandbox`: a fresh
+child forked from the template (copy-on-write, milliseconds), or, where fork is unavailable or no
+template is given, a freshly spawned child that loads the cells itself. Every such child runs with
+limits on address space, CPU time, file size and process count, in a scratch working directory,
+in a session of its own, with its output sent to a log file, optionally as an unprivileged user,
+and, where the host allows it, under bubblewrap: a filesystem view that holds the Python
+environment, the course's assets and the grader's learner-side modules
+(:data:`grader.sandbox.child.ALLOWED_GRADER_MODULES`) read-only and the scratch folder read-write, its
+own PID namespace and no network (:mod:`grader.sandbox.confinement`). The grader talks to a child over
+two pipes, one message per request (see :mod:`grader.sandbox.codec`). A time-out kills the child's whole
+process tree; a crash (``os._exit``, a signal, a limit) is noticed as the end of the pipe. Either way the call fails with a
+:class:`StudentError` and the next call starts a fresh child.
+
+Black boxes (:class:`grader.sandbox.codec.BlackBox`) in a request are sent by handle. While the grader
+waits for a request's reply, the child may send callbacks instead (``{"op": "callback",
+"handle", "args", "kwargs"}``, its learner code calling a box): each is run here on the trusted
+side (:func:`grader.sandbox.codec.run_callback`) and answered on the pipe, and the wait goes on. Only the
+boxes of the pending request answer; the time spent in callbacks counts towards the request's
+time limit.
+"""
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from grader.sandbox import codec, supervise
+from grader.sandbox.child import ALLOWED_GRADER_MODULES
+from grader.sandbox.confinement import Confinement, Limits  # noqa: F401 - Limits is re-exported
+from grader.results import CRASHED, ERROR, FAILED, MISSING, NOT_IMPLEMENTED, TIMED_OUT
+
+GRADER_ROOT = Path(__file__).resolve().parents[2]
+"""The folder that holds the ``grader`` package (the repository's root in a checkout)."""
+
+
+class StudentError(Exception):
+    """A call into the learner's code did not return a value. ``status`` says how."""
+
+    status = ERROR
+
+    def __init__(self, message: str, *, exc_type: str = "", mro: tuple[str, ...] = (),
+                 traceback: str = "") -> None:
+        super().__init__(message)
+        self.exc_type = exc_type
+        self.mro = mro
+        self.traceback = traceback
+
+
+class StudentRaised(StudentError):
+    """The learner's function raised an exception (``exc_type`` names it)."""
+
+
+class NotImplementedByStudent(StudentError):
+    """The learner's function still raises ``NotImplementedError``."""
+
+    status = NOT_IMPLEMENTED
+
+
+class StudentTimeout(StudentError):
+    """The call did not return in time; the child was killed."""
+
+    status = TIMED_OUT
+
+
+class StudentOutOfMemory(StudentRaised):
+    """The learner's function ran out of memory: it asked for more than the sandbox's limit
+    (``MemoryError``, or torch's ``can't allocate memory``). Like a time-out, the exercise's later
+    tests are not run (:class:`grader.grade._Connections`): each would fill the memory again."""
+
+
+class StudentCrashed(StudentError):
+    """The child process died during the call."""
+
+    status = CRASHED
+
+
+class ArgumentsModified(StudentError):
+    """The function returned, but changed a tensor or array it was given in place.
+
+    ``result`` holds what it returned, for a test that allows the change
+    (:attr:`grader.judge.proxy.StudentProxy.may_modify_arguments`).
+    """
+
+    status = FAILED
+
+    def __init__(self, message: str, *, result: Any = None, modified: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.result = result
+        self.modified = modified
+
+
+class ExerciseMissing(StudentError):
+    """No function of that name is defined by the notebook's cells."""
+
+    status = MISSING
+
+
+def _environment() -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("GRADER_", "PYTEST_", "JPY_"))}
+    env.update({
+        "PYTHONPATH": str(GRADER_ROOT), "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+        "GRADER_SANDBOX": "1",
+    })
+    return env
+
+
+class _Child:
+    """A learner's child process: started here (``popen``) or forked by a template (``pid``).
+
+    ``pid`` is the process as the grader sees it (0 once it is gone); ``inner`` is its pid in the
+    template's PID namespace (under bubblewrap the two differ), which the template waits on.
+    """
+
+    def __init__(self, pid: int, popen: subprocess.Popen | None = None,
+                 template: "Template | None" = None, *, inner: int | None = None,
+                 bwrap: bool = False) -> None:
+        self.pid, self.popen, self.template = pid, popen, template
+        self.inner = pid if inner is None else inner
+        self.bwrap = bwrap
+
+    def kill(self) -> None:
+        if self.pid > 0:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            supervise.kill_tree(self.pid)
+        if self.popen is not None:
+            self.popen.wait()
+
+    def exit_status(self, timeout: float) -> int | None:
+        if self.popen is not None:
+            try:
+                code = self.popen.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return None
+            # bwrap exits with 128 + N when its command was killed by signal N.
+            return -(code - 128) if self.bwrap and 128 < code < 128 + 65 else code
+        return self.template.wait(self.inner, timeout) if self.template is not None else None
+
+
+def _assets() -> list[Path]:
+    folder = GRADER_ROOT / "assets"
+    return [folder] if folder.is_dir() else []
+
+
+def _spawn(confinement: Confinement, workdir: Path, extra: list[str] = (),
+           pass_fds: tuple[int, ...] = ()) -> tuple[_Child, int, int]:
+    """Start ``python -m grader.sandbox.child`` with pipes; returns (child, to_child, from_child)."""
+    parent_read, child_write = os.pipe()
+    child_read, parent_write = os.pipe()
+    log = open(workdir / "sandbox.log", "ab")
+    command = confinement.command(
+        [sys.executable, "-m", "grader.sandbox.child", str(child_read), str(child_write), *extra],
+        scratch=[workdir], workdir=workdir, readable=_assets(),
+        grader_modules=ALLOWED_GRADER_MODULES)
+    try:
+        popen = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            cwd=workdir, env=_environment(), pass_fds=(child_read, child_write, *pass_fds),
+            start_new_session=True, preexec_fn=confinement.preexec,
+        )
+    except BaseException:
+        for fd in (parent_read, parent_write):
+            os.close(fd)
+        raise
+    finally:
+        log.close()
+        os.close(child_read)
+        os.close(child_write)
+    return _Child(popen.pid, popen, bwrap=confinement.confined), parent_write, parent_read
+
+
+class _Channel:
+    """Length-prefixed messages to and from a child over two pipes, with a deadline."""
+
+    def __init__(self, child: _Child, to_child: int, from_child: int) -> None:
+        self.child, self.to_child, self.from_child = child, to_child, from_child
+
+    def request(self, request: dict, timeout: float, *, what: str) -> dict:
+        boxes: dict[str, codec.BlackBox] = {}
+        message = codec.encode(request, boxes)
+        deadline = time.monotonic() + timeout
+        try:
+            self._write(message)
+            while True:
+                prefix = self._read(8, deadline, what)
+                payload = self._read(codec.frame_length(prefix), deadline, what)
+                reply = codec.decode(payload)
+                if not (isinstance(reply, dict) and reply.get("op") == "callback"):
+                    break
+                self._write(codec.encode(codec.run_callback(
+                    boxes.get(str(reply.get("handle"))), reply.get("args"), reply.get("kwargs"))))
+        except (BrokenPipeError, EOFError, codec.CodecError, RecursionError) as exc:
+            raise self.crashed(what, exc) from None
+        if not isinstance(reply, dict):
+            raise self.crashed(what, "a reply that is not a message")
+        return reply
+
+    def _write(self, message: bytes) -> None:
+        os.write(self.to_child, len(message).to_bytes(8, "big"))
+        view = memoryview(message)
+        while view:
+            written = os.write(self.to_child, view[: 1 << 20])
+            view = view[written:]
+
+    def _read(self, size: int, deadline: float, what: str) -> bytes:
+        chunks, remaining = [], size
+        while remaining:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self.from_child], [], [], max(left, 0))
+            if not ready:
+                self.close()
+                raise StudentTimeout(f"{what} did not finish within the time limit; "
+                                     "look for an endless loop or a very slow computation")
+            chunk = os.read(self.from_child, min(remaining, 1 << 20))
+            if not chunk:
+                raise EOFError
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
+    def crashed(self, what: str, cause: object) -> "StudentCrashed":
+        code = self.child.exit_status(timeout=5)
+        self.close()
+        if code is None:
+            how = f"stopped answering ({cause})"
+        elif code < 0:
+            how = f"was killed by signal {signal.Signals(-code).name}"
+            if -code == signal.SIGXCPU:
+                how += " (CPU time limit)"
+        else:
+            how = f"exited with status {code} (sys.exit or os._exit in your code?)"
+        return StudentCrashed(f"the sandbox process {how} while {what}")
+
+    def close(self) -> None:
+        self.child.kill()
+        for fd in (self.to_child, self.from_child):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.to_child = self.from_child = -1
+
+class Template:
+    """One child per notebook that imports torch, loads the cells once, and forks sandboxes.
+
+    ``defined`` and ``load_errors`` describe the loaded cells. :meth:`fork` gives a fresh child
+    that already holds them. If the template dies, the next :meth:`fork` starts a new one.
+    """
+
+    def __init__(self, cells: list[tuple[str, str]], *, limits: Limits | None = None) -> None:
+        self.cells = [[label, source] for label, source in cells]
+        self.limits = limits or Limits()
+        self.confinement = Confinement(self.limits)
+        self.workdir = self.confinement.scratch("grader-sandbox-")
+        self._channel: _Channel | None = None
+        self._control: socket.socket | None = None
+        self.defined: list[str] = []
+        self.load_errors: list[str] = []
+        self.forkable = True
+        """False when the cells started CUDA (a GPU notebook): a forked child cannot use it, so
+        each sandbox is then spawned and loads the cells itself."""
+
+    @property
+    def pid(self) -> int | None:
+        """The template process's pid while it runs."""
+        return self._channel.child.pid if self._channel is not None else None
+
+    def start(self) -> None:
+        """Start the template and load the cells; raises StudentError if it cannot."""
+        self.spawn()
+        self.load()
+
+    def spawn(self) -> None:
+        """Start the template process (it imports torch at once); :meth:`load` waits for it.
+
+        Call it from the thread that outlives the template: the process dies with the thread
+        that started it (bubblewrap's ``--die-with-parent``)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)  # a forked child's pid, below
+        try:
+            child, to_child, from_child = _spawn(self.confinement, self.workdir,
+                                                 ["--template", str(theirs.fileno())],
+                                                 pass_fds=(theirs.fileno(),))
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self._channel, self._control = _Channel(child, to_child, from_child), ours
+
+    def load(self) -> None:
+        """Load the cells into the template :meth:`spawn` started (any thread may wait on it);
+        raises StudentError if it cannot."""
+        assert self._channel is not None
+        reply = self._channel.request({"op": "load", "cells": self.cells},
+                                      self.limits.start_timeout, what="loading the notebook's cells")
+        if "error" in reply:
+            raise StudentCrashed(f"the sandbox could not load the cells: {reply['error']}")
+        self.defined = list(reply["defined"])
+        self.load_errors = [f"{label}: {message}" for label, message in reply["errors"]]
+        self.forkable = bool(reply.get("forkable", True))
+
+    def _ask(self, message: bytes, fds: list[int] = ()) -> str:
+        assert self._control is not None
+        self._control.settimeout(self.limits.start_timeout)
+        socket.send_fds(self._control, [message], list(fds))
+        return self._control.recv(64).decode("ascii", errors="replace")
+
+    def _fork(self, read_fd: int, write_fd: int) -> tuple[int, int]:
+        """Ask for a child; (its pid in the template's PID namespace, its pid here).
+
+        The child answers itself, with its credentials attached: the kernel gives its pid as
+        this process sees it (under bubblewrap the two differ), and a child cannot claim to be
+        another process."""
+        assert self._control is not None
+        self._control.settimeout(self.limits.start_timeout)
+        socket.send_fds(self._control, [b"fork"], [read_fd, write_fd])
+        size = socket.CMSG_SPACE(struct.calcsize("3i"))
+        message, ancillary, _, _ = self._control.recvmsg(64, size)
+        inner = int(message.decode("ascii", errors="replace"))
+        for level, kind, data in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+                return inner, struct.unpack("3i", data[:struct.calcsize("3i")])[0]
+        raise ValueError("the forked child's answer carried no credentials")
+
+    def fork(self, read_fd: int, write_fd: int) -> _Child:
+        """A fresh child holding the loaded cells, reading ``read_fd`` and writing ``write_fd``."""
+        for attempt in range(2):
+            if self._channel is None:
+                self.start()
+            try:
+                inner, outer = self._fork(read_fd, write_fd)
+                return _Child(outer, template=self, inner=inner)
+            except (OSError, ValueError):
+                if attempt:
+                    raise StudentCrashed("the sandbox's template process stopped answering "
+                                         "(does a setup cell end the process?)") from None
+                self.close(release=False)
+        raise AssertionError("unreachable")
+
+    def wait(self, pid: int, timeout: float) -> int | None:
+        """Exit status of a forked child (as Popen.returncode), or None if unknown in time."""
+        try:
+            answer = self._ask(f"wait {pid} {timeout:g}".encode())
+            return None if answer == "none" else int(answer)
+        except (OSError, ValueError):
+            return None
+
+    def close(self, *, release: bool = True) -> None:
+        """Kill the template and everything it started."""
+        if self._control is not None:
+            self._control.close()
+            self._control = None
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+        supervise.kill_strays()
+        if release:
+            self.confinement.release()
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class Sandbox:
+    """One child process holding the learner's cells; restarted on demand after a failure.
+
+    With a ``template``, each (re)start forks a child from it; without one, or when the template
+    cannot be forked (its cells started CUDA), it spawns a child that loads the cells itself.
+    With both, ``cells`` are loaded after the template's (in the forked child, or after the
+    template's cells in a spawned one): one template can then serve notebooks that share their
+    first cells and differ in the rest (:mod:`grader.batch.variants`).
+    """
+
+    def __init__(self, cells: list[tuple[str, str]] = (), *, limits: Limits | None = None,
+                 workdir: Path | None = None, template: Template | None = None) -> None:
+        self.cells = [[label, source] for label, source in cells]
+        self.limits = template.limits if template is not None else (limits or Limits())
+        self.template = template
+        self._own_confinement = template is None
+        self.confinement = template.confinement if template is not None else None
+        self._own_workdir = workdir is None
+        self._workdir = workdir
+        self._channel: _Channel | None = None
+        self.load_errors: list[str] = []
+        self.defined: list[str] = []
+
+    @property
+    def workdir(self) -> Path:
+        """The child's scratch folder."""
+        if self._workdir is None:
+            if self.template is not None:
+                self._workdir = self.template.workdir
+                self._own_workdir = False
+            else:
+                self._workdir = self._confine().scratch("grader-sandbox-")
+        return self._workdir
+
+    def _confine(self) -> Confinement:
+        if self.confinement is None:
+            self.confinement = Confinement(self.limits)
+        return self.confinement
+
+    # -- life cycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the child with the cells (``load_errors`` says which cells raised)."""
+        if self.template is not None and self.template.forkable:
+            parent_read, child_write = os.pipe()
+            child_read, parent_write = os.pipe()
+            try:
+                child = self.template.fork(child_read, child_write)
+            except BaseException:
+                for fd in (parent_read, parent_write):
+                    os.close(fd)
+                raise
+            finally:
+                os.close(child_read)
+                os.close(child_write)
+            self._channel = _Channel(child, parent_write, parent_read)
+            self.defined, self.load_errors = self.template.defined, self.template.load_errors
+            if self.cells:
+                self._load(self.cells, self.template.load_errors)
+            return
+        self._channel = _Channel(*_spawn(self._confine(), self.workdir))
+        cells = (self.template.cells if self.template is not None else []) + self.cells
+        self._load(cells, [])
+
+    def _load(self, cells: list, earlier_errors: list[str]) -> None:
+        reply = self._channel.request({"op": "load", "cells": cells},
+                                      self.limits.start_timeout, what="loading the notebook's cells")
+        if "error" in reply:
+            raise StudentCrashed(f"the sandbox could not load the cells: {reply['error']}")
+        self.defined = list(reply["defined"])
+        self.load_errors = [*earlier_errors,
+                            *(f"{label}: {message}" for label, message in reply["errors"])]
+
+    def _ensure_started(self) -> None:
+        if self._channel is None or self._channel.to_child < 0:
+            self.close(remove_workdir=False)
+            self.start()
+
+    def close(self, *, remove_workdir: bool = True) -> None:
+        """Kill the child (and anything it started) and release the pipes."""
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+            keep = {self.template.pid} if self.template is not None and self.template.pid else set()
+            supervise.kill_strays(keep)
+        if remove_workdir:
+            if self._own_confinement and self.confinement is not None:
+                self.confinement.release()
+            if self._own_workdir and self._workdir is not None:
+                shutil.rmtree(self._workdir, ignore_errors=True)
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- requests ---------------------------------------------------------------------------
+    def call(self, name: str, args: tuple, kwargs: dict, *, timeout: float,
+             trusted: dict | None = None) -> Any:
+        """Call the learner's function ``name``; return its decoded result or raise StudentError.
+
+        ``trusted`` maps names of the learner's namespace to :class:`grader.sandbox.codec.BlackBox` es
+        that stand in for them during this call (trusted prerequisites).
+        """
+        self._ensure_started()
+        if self.limits.call_timeout is not None:
+            timeout = min(timeout, self.limits.call_timeout)
+        request = {"op": "call", "name": name, "args": list(args), "kwargs": kwargs}
+        if trusted:
+            request["trusted"] = dict(trusted)
+        reply = self._channel.request(request, timeout, what=f"calling {name}")
+        return result_of_reply(name, reply)
+
+
+def result_of_reply(name: str, reply: dict) -> Any:
+    """The value a ``call`` reply carries, or the StudentError it stands for.
+
+    A reply that says the call modified some of its arguments raises :class:`ArgumentsModified`
+    (with the value), since an exercise leaves its inputs unchanged unless its docstring says so.
+    """
+    if "ok" not in reply:
+        raise error_from_reply(name, reply["error"])
+    modified = reply.get("modified")
+    if modified:
+        names = ", ".join(f"`{m}`" for m in modified)
+        raise ArgumentsModified(
+            f"{name} changed its input {names} in place; it must leave its arguments unchanged "
+            "(write `x = x * s`, not `x *= s` or `x.mul_(s)`, and do not return a modified input)",
+            result=reply["ok"], modified=tuple(modified))
+    return reply["ok"]
+
+
+_OUT_OF_MEMORY = "can't allocate memory"
+"""What torch's CPU allocator says (in a RuntimeError) when an allocation is refused."""
+
+
+def error_from_reply(name: str, error: dict) -> StudentError:
+    """Turn the child's description of an exception into the matching StudentError."""
+    exc_type, message = error.get("type", ""), error.get("message", "")
+    mro = tuple(error.get("mro", ()))
+    details = dict(exc_type=exc_type, mro=mro, traceback=error.get("traceback", ""))
+    if exc_type == "Missing":
+        return ExerciseMissing(message, **details)
+    if "NotImplementedError" in mro:
+        return NotImplementedByStudent(f"{name} is not implemented yet (it raises "
+                                       "NotImplementedError)", **details)
+    if exc_type == "BadReturn":
+        return StudentRaised(message, **details)
+    if "MemoryError" in mro or _OUT_OF_MEMORY in message:
+        first = message.strip().splitlines()[0] if message.strip() else exc_type
+        return StudentOutOfMemory(
+            f"{name} ran out of memory (it asked for more than the sandbox's memory limit allows; "
+            f"{exc_type}: {first[:200]})", **details)
+    text = f"{name} raised {exc_type}: {message}" if message else f"{name} raised {exc_type}"
+    return StudentRaised(text, **details)

@@ -1,0 +1,77 @@
+"""The exercise contract holds for every notebook: suites, catalogues and solutions agree."""
+from __future__ import annotations
+
+import ast
+import importlib
+from collections import Counter
+
+import pytest
+
+from grader.judge.proxy import SUITES_DIR, known_suites
+from grader.notebook.read import EXERCISE_TAG, read_notebook, tags, top_level_names
+from tests.conftest import SOLUTIONS, solution_notebooks
+
+
+def _suite_tests(suite: str) -> list[dict]:
+    """Each test function of a suite with its exercise marker's arguments (read from the AST)."""
+    tree = ast.parse((SUITES_DIR / f"test_{suite}.py").read_text())
+    found = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test_"):
+            continue
+        info = {"name": node.name, "doc": ast.get_docstring(node), "exercise": None,
+                 "property": any(isinstance(d, ast.Call) and ast.unparse(d.func).endswith("given")
+                                 for d in node.decorator_list)}
+        for decorator in node.decorator_list:
+            if isinstance(decorator, ast.Call) and ast.unparse(decorator.func) == "pytest.mark.exercise":
+                info["exercise"] = ast.literal_eval(decorator.args[0])
+                info.update({kw.arg: ast.literal_eval(kw.value) for kw in decorator.keywords})
+        found.append(info)
+    return found
+
+
+@pytest.mark.parametrize("path", solution_notebooks(), ids=lambda p: p.stem)
+def test_every_solution_has_a_suite_and_catalogue(path):
+    assert path.stem in known_suites()
+    importlib.import_module(f"tests.catalogue.{path.stem}")
+
+
+@pytest.mark.parametrize("suite", known_suites())
+def test_suite_follows_the_contract(suite):
+    tests = _suite_tests(suite)
+    notebook = read_notebook(SOLUTIONS / f"{suite}.ipynb")
+    exercises = set()
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and EXERCISE_TAG in tags(cell):
+            names = {n for n in top_level_names(cell.source) if not n.startswith("_")}
+            assert len(names) == 1, cell.source[:120]
+            exercises |= names
+    assert tests
+    for test in tests:
+        assert test["exercise"] in exercises, f"{test['name']} grades an unknown exercise"
+        assert test["doc"], f"{test['name']} needs a docstring (it is the learner's feedback)"
+        # 0 points only for an informational test (e.g. a benchmark that needs a GPU)
+        assert test.get("points", 1) > 0 or test.get("informational"), f"{test['name']} is worth no points"
+    public = Counter(t["exercise"] for t in tests if t.get("public"))
+    total = Counter(t["exercise"] for t in tests)
+    properties = Counter(t["exercise"] for t in tests if t["property"])
+    for exercise in exercises:
+        assert public[exercise] >= 1, f"{exercise} has no public check"
+        assert total[exercise] > public[exercise], f"{exercise} needs hidden tests beyond the public ones"
+        assert properties[exercise] >= 1, f"{exercise} needs a property test (@given) over its inputs"
+    catalogue = importlib.import_module(f"tests.catalogue.{suite}").WRONG_ANSWERS
+    per_exercise = Counter(w.exercise for w in catalogue)
+    for exercise in exercises:
+        assert per_exercise[exercise] >= 4, f"{exercise} has {per_exercise[exercise]} wrong answers; 4 needed"
+    assert set(per_exercise) <= exercises
+
+
+@pytest.mark.parametrize("path", solution_notebooks(), ids=lambda p: p.stem)
+def test_each_exercise_cell_is_followed_by_its_check(path):
+    notebook = read_notebook(path)
+    cells = notebook.cells
+    for index, cell in enumerate(cells):
+        if cell.cell_type == "code" and EXERCISE_TAG in tags(cell):
+            name = next(n for n in top_level_names(cell.source) if not n.startswith("_"))
+            following = next(c for c in cells[index + 1:] if c.cell_type == "code")
+            assert f'check("{name}")' in following.source, f"add check(\"{name}\") after its cell"

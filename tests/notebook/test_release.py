@@ -1,0 +1,139 @@
+"""Release: notebooks/ is in step with solutions/, stubs replace solutions, errors name the cell."""
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from grader.errors import GraderError
+from grader.notebook.read import EXERCISE_TAG, tags
+from grader.notebook.release import BEGIN_SOLUTION, COLAB_TAG, CONCLUSION_PROMPT, END_SOLUTION, release
+from tests.conftest import NOTEBOOKS, SOLUTIONS, inline_notebook
+
+
+def test_notebooks_are_in_step_with_solutions(tmp_path):
+    """Fails when someone edits solutions/ without running `python -m grader release`."""
+    written = release(source=SOLUTIONS, dest=tmp_path)
+    assert sorted(p.name for p in written) == sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+    for path in written:
+        assert path.read_text() == (NOTEBOOKS / path.name).read_text(), \
+            f"{path.name} is out of date: run `python -m grader release` and commit notebooks/"
+
+
+def test_release_is_idempotent(tmp_path):
+    first = {p.name: p.read_text() for p in release(source=SOLUTIONS, dest=tmp_path / "a")}
+    second = {p.name: p.read_text() for p in release(source=SOLUTIONS, dest=tmp_path / "a")}
+    assert first == second
+
+
+def _exercise(body: str) -> str:
+    return (
+        "import math\n\ndef f(x):\n    \"\"\"Doc.\"\"\"\n    " + BEGIN_SOLUTION + "\n" + body +
+        "\n    " + END_SOLUTION + "\n")
+
+
+def test_stub_keeps_signature_and_docstring_and_drops_hidden_material(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    inline_notebook(source / "99_demo.ipynb", [
+        ("markdown", "# Demo", []),
+        ("code", "import torch\nprint('setup output kept')", ["setup"]),
+        ("code", _exercise("    return x + 1"), ["exercise"]),
+        ("code", "print(f(1))\n### BEGIN HIDDEN TESTS\nassert f(1) == 2\n### END HIDDEN TESTS", []),
+        ("code", "secret = 42", ["instructor"]),
+    ])
+    notebook = nbformat.read(str(source / "99_demo.ipynb"), 4)
+    notebook.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="kept\n")]
+    notebook.cells[1].execution_count = 1
+    notebook.cells[3].outputs = [nbformat.v4.new_output("stream", name="stdout", text="2\n")]
+    notebook.cells[3].execution_count = 2
+    nbformat.write(notebook, str(source / "99_demo.ipynb"))
+
+    release(source=source, dest=tmp_path / "out")
+    student = nbformat.read(str(tmp_path / "out" / "99_demo.ipynb"), 4)
+    sources = [c.source for c in student.cells]
+    assert len(student.cells) == 4, "the instructor cell must be removed"
+    assert 'def f(x):\n    """Doc."""\n    raise NotImplementedError(' in sources[2]
+    assert "return x + 1" not in sources[2] and BEGIN_SOLUTION not in sources[2]
+    assert "assert f(1) == 2" not in sources[3] and sources[3].strip() == "print(f(1))"
+    assert student.cells[1].outputs, "outputs before the first exercise are kept"
+    assert not student.cells[3].outputs and student.cells[3].execution_count is None
+    assert student.metadata["grader"]["suite"] == "99_demo"
+    assert EXERCISE_TAG in tags(student.cells[2])
+
+
+def test_a_conclusion_region_in_markdown_becomes_the_learners_prompt(tmp_path):
+    """The prose that reads a thinking exercise's result never reaches the learner."""
+    inline_notebook(tmp_path / "96_demo.ipynb", [
+        ("code", _exercise("    return x + 1"), ["exercise"]),
+        ("markdown", "## What it shows\n" + BEGIN_SOLUTION + "\nThe spread is 0.40: equivariant.\n"
+         + END_SOLUTION + "\nNext section.", []),
+    ])
+    release(source=tmp_path, dest=tmp_path / "out")
+    text = nbformat.read(str(tmp_path / "out" / "96_demo.ipynb"), 4).cells[1].source
+    assert text == "## What it shows\n" + CONCLUSION_PROMPT + "\nNext section."
+
+
+def test_the_colab_cell_follows_the_title_only_where_the_course_names_its_repository(tmp_path):
+    inline_notebook(tmp_path / "95_demo.ipynb", [
+        ("markdown", "# Demo", []),
+        ("code", "import torch", ["setup"]),
+    ])
+    plain = release(source=tmp_path, dest=tmp_path / "plain", repository="")
+    assert [c.cell_type for c in nbformat.read(str(plain[0]), 4).cells] == ["markdown", "code"]
+    first = release(source=tmp_path, dest=tmp_path / "a", repository="teacher/pe-course")[0].read_text()
+    again = release(source=tmp_path, dest=tmp_path / "b", repository="teacher/pe-course")[0].read_text()
+    assert first == again, "releasing twice gives the same bytes"
+    cells = nbformat.reads(first, 4).cells
+    assert COLAB_TAG in tags(cells[1]) and tags(cells[2]) == ["setup"]
+    assert 'if "google.colab" in sys.modules:' in cells[1].source
+    assert "https://github.com/teacher/pe-course" in cells[1].source
+    with pytest.raises(GraderError, match="is not a GitHub 'owner/name'"):
+        release(source=tmp_path, dest=tmp_path / "c", repository="https://github.com/x")
+
+
+@pytest.mark.parametrize("body, message", [
+    ("    " + BEGIN_SOLUTION + "\n    return 1", "without '### END SOLUTION'"),
+    ("    " + BEGIN_SOLUTION + "\n    return 1\n    " + END_SOLUTION + "\n    " + END_SOLUTION,
+     "without '### BEGIN SOLUTION'"),
+])
+def test_unbalanced_regions_name_the_notebook_and_cell(tmp_path, body, message):
+    inline_notebook(tmp_path / "98_bad.ipynb", [
+        ("markdown", "# Bad", []),
+        ("code", "def g():\n" + body, ["exercise"]),
+    ])
+    with pytest.raises(GraderError, match=r"98_bad\.ipynb, cell 1, line \d+: .*" + message.replace("(", r"\(")):
+        release(source=tmp_path, dest=tmp_path / "out")
+
+
+def test_exercise_cell_without_region_is_an_error(tmp_path):
+    inline_notebook(tmp_path / "97_bad.ipynb", [("code", "def g():\n    return 1", ["exercise"])])
+    with pytest.raises(GraderError, match="97_bad.ipynb, cell 0: an exercise cell needs"):
+        release(source=tmp_path, dest=tmp_path / "out")
+
+
+def test_every_exercise_cell_of_the_released_notebooks_raises_not_implemented():
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        notebook = nbformat.read(str(path), 4)
+        exercise_cells = [c for c in notebook.cells if EXERCISE_TAG in tags(c)]
+        assert exercise_cells, path.name
+        for cell in exercise_cells:
+            assert "raise NotImplementedError(" in cell.source, (path.name, cell.source[:80])
+            assert BEGIN_SOLUTION not in cell.source
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
+def test_the_two_rules_of_every_exercise_are_said_in_the_first_exercise_section(path):
+    cells = nbformat.read(str(path), 4).cells
+    first = next(i for i, c in enumerate(cells) if c.cell_type == "code" and EXERCISE_TAG in tags(c))
+    before = [c.source for c in cells[:first] if c.cell_type == "markdown"][-1]
+    text = " ".join(before.split())
+    assert "Leave your inputs unchanged" in text and "`x = x * s`, not `x *= s`" in text
+    assert "accept non-contiguous tensors" in text and "`.reshape`, not `.view`" in text
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
+def test_no_notebook_finds_its_data_relative_to_its_own_folder(path):
+    """A copy of a notebook outside notebooks/ must still find assets/ (grader.assets)."""
+    for cell in nbformat.read(str(path), 4).cells:
+        if cell.cell_type == "code":
+            assert 'Path("..")' not in cell.source and "'..'" not in cell.source, cell.source[:200]

@@ -1,0 +1,199 @@
+"""Reporters: Gradescope's results.json (checked against its schema) and the Markdown summary."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from grader.report import render as reporters
+from grader.export.hosted import SCHEMA
+from grader.grade import grade_notebook
+from grader.judge.proxy import exercise_order, known_suites, run_suite, suite_exercises
+from grader.notebook.read import exercise_names, read_notebook
+from grader.sandbox.parent import ExerciseMissing
+from grader.results import CRASHED, FAILED, PASSED, CellFailure, ExecutionResult, NotebookReport
+from grader.results import TestResult as Result
+from tests.catalogue import modules
+from tests.conftest import solution_notebooks, variant
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _reports() -> list[NotebookReport]:
+    rope = NotebookReport(path="submission/anything.ipynb", suite="04_rotary_embeddings",
+                          execution=ExecutionResult(cells=3, passed=2, failures=[
+                              CellFailure("Cell 2", "ValueError: shapes | differ")]))
+    rope.tests = [
+        Result("rope_inv_freq", "test_values", "inv_freq matches", 3, PASSED, public=True),
+        Result("rope_inv_freq", "test_dtype", "float32 out", 2, FAILED, "got float64"),
+        Result("apply_rope", "test_rotation", "rotates pairs", 5, CRASHED, "os._exit"),
+    ]
+    broken = NotebookReport(path="x.ipynb", suite="01_permutation_invariance",
+                            error="x.ipynb: not a valid Jupyter notebook (bad JSON)")
+    broken.tests = [Result("permutation_matrix", "test_shape", "shape", 4, "missing", "gone")]
+    return [rope, broken]
+
+
+def _validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_results_json_meets_gradescopes_schema():
+    results = reporters.gradescope(_reports(), 12.5)
+    assert list(_validator().iter_errors(results)) == []
+    assert "max_score" not in results  # not in Gradescope's specification at the top level
+    assert results["score"] == 3
+    assert sum(t["max_score"] for t in results["tests"]) == 14
+
+
+def test_schema_rejects_keys_and_values_the_specification_lacks():
+    validator = _validator()
+    good = reporters.gradescope(_reports(), 1.0)
+    for bad in ({**good, "max_score": 14}, {**good, "tests": [{**good["tests"][0], "points": 1}]},
+                {**good, "tests": [{**good["tests"][0], "status": "error"}]},
+                {**good, "tests": [{**good["tests"][0], "visibility": "later"}]},
+                {"output": "no score anywhere"}):
+        assert list(validator.iter_errors(bad)), bad
+
+
+def test_tests_carry_number_and_tags():
+    tests = reporters.gradescope(_reports(), 1.0)["tests"]
+    by_name = {t["name"].split(" / ", 1)[1]: t for t in tests}
+    assert by_name["rope_inv_freq / test_values"]["number"] == "4.1"
+    assert by_name["rope_inv_freq / test_dtype"]["number"] == "4.1"
+    assert by_name["apply_rope / test_rotation"]["number"] == "4.2"
+    assert by_name["apply_rope / test_rotation"]["tags"] == ["apply_rope"]
+    assert by_name["executes top to bottom (nbval)"]["number"] == "4.0"
+    assert by_name["notebook"]["number"] == "1.0"
+    assert by_name["permutation_matrix / test_shape"]["number"] == "1.1"
+
+
+def test_hidden_visibility_is_chosen_and_public_checks_stay_visible():
+    tests = reporters.gradescope(_reports(), 1.0, hidden_visibility="hidden")["tests"]
+    visibility = {t["name"].rsplit(" / ", 1)[1]: t["visibility"] for t in tests}
+    assert visibility["test_values"] == "visible"  # a public check
+    assert visibility["test_dtype"] == visibility["test_rotation"] == "hidden"
+    assert visibility["notebook"] == visibility["executes top to bottom (nbval)"] == "visible"
+    with pytest.raises(ValueError, match="hidden_visibility"):
+        reporters.gradescope(_reports(), 1.0, hidden_visibility="later")
+
+
+def test_markdown_has_a_row_per_exercise_and_escapes_pipes():
+    text = reporters.markdown(_reports())
+    assert text.startswith("## Grade: 3/14 points over 2 notebook(s)")
+    assert "| 4.1 `rope_inv_freq` | 3/5 | ❌ failed (1 of 2 tests) | float32 out -- got float64 |" in text
+    assert "Execution: 2/3 cells ran without error (first failure, Cell 2: ValueError" in text
+    assert "| 4.2 `apply_rope` | 0/5 | ❌ crashed (1 of 1 tests) |" in text
+    assert "shapes \\| differ" in text and "shapes | differ" not in text
+    assert "Could not be graded: x.ipynb: not a valid Jupyter notebook" in text
+    rows = [line for line in text.splitlines() if line.startswith(("| 4.", "| 1."))]
+    assert len(rows) == 3 and all(row.count(" | ") == 3 for row in rows)
+
+
+# -- exercises in the notebook's order ------------------------------------------------------------
+def _missing(exercise):
+    def call(name, args, kwargs, timeout):
+        raise ExerciseMissing(f"no function named {name}")
+    return call, []
+
+
+@pytest.mark.slow  # runs the whole suite
+@pytest.mark.parametrize("suite", known_suites())
+def test_numbering_follows_the_cells_of_the_notebook(suite):
+    cells = [n for n in exercise_names(read_notebook(ROOT / "notebooks" / f"{suite}.ipynb"))
+             if n in suite_exercises(suite)]
+    assert sorted(cells) == sorted(suite_exercises(suite))
+    assert exercise_order(suite) == cells, "set EXERCISE_ORDER in the suite to the cells' order"
+    report = NotebookReport(path=f"{suite}.ipynb", suite=suite, exercise_order=exercise_order(suite),
+                            tests=run_suite(suite, _missing, exercises=set(cells[-2:] + cells[:2])))
+    graded = cells[:2] + cells[-2:]
+    assert list(report.exercises()) == graded  # results come in the notebook's order
+    number = reporters.notebook_number(suite)
+    numbers = {cells.index(name) + 1 for name in graded}
+    assert {t["tags"][0]: t["number"] for t in reporters.gradescope([report], 1.0)["tests"]} == {
+        name: f"{number}.{cells.index(name) + 1}" for name in graded}
+    table = reporters.table([report])
+    rows = [table.index(f"{number}.{n} {name}") for n, name in zip(sorted(numbers), graded)]
+    assert rows == sorted(rows)
+    cases = list(ElementTree.fromstring(reporters.junit([report])).iter("testcase"))
+    assert [c.get("classname").split(".", 1)[1] for c in cases] == [t.exercise for t in report.tests]
+    assert [c.find("properties/property[@name='number']").get("value") for c in cases] == [
+        f"{number}.{cells.index(t.exercise) + 1}" for t in report.tests]
+    markdown = [line.split(" | ")[0] for line in reporters.markdown([report]).splitlines()
+                if line.startswith(f"| {number}.")]
+    assert markdown == [f"| {number}.{cells.index(name) + 1} `{name}`" for name in graded]
+
+
+# -- the feedback of a catalogued wrong answer ----------------------------------------------------
+WRONG = ("04_rotary_embeddings", "tables repeated in the interleaved pattern for rotate_half")
+
+
+@pytest.fixture(scope="module")
+def wrong_report(tmp_path_factory):
+    """A catalogued wrong answer of apply_rope that also changes x in place and validates nothing,
+    graded: one mistake costs once, so its owning test names the catalogued mistake and two
+    more tests fail (the in-place change, the promised errors)."""
+    suite, mistake = WRONG
+    wrong = next(w for _, module in modules(solution_notebooks()) for w in module.WRONG_ANSWERS
+                 if w.mistake == mistake)
+    body = wrong.source[wrong.source.index("    dt = "):].replace("    return (xf * c + rotated * s).to(x.dtype)",
+                                                               "    x.copy_((xf * c + rotated * s).to(x.dtype))\n"
+                                                               "    return x")
+    source = "def apply_rope(x, cos, sin, interleaved=False):\n    half = x.shape[-1] // 2\n" + body
+    path = variant(tmp_path_factory.mktemp("wrong"), suite, replace={wrong.exercise: source})
+    report = grade_notebook(path, skip_execution=True, exercises={wrong.exercise})
+    named = {reporters.named_mistake(t.output) for t in report.tests if t.status != PASSED}
+    assert wrong.feedback in " ".join(filter(None, named))  # the suite names this mistake
+    return report
+
+
+def _unwrapped(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_terminal_report_says_each_named_mistake_whole_and_once(wrong_report):
+    failing = [t for t in wrong_report.tests if t.status != PASSED]
+    named = [t for t in failing if reporters.named_mistake(t.output)]
+    assert named and len(failing) >= 3  # the mistake's own test names it; two more tests fail
+    mistake = reporters.named_mistake(named[0].output)
+    assert len(mistake) > 40
+    naming = [t for t in named if reporters.named_mistake(t.output) == mistake]
+    cost = sum(t.max_score for t in naming)
+    where = "1 test" if len(naming) == 1 else f"{len(naming)} tests"
+    for verbose in (False, True):
+        table = reporters.table([wrong_report], verbose=verbose)
+        assert all(len(line) <= 100 or " " not in line.strip() for line in table.splitlines()
+                   if "failing example" not in line and not line.strip().startswith("test_"))
+        flat = _unwrapped(table)
+        assert flat.count(mistake) == 1
+        assert f"likely mistake: {mistake} (cost {cost:g} points, {where})" in flat
+        shown = [t for t in failing if _unwrapped(t.description) in flat]
+        assert len(shown) == (len(failing) if verbose else 1)
+    assert f"+ {len(failing) - 1} more failing tests: `--verbose` lists every failing test" in \
+        _unwrapped(reporters.table([wrong_report]))
+
+
+def test_top_level_output_of_results_json_is_a_summary(wrong_report, tmp_path, monkeypatch):
+    from grader import cli, grade
+
+    calls = []
+    monkeypatch.setattr(grade, "main", lambda **kwargs: calls.append(kwargs) or [wrong_report])
+    out = tmp_path / "results.json"
+    assert cli.main(["check", "x.ipynb", "--json", str(out), "--verbose",
+                     "--hidden-visibility", "visible"]) == 0
+    assert calls[0]["verbose"] is True
+    results = json.loads(out.read_text())
+    mistake = reporters.named_mistake(next(t.output for t in wrong_report.tests if t.status != PASSED
+                                           and reporters.named_mistake(t.output)))
+    lines = results["output"].splitlines()
+    score, maximum = f"{wrong_report.score:g}", f"{wrong_report.max_score:g}"
+    assert lines[0] == f"Graded 1 notebook(s): {score}/{maximum} points."
+    assert lines[1] == (f"04_rotary_embeddings: {score}/{maximum} points; look first at exercise 4.5 "
+                        f"apply_rope (lost {wrong_report.max_score - wrong_report.score:g} points; "
+                        f"likely mistake: {mistake})")
+    assert results["output"] not in {t["output"] for t in results["tests"]}

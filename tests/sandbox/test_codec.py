@@ -1,0 +1,100 @@
+"""The message format: round trips, no pickle, clear refusals."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+import torch
+
+from grader.sandbox import codec
+
+
+def test_round_trip_keeps_types_dtypes_and_structure():
+    value = {
+        "t32": torch.randn(2, 3), "t16": torch.randn(4).half(), "bf16": torch.randn(3).bfloat16(),
+        "i64": torch.arange(5), "mask": torch.ones(2, 2, dtype=torch.bool),
+        "np": np.arange(6, dtype=np.float64).reshape(2, 3),
+        "scalars": (1, 2.5, True, None, "text", 1 + 2j), "list": [float("inf"), -0.0],
+    }
+    out = codec.decode(codec.encode(value))
+    for key in ("t32", "t16", "bf16", "i64", "mask"):
+        assert isinstance(out[key], torch.Tensor) and out[key].dtype == value[key].dtype
+        assert torch.equal(out[key], value[key])
+    assert isinstance(out["np"], np.ndarray) and np.array_equal(out["np"], value["np"])
+    assert out["scalars"] == value["scalars"] and isinstance(out["scalars"], tuple)
+    assert out["list"][0] == float("inf") and isinstance(out["list"], list)
+
+
+def test_non_contiguous_and_subclassed_tensors_arrive_as_plain_tensors():
+    class Sneaky(torch.Tensor):
+        def __eq__(self, other):  # noqa: D105
+            return True
+
+    x = torch.randn(3, 4).t()
+    out = codec.decode(codec.encode([x, x.as_subclass(Sneaky)]))
+    assert all(type(t) is torch.Tensor and torch.equal(t, x) for t in out)
+
+
+@pytest.mark.parametrize("value", [object(), {1: 2}, np.array([object()]), lambda: 1])
+def test_unsupported_values_are_refused(value):
+    with pytest.raises(codec.CodecError):
+        codec.encode(value)
+
+
+def test_a_pickled_array_is_never_loaded():
+    buffer = io.BytesIO()
+    np.savez(buffer, __header__=np.frombuffer(b'{"array": "a0", "kind": "numpy", "dtype": "O"}',
+                                              dtype=np.uint8), a0=np.array([{"x": 1}], dtype=object))
+    with pytest.raises(codec.CodecError, match="malformed"):
+        codec.decode(buffer.getvalue())
+
+
+def test_callable_references_travel_as_names():
+    ref = codec.StudentRef("self_attention", {"causal": True})
+    assert codec.decode(codec.encode(ref)) == ref
+    resolved = codec.decode(codec.encode(ref), lambda kind, name, kwargs: (kind, name, kwargs))
+    assert resolved == ("student", "self_attention", {"causal": True})
+
+
+def test_oversized_frames_are_refused():
+    with pytest.raises(codec.CodecError, match="over the"):
+        codec.frame_length((codec.MAX_MESSAGE_BYTES + 1).to_bytes(8, "big"))
+
+
+@pytest.mark.parametrize("layout", codec.VIEW_LAYOUTS)
+@pytest.mark.parametrize("value", [
+    torch.randn(2, 3, 4, 6), torch.randn(5, 4).half(), torch.randn(7).bfloat16(),
+    torch.arange(12).reshape(3, 4), torch.ones(3, 2, dtype=torch.bool),
+    np.arange(12.0).reshape(3, 4), np.arange(5, dtype=np.int32),
+], ids=["f32-4d", "f16-2d", "bf16-1d", "i64-2d", "bool-2d", "np-f64-2d", "np-i32-1d"])
+def test_views_arrive_with_the_same_values_but_not_contiguous(layout, value):
+    out = codec.decode(codec.encode(codec.View(value, layout)))
+    assert type(out) is type(value) and out.dtype == value.dtype and out.shape == value.shape
+    if isinstance(value, torch.Tensor):
+        assert torch.equal(out, value) and not out.is_contiguous()
+    else:
+        assert np.array_equal(out, value) and not out.flags.c_contiguous
+
+
+def test_view_layouts_are_the_ones_real_models_make():
+    x = torch.randn(2, 3, 4, 6)
+    heads = codec.decode(codec.encode(codec.View(x, "heads")))
+    assert heads.stride()[-1] == 1 and heads.stride()[1] == 6  # (B, T, H, D) storage
+    with pytest.raises(RuntimeError):
+        heads.view(2, 3 * 4, 6)  # merging heads and positions needs a copy
+    transposed = codec.decode(codec.encode(codec.View(x, "transposed")))
+    assert transposed.stride()[-1] == 4
+    strided = codec.decode(codec.encode(codec.View(x, "strided")))
+    assert strided.stride()[-1] == 2 and strided.storage_offset() == 1
+    with pytest.raises(RuntimeError):
+        strided.view(torch.int16)  # reinterpreting as a narrower type needs a dense last dimension
+    assert torch.isnan(torch.as_strided(strided, (6,), (1,), 0)).sum() == 3  # NaN between
+
+
+def test_views_without_dimensions_arrive_as_they_are_and_bad_layouts_are_refused():
+    assert codec.decode(codec.encode(codec.View(torch.tensor(2.0), "heads"))).item() == 2.0
+    with pytest.raises(codec.CodecError, match="unknown view layout"):
+        codec.encode(codec.View(torch.ones(2), "diagonal"))
+    with pytest.raises(codec.CodecError, match="only tensors and arrays"):
+        codec.encode(codec.View([1.0, 2.0], "strided"))
