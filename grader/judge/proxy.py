@@ -596,7 +596,7 @@ def _one_thread() -> int | None:
     a thread pool gains nothing on them, and where other processes hold the cores (the learner's
     sandbox, other gradings) its threads wait on each other, up to a hundred times slower (a
     pseudo-inverse of a (289, 64) table: 4 s on two busy cores, 1 ms on one thread). The sandbox
-    runs on one thread too (:mod:`grader._child`), so the two sides never compete for cores.
+    runs on one thread too (:mod:`grader.sandbox.child`), so the two sides never compete for cores.
     """
     try:
         import torch

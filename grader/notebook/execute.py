@@ -42,7 +42,7 @@ KERNEL_GRADER_MODULES = (*ALLOWED_GRADER_MODULES, "grader.assets")
 LEAN_MALLOC = {"MALLOC_ARENA_MAX": "2"}
 """glibc's setting for nbval and its kernel: at most two malloc arenas (not eight per core), so
 the memory that the kernel's threads free is kept in fewer heaps and given back twice a second
-(:data:`grader._nbval_plugin.GIVE_BACK_FREED_MEMORY`); without, notebook 05's kernel grows by
+(:data:`grader.notebook._nbval_plugin.GIVE_BACK_FREED_MEMORY`); without, notebook 05's kernel grows by
 hundreds of MiB that it no longer uses."""
 
 REFERENCE_SECONDS = {
