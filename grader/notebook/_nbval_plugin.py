@@ -22,6 +22,7 @@ from queue import Empty
 import pytest
 
 from grader.notebook._imports import skip_slow_optional_imports
+from grader.sandbox.supervise import TRIM_SECONDS
 
 skip_slow_optional_imports()
 
@@ -85,12 +86,14 @@ GIVE_BACK_FREED_MEMORY = (
     "import ctypes as _c, threading as _t, time as _s\n"
     "def _give_back(trim=getattr(_c.CDLL(None), 'malloc_trim', None), sleep=_s.sleep):\n"
     "    while trim is not None:\n"
-    "        sleep(0.5)\n"
+    f"        sleep({TRIM_SECONDS})\n"
     "        trim(0)\n"
     "_t.Thread(target=_give_back, name='grader-malloc-trim', daemon=True).start()\n"
     "del _c, _t, _s, _give_back\n")
-"""Run by the kernel at start-up (IPython's ``exec_lines``, no name left behind): a thread that
-calls glibc's ``malloc_trim(0)`` twice a second, returning the free pages of every malloc arena
+"""Run by the kernel at start-up (IPython's ``exec_lines``, no name left behind): the kernel's
+:func:`grader.sandbox.supervise.give_back_freed_memory`, as source because the confined kernel
+cannot import that module. A thread calls glibc's ``malloc_trim(0)`` every
+:data:`~grader.sandbox.supervise.TRIM_SECONDS`, returning the free pages of every malloc arena
 to the system (nothing where the C library has no ``malloc_trim``). Between two trims freed
 memory is reused as usual, so a loop of same-sized tensors costs no extra page faults."""
 
