@@ -27,6 +27,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from grader.assets import course_assets
+from grader.sandbox.codec import one_torch_thread
 
 VOCAB_SIZE, D_MODEL, N_HEADS, N_LAYERS = 96, 96, 3, 3
 HEAD_DIM = D_MODEL // N_HEADS
@@ -159,12 +160,8 @@ def held_out_loss(inv_freq: torch.Tensor, attention_factor: float, length: int, 
     if not 1 <= length <= WINDOW:
         raise ValueError(f"length must be in [1, {WINDOW}], got {length}")
     inputs, targets = windows(indices, source)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_torch_thread(torch):
         logits = base_model()(inputs[:, :length], inv_freq.float(), float(attention_factor))
         loss = F.cross_entropy(logits.transpose(1, 2), targets[:, :length])
-    finally:
-        torch.set_num_threads(threads)
     value = float(loss)
     return value if math.isfinite(value) else math.inf

@@ -588,31 +588,13 @@ class JudgePlugin:
         return result
 
 
-def _one_thread() -> int | None:
-    """Run torch on one thread while a suite runs; the number of threads before (None if torch
-    cannot be imported).
-
-    A hidden test's own computations (references, catalogued mistakes, black boxes) are small:
-    a thread pool gains nothing on them, and where other processes hold the cores (the learner's
-    sandbox, other gradings) its threads wait on each other, up to a hundred times slower (a
-    pseudo-inverse of a (289, 64) table: 4 s on two busy cores, 1 ms on one thread). The sandbox
-    runs on one thread too (:mod:`grader.sandbox.child`), so the two sides never compete for cores.
-    """
+def _torch():
+    """The torch module, or None where it cannot be imported."""
     try:
         import torch
     except ImportError:  # pragma: no cover - every suite needs torch
         return None
-    threads = torch.get_num_threads()
-    if threads != 1:
-        torch.set_num_threads(1)
-    return threads
-
-
-def _restore_threads(threads: int | None) -> None:
-    if threads is not None and threads != 1:
-        import torch
-
-        torch.set_num_threads(threads)
+    return torch
 
 
 def run_suite(suite: str, connect: Callable[[str], tuple[Call, list[str]]], *,
@@ -640,15 +622,16 @@ def run_suite(suite: str, connect: Callable[[str], tuple[Call, list[str]]], *,
             "--rootdir", str(SUITES_DIR), "-W", "ignore::DeprecationWarning"]
     autoload = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    threads = _one_thread()
     try:
-        code = pytest.main(args, plugins=[plugin])
+        # A hidden test's own computations (references, catalogued mistakes, black boxes) run on
+        # one thread (a pseudo-inverse of a (289, 64) table: 4 s on two busy cores, 1 ms on one).
+        with codec.one_torch_thread(_torch()):
+            code = pytest.main(args, plugins=[plugin])
     finally:
         if autoload is None:
             del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
         else:
             os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = autoload
-        _restore_threads(threads)
     if plugin.collection_errors or code in (pytest.ExitCode.INTERNAL_ERROR,
                                             pytest.ExitCode.USAGE_ERROR):
         detail = plugin.collection_errors[0] if plugin.collection_errors else f"pytest exit {code}"

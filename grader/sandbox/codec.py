@@ -29,6 +29,7 @@ grader serves callbacks while it waits for that call's reply; see
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import io
 import json
@@ -132,16 +133,11 @@ def run_callback(box: "BlackBox | None", args: Any, kwargs: Any) -> dict:
         return _callback_error("TypeError", f"{exc}; this function takes {box.signature}")
     timed = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGALRM, _alarm) if timed else None
-    # One thread, as in the sandbox: a callback is small, and a thread pool on a loaded machine
-    # makes it a hundred times slower.
-    torch = _torch_if_loaded()
-    threads = torch.get_num_threads() if torch is not None else None
-    if threads is not None and threads != 1:
-        torch.set_num_threads(1)
     try:
         if timed:
             signal.setitimer(signal.ITIMER_REAL, box.timeout)
-        value = box.function(*bound.args, **bound.kwargs)
+        with one_torch_thread(_torch_if_loaded()):  # a callback is small: no thread pool
+            value = box.function(*bound.args, **bound.kwargs)
     except _CallbackTimeout:
         return _callback_error("TimeoutError", f"this function did not finish within {box.timeout:g} s "
                                "on these arguments; call it on smaller inputs")
@@ -153,8 +149,6 @@ def run_callback(box: "BlackBox | None", args: Any, kwargs: Any) -> dict:
         if timed:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
-        if threads is not None and threads != 1:
-            torch.set_num_threads(threads)
     return {"ok": value}
 
 
@@ -202,6 +196,26 @@ def _torch_if_loaded():
     import sys
 
     return sys.modules.get("torch")
+
+
+@contextlib.contextmanager
+def one_torch_thread(torch=None):
+    """Run the body with ``torch`` (the module, or None: nothing to do) on one thread, and give it
+    back its number of threads after.
+
+    The grader's own computations (a black box's call, a suite's references, the scoring model)
+    are small: a thread pool gains nothing on them, and where other processes hold the cores its
+    threads wait on each other, up to a hundred times slower. The sandbox runs on one thread too
+    (:mod:`grader.sandbox.child`), and one thread makes a figure reproduce on any machine.
+    """
+    threads = torch.get_num_threads() if torch is not None else 1
+    if threads != 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if threads != 1:
+            torch.set_num_threads(threads)
 
 
 class _Encoder:

@@ -16,6 +16,7 @@ from grader.fixtures import addition_vs_concatenation as fixtures
 from grader.judge.hidden import addition_vs_concatenation as hidden
 from grader.judge.proxy import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true, fail
 from grader.judge.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
+from grader.sandbox.codec import one_torch_thread
 from grader.sandbox.parent import StudentRaised
 
 EXERCISE_ORDER = ("overlap_ratio", "embed", "held_out_accuracy", "share_width", "is_fair_protocol",
@@ -422,15 +423,9 @@ def _layout_score(d_tok, pos_table, d_model, vocab_size, num_positions, noise_st
     if key not in _LAYOUT_SCORES:
         if len(_LAYOUT_SCORES) > 256:  # a class graded in one process: keep the cache small
             _LAYOUT_SCORES.clear()
-        # One thread, as in the sandbox: these are small solves, and a thread pool on a loaded machine
-        # makes them many times slower.
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with one_torch_thread(torch):  # small solves: no thread pool
             _LAYOUT_SCORES[key] = _measure_layout(d_tok, pos_table, d_model, vocab_size, num_positions,
                                                   noise_std, draws)
-        finally:
-            torch.set_num_threads(threads)
     return _LAYOUT_SCORES[key]
 
 
