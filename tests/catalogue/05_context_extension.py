@@ -933,3 +933,129 @@ CORRECT_VARIANTS += [
     return {"beyond": beyond, "difference": np.stack([mean, mean - half, mean + half], -1)}
 ''')),
 ]
+
+# -- fine_tune_verdict (interpret) -----------------------------------------------------------------------
+# Every entry validates as the docstring asks and returns the mean difference, so that only its reading is
+# judged. The shallow answers (a verdict fixed in advance, the sign of the mean, the chapter's numbers or the
+# public cases hard-coded, the sign convention swapped) each fail most planted cases; the protocol mistakes
+# (seeds ignored, windows unpaired, one run's interval read as the verdict) each fail the test that owns them.
+_FTV = '''
+def _checked(losses_a, losses_b):
+    a, b = np.asarray(losses_a, dtype=np.float64), np.asarray(losses_b, dtype=np.float64)
+    if a.ndim != 2 or a.shape != b.shape or min(a.shape) < 2 or not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("losses_a and losses_b must be finite (seeds, windows) arrays of one shape, at least 2 x 2")
+    return a, b
+
+
+_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+         12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042, 60: 2.000, 120: 1.980}
+
+
+def _t975(df):
+    """The t quantile 0.975 at df degrees of freedom, from the table (the entry at or below df, 1.96 past 120)."""
+    if df > 120:
+        return 1.96
+    return _T975[max(k for k in _T975 if k <= max(df, 1))]
+
+
+def _interval(d, se, t=1.96):
+    mean = float(d.mean())
+    return mean, mean - t * se, mean + t * se
+
+
+def _runs_and_windows(d):
+    """The standard error of the mean of d (seeds, windows) over runs and windows (paired by seed and window)."""
+    return float(np.sqrt(d.mean(1).var(ddof=1) / d.shape[0] + d.mean(0).var(ddof=1) / d.shape[1]))
+
+
+def _read(low, high):
+    return "lower" if high < 0 else "higher" if low > 0 else "tie"
+'''
+
+
+def _ftv(body):
+    return _FTV + '''
+def fine_tune_verdict(losses_a, losses_b):
+    a, b = _checked(losses_a, losses_b)
+    d = a - b
+''' + body
+
+
+WRONG_ANSWERS += [
+    WrongAnswer("fine_tune_verdict", "constant: always a tie", _ftv('''
+    mean, low, high = _interval(d, _runs_and_windows(d), _t975(d.shape[0] - 1))
+    return {"verdict": "tie", "difference": (mean, low, high)}
+'''), costs=5, min_lost=0.5, shallow=True),
+    WrongAnswer("fine_tune_verdict", "constant: A always lower", _ftv('''
+    mean, low, high = _interval(d, _runs_and_windows(d), _t975(d.shape[0] - 1))
+    return {"verdict": "lower", "difference": (mean, low, high)}
+'''), costs=5, min_lost=0.5, shallow=True),
+    WrongAnswer("fine_tune_verdict", "the sign of the mean difference alone", _ftv('''
+    mean, low, high = _interval(d, _runs_and_windows(d), _t975(d.shape[0] - 1))
+    return {"verdict": "lower" if mean < 0 else "higher", "difference": (mean, low, high)}
+'''), costs=5, min_lost=0.5, shallow=True),
+    # The chapter's numbers (its old reading of NTK-aware minus YaRN at 1,024 among them), looked up by the
+    # nearest mean difference on arrays of the chapter's shape; a tie elsewhere.
+    WrongAnswer("fine_tune_verdict", "the chapter's verdicts hard-coded", _ftv('''
+    mean, low, high = _interval(d, _runs_and_windows(d), _t975(d.shape[0] - 1))
+    chapter = {0.389: "higher", -0.068: "lower", -0.456: "lower", 0.034: "higher", 0.018: "higher",
+               0.452: "higher", -0.029: "lower", -0.482: "lower", -0.002: "tie"}
+    verdict = "tie"
+    if d.shape == (3, 78):
+        verdict = chapter[min(chapter, key=lambda m: abs(m - mean))]
+    return {"verdict": verdict, "difference": (mean, low, high)}
+'''), costs=5, min_lost=0.5, shallow=True),
+    WrongAnswer("fine_tune_verdict", "the public cases hard-coded", _ftv('''
+    mean, low, high = _interval(d, _runs_and_windows(d), _t975(d.shape[0] - 1))
+    verdict = "lower" if abs(mean + 0.0317) < 1e-4 else "tie"
+    return {"verdict": verdict, "difference": (mean, low, high)}
+'''), costs=5, min_lost=0.5, shallow=True),
+    # test_verdict_seed_noise_is_not_a_difference owns the verdict, test_verdict_difference_and_interval the
+    # width: the one interval judged twice
+    WrongAnswer("fine_tune_verdict", "seeds ignored: an interval over the windows of the runs' mean difference", _ftv('''
+    per_window = d.mean(0)
+    mean, low, high = _interval(d, per_window.std(ddof=1) / np.sqrt(d.shape[1]))
+    return {"verdict": _read(low, high), "difference": (mean, low, high)}
+'''), costs=2, min_lost=0.25),
+    WrongAnswer("fine_tune_verdict", "windows unpaired: each arm's window means as independent samples", _ftv('''
+    se = np.sqrt(d.mean(1).var(ddof=1) / d.shape[0]
+                 + (a.mean(0).var(ddof=1) + b.mean(0).var(ddof=1)) / d.shape[1])
+    mean, low, high = _interval(d, se, _t975(d.shape[0] - 1))
+    return {"verdict": _read(low, high), "difference": (mean, low, high)}
+'''), min_lost=0.25),
+    # The reading a single run's interval allows: a tie as soon as one run's interval over the windows reaches zero
+    WrongAnswer("fine_tune_verdict", "a tie when any one run's interval over the windows reaches zero", _ftv('''
+    mean, low, high = _interval(d, _runs_and_windows(d), _t975(d.shape[0] - 1))
+    half = 1.96 * d.std(1, ddof=1) / np.sqrt(d.shape[1])
+    runs = d.mean(1)
+    verdict = "lower" if (runs + half < 0).all() else "higher" if (runs - half > 0).all() else "tie"
+    return {"verdict": verdict, "difference": (mean, low, high)}
+'''), min_lost=0.25),
+    WrongAnswer("fine_tune_verdict", "the sign convention swapped: B minus A", _ftv('''
+    mean, low, high = _interval(-d, _runs_and_windows(d), _t975(d.shape[0] - 1))
+    return {"verdict": _read(low, high), "difference": (mean, low, high)}
+'''), costs=5, min_lost=0.5, shallow=True),
+    # test_verdict_difference_and_interval owns the interval's width
+    WrongAnswer("fine_tune_verdict", "the interval of one standard deviation of the runs, not of their mean", _ftv('''
+    mean, low, high = _interval(d, _runs_and_windows(d), _t975(d.shape[0] - 1))
+    sd = d.mean(1).std(ddof=1)
+    return {"verdict": _read(low, high), "difference": (mean, mean - 1.96 * sd, mean + 1.96 * sd)}
+''')),
+]
+# Two sound protocols besides the notebook's (a bootstrap over runs and windows together): a t interval with the
+# runs as units (their mean differences over the windows), and a random-effects interval (runs and windows as two
+# sources of variance, Satterthwaite's degrees of freedom); all three read every planted case right.
+CORRECT_VARIANTS += [
+    ("fine_tune_verdict", "a t interval on the runs' mean differences", _ftv('''
+    runs = d.mean(1)
+    mean, low, high = _interval(d, runs.std(ddof=1) / np.sqrt(len(runs)), _t975(len(runs) - 1))
+    return {"verdict": _read(low, high), "difference": (mean, low, high)}
+''')),
+    ("fine_tune_verdict", "a random-effects interval with Satterthwaite's degrees of freedom", _ftv('''
+    n_seeds, n_windows = d.shape
+    v_runs, v_windows = d.mean(1).var(ddof=1) / n_seeds, d.mean(0).var(ddof=1) / n_windows
+    df = (v_runs + v_windows) ** 2 / (v_runs ** 2 / (n_seeds - 1) + v_windows ** 2 / (n_windows - 1) + 1e-300)
+    mean, low, high = _interval(d, np.sqrt(v_runs + v_windows), _t975(int(df)))
+    return {"verdict": _read(low, high), "difference": (mean, low, high)}
+''')),
+]

@@ -22,7 +22,7 @@ from grader.sandbox.parent import StudentRaised
 
 EXERCISE_ORDER = ("linear_scaling_inv_freq", "ntk_aware_base", "dynamic_ntk_base", "yarn_inv_freq",
                   "llama3_inv_freq", "positional_pairs", "extension_inv_freq", "diagnose_rope", "passkey_prompt", "passkey_accuracy",
-                  "retrieval_beyond_control")
+                  "retrieval_beyond_control", "fine_tune_verdict")
 """The exercises in the notebook's order (of their cells): reports number and list them so."""
 
 TRUSTED_PREREQUISITES = {"passkey_accuracy": {"passkey_prompt": hidden.passkey_prompt}}
@@ -1558,3 +1558,191 @@ def test_beyond_random_grids(student, rows, cols, prompts, seed):
     g = np.random.default_rng(seed)
     kinds = [[str(g.choice(["miss", "beyond", "inside", "worse", "better"])) for _ in range(cols)] for _ in range(rows)]
     _expect_beyond(student, kinds, prompts, seed=seed % 10_000, what_case=f"random cells (seed {seed})")
+
+
+# -- fine_tune_verdict (interpret) ----------------------------------------------------------------------
+# Two fine-tuned arms planted here, (seeds, windows) arrays of held-out loss with a known truth:
+#   loss[arm, k, j] = 1.4 + difficulty_j + offset[arm, k] + noise[arm, k, j] (+ delta for arm A),
+# the window's difficulty shared by both arms (the same text), each run's offset drawn for each arm on its
+# own, the noise independent. delta is the planted difference: a win either way, or 0 (a tie). Each case is
+# redrawn (deterministically) until its data say the planted answer with margins that any sound 95% protocol
+# meets (a bootstrap over seeds and windows, a t interval with the runs as units, a random-effects interval):
+# a difference called is at least 1.3 times the t interval's half-width with seeds as units on the
+# seeds-and-windows standard error, a tie at most half a standard error of the runs' mean differences. Traps,
+# checked at construction where a case sets them: an interval over the windows alone that is narrow enough to
+# call a tie's chance difference real ("seed_blind"), a window-blind (unpaired) interval wide enough to miss a
+# real difference ("unpaired"), and a run whose own interval over the windows reaches zero ("one_seed").
+_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+"""t quantiles 0.975 by degrees of freedom (2.23 stands for more than 10: above every larger one)."""
+
+
+def _ftv_errors(a, b):
+    """Standard errors of the mean difference A - B of (seeds, windows) arrays under the readings compared."""
+    d = a - b
+    n_seeds, n_windows = d.shape
+    runs = d.mean(1).std(ddof=1) / math.sqrt(n_seeds)                       # runs as units (paired by seed)
+    both = math.sqrt(runs ** 2 + d.mean(0).var(ddof=1) / n_windows)         # seeds and windows
+    blind = d.mean(0).std(ddof=1) / math.sqrt(n_windows)                    # windows alone, seeds ignored
+    unpaired = math.sqrt(runs ** 2 + (a.mean(0).var(ddof=1) + b.mean(0).var(ddof=1)) / n_windows)
+    per_run = d.std(1, ddof=1) / math.sqrt(n_windows)                       # each run's own, over windows
+    return runs, both, blind, unpaired, per_run
+
+
+def _ftv_holds(a, b, want, traps):
+    d = a - b
+    mean = float(d.mean())
+    runs, both, blind, unpaired, per_run = _ftv_errors(a, b)
+    t = _T975.get(d.shape[0] - 1, 2.23)
+    run_means = d.mean(1)
+    if want == "tie":
+        ok = abs(mean) <= 0.5 * runs
+        # and reading the runs one by one cannot call it either: some run's mean is not above zero by its own
+        # interval over the windows, and some run's is not below
+        ok = ok and run_means.min() <= 1.5 * per_run.min() and run_means.max() >= -1.5 * per_run.min()
+        if "seed_blind" in traps:          # an interval over the windows alone calls it real
+            ok = ok and abs(mean) >= 4 * 1.96 * blind
+        else:                              # an interval over the windows alone agrees it is a tie
+            ok = ok and abs(mean) <= 0.5 * blind
+        return ok
+    ok = (mean < 0) == (want == "lower") and abs(mean) >= 1.3 * t * both
+    if "unpaired" in traps:                # a window-blind interval misses it
+        ok = ok and abs(mean) <= 0.5 * unpaired
+    else:
+        ok = ok and abs(mean) >= 1.3 * t * unpaired
+    run_means = np.abs(run_means)
+    if "one_seed" in traps:                # some run's own interval over the windows reaches zero
+        ok = ok and bool((run_means <= 1.5 * per_run).any())
+    else:
+        ok = ok and bool((run_means >= 3 * per_run).all())
+    return ok
+
+
+def _ftv_case(want, n_seeds, n_windows, *, offset=0.002, noise=0.01, difficulty=0.0, traps=(), seed=0):
+    """(losses_a, losses_b): float64 (n_seeds, n_windows) arrays whose data say ``want`` with the margins above
+    (``difficulty``: the standard deviation of the windows' shared difficulty, nats/char)."""
+    expected = math.sqrt(2 * offset ** 2 / n_seeds + 2 * noise ** 2 / (n_seeds * n_windows))
+    t = _T975.get(n_seeds - 1, 2.23)
+    if want == "tie":
+        delta = 0.0
+    elif "unpaired" in traps:
+        delta = 2 * 1.3 * t * expected
+    elif "one_seed" in traps:
+        delta = 2 * 1.3 * t * expected
+    else:
+        delta = 3 * 1.3 * t * expected
+    delta = -delta if want == "lower" else delta
+    for attempt in range(2000):
+        g = np.random.default_rng([seed, n_seeds, n_windows, attempt])
+        shared = 1.4 + difficulty * g.standard_normal(n_windows)
+        a = shared + delta + offset * g.standard_normal((n_seeds, 1)) + noise * g.standard_normal((n_seeds, n_windows))
+        b = shared + offset * g.standard_normal((n_seeds, 1)) + noise * g.standard_normal((n_seeds, n_windows))
+        if _ftv_holds(a, b, want, traps):
+            return a, b
+    raise AssertionError(f"no draw of a {want!r} case ({n_seeds} x {n_windows}, traps {traps}) holds its margins")
+
+
+def _ftv_answer(student, a, b, what_case):
+    what = f"fine_tune_verdict(<{what_case}: {a.shape[0]} seeds x {a.shape[1]} windows>, <arm B's>)"
+    got = student.fine_tune_verdict(a, b)
+    expect_true(isinstance(got, dict) and {"verdict", "difference"} <= set(got),
+                f"{what} should return a dict with 'verdict' and 'difference', not {type(got).__name__}"
+                + (f" with keys {sorted(got)}" if isinstance(got, dict) else ""))
+    return got, what
+
+
+def _expect_verdict(student, cases, *, what_case):
+    """Each case is (want, n_seeds, n_windows, kwargs of _ftv_case)."""
+    for k, (want, n_seeds, n_windows, kwargs) in enumerate(cases):
+        a, b = _ftv_case(want, n_seeds, n_windows, **{"seed": k, **kwargs})
+        got, what = _ftv_answer(student, a, b, f"{what_case}, case {k + 1}")
+        expect_true(got["verdict"] in ("lower", "higher", "tie"),
+                    f"{what}['verdict'] should be 'lower', 'higher' or 'tie', not {got['verdict']!r}")
+        expect_true(got["verdict"] == want,
+                    f"{what}['verdict'] is {got['verdict']!r}; the planted answer is {want!r} (A's mean loss "
+                    f"minus B's is {float((a - b).mean()):+.4f} nats/char)")
+
+
+@pytest.mark.exercise("fine_tune_verdict", points=2, public=True)
+def test_verdict_public_cases(student):
+    """Two cases shaped like the chapter's (3 seeds x 78 windows, windows of varied difficulty): A clearly lower,
+    then two arms with the same loss."""
+    _expect_verdict(student, [("lower", 3, 78, dict(difficulty=0.02)), ("tie", 3, 78, dict(difficulty=0.02))],
+                    what_case="public case")
+
+
+# Each test below mixes wins and ties, so that no verdict fixed in advance passes any of them.
+@pytest.mark.exercise("fine_tune_verdict", points=5)
+def test_verdict_windows_are_paired(student):
+    """The windows' difficulty, shared by both arms, is far larger than the difference (4 x 40 and 3 x 60): a
+    real difference either way, which an interval that ignores the pairing of the windows misses; and a tie."""
+    _expect_verdict(student, [("higher", 4, 40, dict(difficulty=0.3, traps=("unpaired",))),
+                              ("tie", 4, 40, dict(difficulty=0.3)),
+                              ("lower", 3, 60, dict(difficulty=0.3, traps=("unpaired",)))],
+                    what_case="windows of very different difficulty")
+
+
+@pytest.mark.exercise("fine_tune_verdict", points=5)
+def test_verdict_seed_noise_is_not_a_difference(student):
+    """The runs of each arm differ by more than the windows' noise (3 x 50 and 5 x 30): the arms' means differ by
+    the runs' chance alone, which an interval over the windows alone takes for a difference; and a difference
+    beyond the runs' spread (5 x 30)."""
+    _expect_verdict(student, [("tie", 3, 50, dict(offset=0.02, noise=0.005, traps=("seed_blind",))),
+                              ("lower", 5, 30, dict(offset=0.02, noise=0.005)),
+                              ("tie", 5, 30, dict(offset=0.02, noise=0.005, traps=("seed_blind",)))],
+                    what_case="runs that differ")
+
+
+@pytest.mark.exercise("fine_tune_verdict", points=5)
+def test_verdict_one_run_is_not_the_verdict(student):
+    """Noisy windows and many runs (8 x 30 and 6 x 40): over all runs and windows the difference is certain
+    although one run's own interval over the windows reaches zero; and a tie."""
+    _expect_verdict(student, [("lower", 8, 30, dict(offset=0.001, noise=0.05, traps=("one_seed",))),
+                              ("tie", 6, 40, dict(offset=0.001, noise=0.05)),
+                              ("higher", 6, 40, dict(offset=0.001, noise=0.05, traps=("one_seed",)))],
+                    what_case="noisy windows, many runs")
+
+
+@pytest.mark.exercise("fine_tune_verdict", points=1)
+def test_verdict_difference_and_interval(student):
+    """'difference' is A's mean loss minus B's over all runs and windows and a 95% interval around it (10 x 50, the
+    runs' variation the larger part): any sound interval is within 0.6 to 1.6 times 2 x 1.96 standard errors."""
+    a, b = _ftv_case("higher", 10, 50, offset=0.01, noise=0.02)
+    got, what = _ftv_answer(student, a, b, "varied runs")
+    diff = np.asarray(got["difference"], dtype=np.float64).ravel()
+    expect_true(diff.shape == (3,), f"{what}['difference'] should be (mean, low, high), not {got['difference']!r}")
+    mean = float((a - b).mean())
+    expect_close(torch.tensor(diff[0]), torch.tensor(mean), rtol=0, atol=1e-9,
+                 what=f"{what}['difference'][0] (A's mean loss minus B's)", mistakes={"B minus A": torch.tensor(-mean)})
+    low, high = float(diff[1]), float(diff[2])
+    expect_true(low <= mean + 1e-12 and high >= mean - 1e-12,
+                f"{what}['difference']: the interval [{low:.4f}, {high:.4f}] does not hold the mean difference {mean:.4f}")
+    _, both, _, _, _ = _ftv_errors(a, b)
+    ratio = (high - low) / (2 * 1.96 * both)
+    expect_true(0.6 <= ratio <= 1.6,
+                f"{what}['difference']: the interval [{low:.4f}, {high:.4f}] is {ratio:.2f} times the width of a 95% "
+                f"interval of the mean difference over these runs and windows")
+
+
+@pytest.mark.exercise("fine_tune_verdict", points=1)
+def test_verdict_rejects_bad_input(student):
+    """Arrays of different shapes, not 2-D, with one seed or one window, or holding NaN or inf raise ValueError;
+    two seeds and two windows do not."""
+    a, b = _ftv_case("lower", 3, 20, seed=7)
+    nan, inf = a.copy(), b.copy()
+    nan[1, 2], inf[0, 0] = np.nan, np.inf
+    for args, said in (((a, b[:, :10]), "shapes (3, 20) and (3, 10)"), ((a[0], b[0]), "1-D arrays"),
+                       ((a[:1], b[:1]), "one seed"), ((a[:, :1], b[:, :1]), "one window"),
+                       ((nan, b), "a NaN in losses_a"), ((a, inf), "an inf in losses_b")):
+        expect_raises(ValueError, student.fine_tune_verdict, *args, what=f"fine_tune_verdict with {said}")
+    _expect_no_value_error(student.fine_tune_verdict, a[:2, :2], b[:2, :2],
+                           what="fine_tune_verdict(two seeds x two windows)")
+
+
+@pytest.mark.exercise("fine_tune_verdict", points=1)
+@grading(max_examples=4)
+@given(want=st.sampled_from(["lower", "higher", "tie"]), n_seeds=st.integers(2, 6), n_windows=st.integers(10, 120),
+       seed=st.integers(0, 10_000))
+def test_verdict_other_sizes(student, want, n_seeds, n_windows, seed):
+    """Any number of runs (2 to 6) and windows (10 to 120), a win either way or a tie. The traps (shared
+    difficulty, runs that differ, one run reaching zero) are the named tests' (one mistake costs once)."""
+    _expect_verdict(student, [(want, n_seeds, n_windows, dict(seed=seed))], what_case=f"random case (seed {seed})")
