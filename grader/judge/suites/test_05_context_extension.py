@@ -21,8 +21,8 @@ from grader.judge.properties import FLOAT_DTYPES, dtypes, grading, laid_out, lay
 from grader.sandbox.parent import StudentRaised
 
 EXERCISE_ORDER = ("linear_scaling_inv_freq", "ntk_aware_base", "dynamic_ntk_base", "yarn_inv_freq",
-                  "llama3_inv_freq", "positional_pairs", "extension_inv_freq", "diagnose_rope", "passkey_prompt", "passkey_accuracy",
-                  "retrieval_beyond_control", "fine_tune_verdict")
+                  "llama3_inv_freq", "positional_pairs", "extension_inv_freq", "diagnose_rope", "fine_tune_verdict",
+                  "passkey_prompt", "passkey_accuracy", "retrieval_beyond_control")
 """The exercises in the notebook's order (of their cells): reports number and list them so."""
 
 TRUSTED_PREREQUISITES = {"passkey_accuracy": {"passkey_prompt": hidden.passkey_prompt}}
@@ -1664,8 +1664,7 @@ def _expect_verdict(student, cases, *, what_case):
 
 @pytest.mark.exercise("fine_tune_verdict", points=2, public=True)
 def test_verdict_public_cases(student):
-    """Two cases shaped like the chapter's (3 seeds x 78 windows, windows of varied difficulty): A clearly lower,
-    then two arms with the same loss."""
+    """Two cases shaped like the chapter's (3 seeds x 78 windows of varied difficulty): A clearly lower, then a tie."""
     _expect_verdict(student, [("lower", 3, 78, dict(difficulty=0.02)), ("tie", 3, 78, dict(difficulty=0.02))],
                     what_case="public case")
 
