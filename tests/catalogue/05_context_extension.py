@@ -937,7 +937,8 @@ CORRECT_VARIANTS += [
 # -- fine_tune_verdict (interpret) -----------------------------------------------------------------------
 # Every entry validates as the docstring asks and returns the mean difference, so that only its reading is
 # judged. The shallow answers (a verdict fixed in advance, the sign of the mean, the chapter's numbers or the
-# public cases hard-coded, the sign convention swapped) each fail most planted cases; the protocol mistakes
+# public cases hard-coded, the sign convention swapped) each fail most planted cases (up to all six tests that
+# read a verdict or a difference: each test mixes wins and ties); the protocol mistakes
 # (seeds ignored, windows unpaired, one run's interval read as the verdict) each fail the test that owns them.
 _FTV = '''
 def _checked(losses_a, losses_b):
@@ -985,15 +986,15 @@ WRONG_ANSWERS += [
     WrongAnswer("fine_tune_verdict", "constant: always a tie", _ftv('''
     mean, low, high = _interval(d, _runs_and_windows(d), _t975(d.shape[0] - 1))
     return {"verdict": "tie", "difference": (mean, low, high)}
-'''), costs=5, min_lost=0.5, shallow=True),
+'''), costs=6, min_lost=0.5),
     WrongAnswer("fine_tune_verdict", "constant: A always lower", _ftv('''
     mean, low, high = _interval(d, _runs_and_windows(d), _t975(d.shape[0] - 1))
     return {"verdict": "lower", "difference": (mean, low, high)}
-'''), costs=5, min_lost=0.5, shallow=True),
+'''), costs=6, min_lost=0.5),
     WrongAnswer("fine_tune_verdict", "the sign of the mean difference alone", _ftv('''
     mean, low, high = _interval(d, _runs_and_windows(d), _t975(d.shape[0] - 1))
     return {"verdict": "lower" if mean < 0 else "higher", "difference": (mean, low, high)}
-'''), costs=5, min_lost=0.5, shallow=True),
+'''), costs=6, min_lost=0.5),
     # The chapter's numbers (its old reading of NTK-aware minus YaRN at 1,024 among them), looked up by the
     # nearest mean difference on arrays of the chapter's shape; a tie elsewhere.
     WrongAnswer("fine_tune_verdict", "the chapter's verdicts hard-coded", _ftv('''
@@ -1004,12 +1005,12 @@ WRONG_ANSWERS += [
     if d.shape == (3, 78):
         verdict = chapter[min(chapter, key=lambda m: abs(m - mean))]
     return {"verdict": verdict, "difference": (mean, low, high)}
-'''), costs=5, min_lost=0.5, shallow=True),
+'''), costs=6, min_lost=0.5),
     WrongAnswer("fine_tune_verdict", "the public cases hard-coded", _ftv('''
     mean, low, high = _interval(d, _runs_and_windows(d), _t975(d.shape[0] - 1))
     verdict = "lower" if abs(mean + 0.0317) < 1e-4 else "tie"
     return {"verdict": verdict, "difference": (mean, low, high)}
-'''), costs=5, min_lost=0.5, shallow=True),
+'''), costs=6, min_lost=0.5),
     # test_verdict_seed_noise_is_not_a_difference owns the verdict, test_verdict_difference_and_interval the
     # width: the one interval judged twice
     WrongAnswer("fine_tune_verdict", "seeds ignored: an interval over the windows of the runs' mean difference", _ftv('''
@@ -1034,7 +1035,7 @@ WRONG_ANSWERS += [
     WrongAnswer("fine_tune_verdict", "the sign convention swapped: B minus A", _ftv('''
     mean, low, high = _interval(-d, _runs_and_windows(d), _t975(d.shape[0] - 1))
     return {"verdict": _read(low, high), "difference": (mean, low, high)}
-'''), costs=5, min_lost=0.5, shallow=True),
+'''), costs=6, min_lost=0.5),
     # test_verdict_difference_and_interval owns the interval's width
     WrongAnswer("fine_tune_verdict", "the interval of one standard deviation of the runs, not of their mean", _ftv('''
     mean, low, high = _interval(d, _runs_and_windows(d), _t975(d.shape[0] - 1))
