@@ -4,7 +4,9 @@ Started by :class:`grader.sandbox.parent.Sandbox` as ``python -m grader.sandbox.
 resource limits already applied, or by :class:`grader.sandbox.parent.Template` with ``--template
 CONTROL_FD`` added: a template loads the cells once, then forks a fresh child per exercise on
 request (see :func:`serve_template`), so torch is imported and the setup cells run once per
-notebook instead of once per exercise. It imports what it needs from the grader, then blocks every
+notebook instead of once per exercise. With ``--zygote CONTROL_FD`` it is the zygote of one
+grading run (:class:`grader.sandbox.parent.Zygote`, :func:`serve_zygote`): it imports torch once and
+forks each notebook's template, which then serves as above. It imports what it needs from the grader, then blocks every
 further import of the grader's modules (the hidden tests and their reference answers stay out
 of reach of an ``import``), and serves requests:
 

@@ -1,7 +1,8 @@
 """The grader's side of the sandbox: child processes that hold the learner's code.
 
 A :class:`Template` per notebook is one child (:mod:`grader.sandbox.child`) that imports torch and loads
-the learner's setup and exercise cells once. Each exercise then gets a :class:`Sandbox`: a fresh
+the learner's setup and exercise cells once; where one :class:`Zygote` serves the grading run (one
+learner's notebooks), each template is forked from it, torch already imported, instead. Each exercise then gets a :class:`Sandbox`: a fresh
 child forked from the template (copy-on-write, milliseconds), or, where fork is unavailable or no
 template is given, a freshly spawned child that loads the cells itself. Every such child runs with
 limits on address space, CPU time, file size and process count, in a scratch working directory,
