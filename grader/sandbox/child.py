@@ -465,9 +465,11 @@ def _guard_grader_imports() -> None:
     sys.meta_path.insert(0, _GuardGraderImports())
 
 
-ZYGOTE_IMPORTS = ("torch", "matplotlib.pyplot")
-"""What the zygote imports before it forks any template: torch, and the plotting library that most
-notebooks' setup cells import (each imported once per grading run instead of once per notebook)."""
+ZYGOTE_IMPORTS = ("torch",)
+"""What the zygote imports before it forks any template: torch, once per grading run instead of once
+per notebook. Not the plotting library, although most setup cells import it: a template loads its
+cells while the suite is set up, so it would save no wait, and it would add its pages to the
+zygote's memory while notebooks that do not plot are judged."""
 
 _PRIVATE_FOLDERS = ("/tmp", "/dev/shm")
 """Folders of the zygote's own view (bubblewrap's private tmpfs) that it empties before each
