@@ -16,7 +16,8 @@ from grader.judge.proxy import exercise_order, known_suites, run_suite, suite_ex
 from grader.notebook.read import exercise_names, read_notebook, sandbox_cells, suite_name
 from grader.results import NotebookReport
 from grader.sandbox.parent import (ExerciseMissing, Limits, Sandbox, StudentError,
-                                     StudentOutOfMemory, StudentTimeout, Template)
+                                     StudentOutOfMemory, StudentTimeout, Template, Zygote,
+                                     ZygoteLost)
 
 
 def find_notebooks(paths: list[Path]) -> list[Path]:
@@ -44,11 +45,16 @@ class _Connections:
     call timed out is not called again: its remaining tests fail at once (``TIMED_OUT``), which
     bounds the time a never-returning exercise can cost; nor is one whose call ran out of memory
     (each call would fill the memory up to the limit again).
+
+    With a ``zygote`` (:class:`grader.sandbox.parent.Zygote`, one per learner's run), the template
+    is forked from it, torch already imported, instead of spawned.
     """
 
-    def __init__(self, notebook, limits: Limits, suite_exercises: set[str] = frozenset()) -> None:
+    def __init__(self, notebook, limits: Limits, suite_exercises: set[str] = frozenset(),
+                 zygote: Zygote | None = None) -> None:
         self.notebook = notebook
         self.limits = limits
+        self.zygote = zygote
         self.template: Template | None = None
         self.current: tuple[str, Sandbox] | None = None
         self.failures: dict[str, StudentError] = {}
@@ -58,6 +64,8 @@ class _Connections:
         self.tagged = set(exercise_names(notebook)) if notebook is not None else set()
         self.exercises = self.tagged | set(suite_exercises)
         self._starting: threading.Thread | None = None
+        self._prepared: Template | None = None
+        self._asked_again = False
         self._start_error: BaseException | None = None
 
     def prepare(self) -> None:
@@ -85,25 +93,40 @@ class _Connections:
 
         def start() -> None:
             try:
-                self._start_template(template, spawned=True)
+                template.wait_loaded()  # waits only: the answer is read in the caller's thread
             except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
                 self._start_error = exc
 
+        self._prepared = template
         self._starting = threading.Thread(target=start, name="template start", daemon=True)
         self._starting.start()
 
     def _started(self) -> None:
-        """Wait for :meth:`prepare`'s start, if one is under way; raise what it raised."""
+        """Wait for :meth:`prepare`'s start, if one is under way, and read the template's answer
+        here; a StudentError is kept in ``template_failure`` (raised by :meth:`_template`)."""
         if self._starting is None:
             return
         self._starting.join()
         self._starting = None
+        template, self._prepared = self._prepared, None
         error, self._start_error = self._start_error, None
-        if error is not None and not isinstance(error, StudentError):
-            raise error  # a StudentError is kept in template_failure, raised below
+        if error is None:
+            try:
+                self._start_template(template, spawned=True)
+            except StudentError:
+                pass
+            return
+        template.close()
+        if not isinstance(error, StudentError):
+            raise error
+        self.template_failure = error
 
     def _template(self) -> Template:
         self._started()
+        if isinstance(self.template_failure, ZygoteLost) and not self._asked_again:
+            # The zygote died before it forked this notebook's template (not this notebook's
+            # doing): ask a new one, once, from this thread, which outlives it.
+            self.template_failure, self._asked_again = None, True
         if self.template_failure is not None:
             raise self.template_failure
         if self.template is None:
@@ -111,7 +134,8 @@ class _Connections:
         return self.template
 
     def _new_template(self) -> Template:
-        return Template(sandbox_cells(self.notebook, self.exercises), limits=self.limits)
+        return Template(sandbox_cells(self.notebook, self.exercises), limits=self.limits,
+                        zygote=self.zygote)
 
     def _start_template(self, template: Template, *, spawned: bool = False) -> None:
         try:
@@ -286,10 +310,18 @@ def grade_notebooks(paths: list[Path], *, skip_execution: bool = False,
         for grading in gradings:
             _execute(grading, cell_timeout=cell_timeout, execution_budget=execution_budget,
                      limits=limits)
-    def connect(notebook, suite_exercises: set[str]) -> _Connections:
-        return _Connections(notebook, limits, suite_exercises)
+    # One zygote for this learner's notebooks: torch is imported once in a confined process, and
+    # each notebook's template is forked from it (started with the first template, after every
+    # notebook was executed, so that it adds nothing to the execution's peak memory).
+    zygote = Zygote(limits)
 
-    return [_judge(grading, exercises=exercises, connect=connect) for grading in gradings]
+    def connect(notebook, suite_exercises: set[str]) -> _Connections:
+        return _Connections(notebook, limits, suite_exercises, zygote)
+
+    try:
+        return [_judge(grading, exercises=exercises, connect=connect) for grading in gradings]
+    finally:
+        zygote.close()
 
 
 def main(*, paths: list[Path], json_path: Path | None = None, junit_path: Path | None = None,

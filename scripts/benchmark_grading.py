@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Print what grading costs: wall time and peak memory, against bare nbval and one torch import.
 
-    python scripts/benchmark_grading.py [--section overhead|course|inline|memory|hostile ...]
+    python scripts/benchmark_grading.py [--section overhead|course|profile|inline|memory|hostile ...]
         [--only NOTEBOOK ...] [--case HOSTILE_CASE ...]
 
 Sections (all by default):
@@ -23,6 +23,12 @@ Sections (all by default):
   first catalogued wrong answer, then all the notebooks in one run (one learner), with the
   processes at the peak and whether bubblewrap held. Target: at most 768 MiB (Gradescope's
   default box) for every run.
+- ``profile``: where the hidden tests' seconds go, all the notebooks in one ``--skip-execution``
+  run inside this script's own child (nothing measured runs twice): the judge's start and
+  ``import torch``, then per suite pytest's collection, the wait for the notebook's template (the
+  sandbox's zygote imports torch once per run and forks one template per notebook), the calls
+  into the learner's sandbox (their own compute and the black boxes' callbacks) and the judge's
+  own compute (references, comparisons), with the slowest tests.
 - ``hostile``: notebook 01 with one exercise that never returns, ignores SIGTERM, allocates until
   the memory limit, prints without end, or calls ``os._exit``; graded with execution. Target:
   each within 3x the solution's grading time and 3 minutes, other exercises' scores unchanged.
@@ -339,10 +345,118 @@ def hostile(cases: list[str] | None = None) -> None:
     print(load())
 
 
+def _profile_worker(paths: list[str]) -> None:
+    """The ``profile`` section's child: grade ``paths`` without execution, timing each stage."""
+    started = time.monotonic()
+    import torch  # noqa: F401 - the judge's own import, timed
+    torch_s = time.monotonic() - started
+    import pytest
+
+    from grader import grade
+    from grader.judge import proxy
+    from grader.sandbox import parent
+
+    suite: list[str] = [""]
+    rows: dict[str, dict] = {}
+
+    class Timer:
+        def __init__(self) -> None:
+            self.entered = time.monotonic()
+            self.collected = self.entered
+            self.tests: dict[str, float] = {}
+
+        def pytest_collection_finish(self, session) -> None:
+            self.collected = time.monotonic()
+
+        @pytest.hookimpl(wrapper=True)
+        def pytest_runtest_protocol(self, item, nextitem):
+            start = time.monotonic()
+            try:
+                return (yield)
+            finally:
+                self.tests[item.name] = time.monotonic() - start
+
+    def timed(owner, name: str, key: str) -> None:
+        original = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):
+            start = time.monotonic()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                row = rows.setdefault(suite[0], {})
+                row[key] = row.get(key, 0.0) + time.monotonic() - start
+        setattr(owner, name, wrapper)
+
+    timed(grade._Connections, "_started", "template wait")
+    timed(parent.Sandbox, "start", "sandbox forks")
+    timed(parent.Sandbox, "call", "calls")
+    timers: dict[str, Timer] = {}
+    main = pytest.main
+
+    def pytest_main(args, plugins=()):
+        timers[suite[0]] = timer = Timer()
+        return main(args, plugins=[*plugins, timer])
+    proxy.pytest.main = pytest_main
+    run_suite = grade.run_suite
+
+    def suite_run(name, *args, **kwargs):
+        suite[0] = name
+        start = time.monotonic()
+        try:
+            return run_suite(name, *args, **kwargs)
+        finally:
+            rows.setdefault(name, {})["suite"] = time.monotonic() - start
+    grade.run_suite = suite_run
+    before = time.monotonic()
+    grade.grade_notebooks([Path(p) for p in paths], skip_execution=True)
+    total = time.monotonic() - before
+    print(f"judge's start (interpreter, grader, import torch {torch_s:.2f} s): "
+          f"{before - started:.2f} s; judging {total:.2f} s")
+    print(f"{'suite':30} {'all':>6} {'collect':>8} {'template':>9} {'forks':>6} {'calls':>6} "
+          f"{'judge':>6}  slowest tests")
+    sums: dict[str, float] = {}
+    for name, timer in timers.items():
+        row = rows.get(name, {})
+        collect = timer.collected - timer.entered
+        parts = {"all": row.get("suite", 0.0), "collect": collect,
+                 "template": row.get("template wait", 0.0), "forks": row.get("sandbox forks", 0.0),
+                 "calls": row.get("calls", 0.0)}
+        parts["judge"] = parts["all"] - sum(v for k, v in parts.items() if k != "all")
+        for key, value in parts.items():
+            sums[key] = sums.get(key, 0.0) + value
+        slowest = sorted(timer.tests.items(), key=lambda kv: -kv[1])[:3]
+        print(f"{name:30} " + " ".join(f"{parts[k]:{w}.2f}" for k, w in
+                                        (("all", 6), ("collect", 8), ("template", 9), ("forks", 6),
+                                         ("calls", 6), ("judge", 6)))
+              + "  " + ", ".join(f"{n[:36]} {v:.2f}" for n, v in slowest))
+    print(f"{'sum':30} " + " ".join(f"{sums.get(k, 0):{w}.2f}" for k, w in
+                                    (("all", 6), ("collect", 8), ("template", 9), ("forks", 6),
+                                     ("calls", 6), ("judge", 6))))
+
+
+def profile(notebooks: list[Path]) -> None:
+    """Where the hidden tests' time goes (see the module docstring), beside one ``import torch``."""
+    torch_s = torch_import_seconds()
+    print(f"\n## Profile of the hidden tests alone, all in one run ({load()}); one `import torch` "
+          f"(a fresh interpreter): {torch_s:.2f} s")
+    print("template: waiting for the notebook's template (forked from the zygote, loading the "
+          "cells); forks: a sandbox per exercise; calls: in the learner's sandbox, callbacks "
+          "included; judge: the rest (references, comparisons, pytest)")
+    result = measure([sys.executable, str(Path(__file__).resolve()), "--profile-worker",
+                      *map(str, notebooks)])
+    print(result["output"].rstrip())
+    print(f"wall time of the run {result['seconds']:.1f} s = {result['seconds'] / torch_s:.1f}x one "
+          f"`import torch`; peak PSS {result['pss_mib']:.0f} MiB; {load()}")
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--profile-worker"]:
+        _profile_worker(sys.argv[2:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--section", action="append",
-                        choices=["overhead", "course", "inline", "memory", "hostile"])
+                        choices=["overhead", "course", "profile", "inline", "memory", "hostile"])
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="overhead: run bare nbval, grading and the hidden tests N times each "
                              "and print the medians (default 1)")
@@ -353,7 +467,7 @@ def main() -> None:
                         help="hostile cases whose names start with this, e.g. allocates "
                              f"(repeatable; default: all of {', '.join(HOSTILE)})")
     args = parser.parse_args()
-    sections = args.section or ["overhead", "course", "inline", "memory", "hostile"]
+    sections = args.section or ["overhead", "course", "profile", "inline", "memory", "hostile"]
     notebooks = [p for p in sorted((ROOT / "solutions").glob("*.ipynb"))
                  if not args.only or any(p.stem == name or p.stem.startswith(f"{name}_")
                                          for name in args.only)]
@@ -367,6 +481,8 @@ def main() -> None:
         overhead(notebooks, args.repeat)
     if "course" in sections:
         course(notebooks)
+    if "profile" in sections:
+        profile(notebooks)
     if "inline" in sections:
         inline(notebooks)
     if "memory" in sections:

@@ -4,7 +4,9 @@ Started by :class:`grader.sandbox.parent.Sandbox` as ``python -m grader.sandbox.
 resource limits already applied, or by :class:`grader.sandbox.parent.Template` with ``--template
 CONTROL_FD`` added: a template loads the cells once, then forks a fresh child per exercise on
 request (see :func:`serve_template`), so torch is imported and the setup cells run once per
-notebook instead of once per exercise. It imports what it needs from the grader, then blocks every
+notebook instead of once per exercise. With ``--zygote CONTROL_FD`` it is the zygote of one
+grading run (:class:`grader.sandbox.parent.Zygote`, :func:`serve_zygote`): it imports torch once and
+forks each notebook's template, which then serves as above. It imports what it needs from the grader, then blocks every
 further import of the grader's modules (the hidden tests and their reference answers stay out
 of reach of an ``import``), and serves requests:
 
@@ -361,12 +363,8 @@ def _fork_child(namespace: dict, control: socket.socket, read_fd: int, write_fd:
         return pid
     try:  # the fresh child: its own session, the template's namespace, the grader's pipes
         os.setsid()
-        # The answer to ``fork``: the child's pid, with its credentials attached, in which the
-        # kernel gives the grader the pid as the grader sees it (another PID namespace's, under
-        # bubblewrap), and cannot be told another process's.
-        me = os.getpid()
-        control.sendmsg([str(me).encode()], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS,
-                                              struct.pack("3i", me, os.getuid(), os.getgid()))])
+        # The answer to ``fork``: the child's pid, with its credentials attached.
+        _send_pid(control, str(os.getpid()))
         control.close()
         serve(read_fd, write_fd, namespace)
     finally:
@@ -387,6 +385,32 @@ def _collect(statuses: dict[int, int]) -> None:
         if pid == 0:
             return
         statuses[pid] = _exit_status(status)
+
+
+def _answer_wait(control: socket.socket, pid: int, seconds: float, statuses: dict[int, int]) -> None:
+    """Answer ``wait PID SECONDS``: the child's exit status, or ``none`` if it has not ended."""
+    deadline = time.monotonic() + seconds
+    while pid not in statuses:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if done:
+            statuses[pid] = _exit_status(status)
+        elif time.monotonic() > deadline:
+            break
+        else:
+            time.sleep(0.01)
+    control.send(str(statuses.get(pid, "none")).encode())
+
+
+def _send_pid(control: socket.socket, text: str) -> None:
+    """Send ``text`` with this process's credentials attached: the kernel gives the grader the pid
+    as the grader sees it (another PID namespace's, under bubblewrap), and a process cannot claim
+    to be another."""
+    me = os.getpid()
+    control.sendmsg([text.encode()], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS,
+                                       struct.pack("3i", me, os.getuid(), os.getgid()))])
 
 
 def serve_template(read_fd: int, write_fd: int, control_fd: int) -> None:
@@ -425,19 +449,7 @@ def serve_template(read_fd: int, write_fd: int, control_fd: int) -> None:
             for fd in fds:
                 os.close(fd)
         elif words[:1] == ["wait"] and len(words) == 3:
-            pid, deadline = int(words[1]), time.monotonic() + float(words[2])
-            while pid not in statuses:
-                try:
-                    done, status = os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:
-                    break
-                if done:
-                    statuses[pid] = _exit_status(status)
-                elif time.monotonic() > deadline:
-                    break
-                else:
-                    time.sleep(0.01)
-            control.send(str(statuses.get(pid, "none")).encode())
+            _answer_wait(control, int(words[1]), float(words[2]), statuses)
         else:
             for fd in fds:
                 os.close(fd)
@@ -453,15 +465,133 @@ def _guard_grader_imports() -> None:
     sys.meta_path.insert(0, _GuardGraderImports())
 
 
+ZYGOTE_IMPORTS = ("torch",)
+"""What the zygote imports before it forks any template: torch, once per grading run instead of once
+per notebook. Not the plotting library, although most setup cells import it: a template loads its
+cells while the suite is set up, so it would save no wait, and it would add its pages to the
+zygote's memory while notebooks that do not plot are judged."""
+
+_PRIVATE_FOLDERS = ("/tmp", "/dev/shm")
+"""Folders of the zygote's own view (bubblewrap's private tmpfs) that it empties before each
+template: one notebook's files there are not another's."""
+
+
+def _mount_points() -> list[str]:
+    try:
+        with open("/proc/self/mounts") as handle:
+            points = [line.split()[1] for line in handle if len(line.split()) > 1]
+    except OSError:
+        return []
+    # The file writes a space, tab, newline or backslash in a path as an octal escape.
+    import re
+
+    return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), p) for p in points]
+
+
+def _empty(folder: str) -> None:
+    """Remove what ``folder`` holds, except what holds a mount point (the scratch folder and the
+    assets that bubblewrap binds inside ``/tmp`` are the grader's, not the learner's)."""
+    import shutil
+
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    mounts = _mount_points()
+    for entry in entries:
+        if any(m == entry.path or m.startswith(entry.path + "/") for m in mounts):
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass
+
+
+def _fork_template(control: socket.socket, fds: list[int], workdir: str) -> None:
+    """Fork a template for one notebook: it answers on its own control socket (the third of
+    ``fds``) with its pid and credentials, then serves :func:`serve_template` in ``workdir``."""
+    if os.fork():
+        return
+    try:
+        os.setsid()
+        control.close()  # the zygote's socket: no template (nor the learner's code) may use it
+        read_fd, write_fd, own = fds
+        os.chdir(workdir)
+        os.environ["HOME"] = workdir
+        answer = socket.socket(fileno=own)
+        _send_pid(answer, str(os.getpid()))
+        answer.detach()
+        serve_template(read_fd, write_fd, own)
+    finally:
+        os._exit(0)
+
+
+def serve_zygote(control_fd: int, *, private: bool = False) -> None:
+    """Import torch once, then fork a template per notebook on request (one grading run).
+
+    The zygote holds no learner code and nothing of the grader's but this module: each template
+    forked from it starts from the same state, whatever an earlier notebook's cells did in theirs.
+    Its first message on the Unix socket ``control_fd`` is ``zygote PID`` with its credentials
+    (the grader learns which process it is). Requests, one datagram each: ``template WORKDIR``
+    with three file descriptors attached (the template's read and write pipes and its own control
+    socket), answered by the new template on its socket (:func:`_fork_template`); ``wait PID
+    SECONDS`` answered with the template's exit status or ``none``. With ``private`` (its view's
+    ``/tmp`` and ``/dev/shm`` are its own, under bubblewrap) it empties them before each template.
+    """
+    control = socket.socket(fileno=control_fd)
+    _send_pid(control, f"zygote {os.getpid()}")
+    for name in ZYGOTE_IMPORTS:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a notebook that needs it fails as it would unforked
+            pass
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)  # no thread pool may exist when we fork
+    gc.collect()
+    gc.freeze()  # as serve_template: forked children's collections leave these pages shared
+    statuses: dict[int, int] = {}
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 4096, 3)
+        except OSError:
+            return
+        if not message:
+            return
+        _collect(statuses)
+        words = message.decode("utf-8", errors="replace").split(" ", 1)
+        if words[0] == "template" and len(fds) == 3 and len(words) == 2:
+            if private:
+                for folder in _PRIVATE_FOLDERS:
+                    _empty(folder)
+            _fork_template(control, fds, words[1])
+            for fd in fds:
+                os.close(fd)
+        elif words[0] == "wait" and len(words) == 2 and len(words[1].split()) == 2:
+            pid, seconds = words[1].split()
+            _answer_wait(control, int(pid), float(seconds), statuses)
+        else:
+            for fd in fds:
+                os.close(fd)
+            control.send(b"error")
+
+
 def main() -> None:
     read_fd, write_fd = int(sys.argv[1]), int(sys.argv[2])
-    template = sys.argv[3:4] == ["--template"]
-    if template:
+    mode = sys.argv[3:4]
+    if mode == ["--template"]:
         import torch  # noqa: F401 - imported once here, shared by every forked child
 
     _guard_grader_imports()
-    if template:
+    if mode == ["--template"]:
         serve_template(read_fd, write_fd, int(sys.argv[4]))
+    elif mode == ["--zygote"]:
+        os.close(read_fd)
+        os.close(write_fd)
+        serve_zygote(int(sys.argv[4]), private=sys.argv[5:6] == ["--private-tmp"])
     else:
         serve(read_fd, write_fd)
     os._exit(0)  # skip interpreter teardown: the learner's atexit handlers are not ours to run

@@ -1,7 +1,8 @@
 """The grader's side of the sandbox: child processes that hold the learner's code.
 
 A :class:`Template` per notebook is one child (:mod:`grader.sandbox.child`) that imports torch and loads
-the learner's setup and exercise cells once. Each exercise then gets a :class:`Sandbox`: a fresh
+the learner's setup and exercise cells once; where one :class:`Zygote` serves the grading run (one
+learner's notebooks), each template is forked from it, torch already imported, instead. Each exercise then gets a :class:`Sandbox`: a fresh
 child forked from the template (copy-on-write, milliseconds), or, where fork is unavailable or no
 template is given, a freshly spawned child that loads the cells itself. Every such child runs with
 limits on address space, CPU time, file size and process count, in a scratch working directory,
@@ -31,6 +32,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -191,11 +193,31 @@ class _Channel:
         self.child, self.to_child, self.from_child = child, to_child, from_child
 
     def request(self, request: dict, timeout: float, *, what: str) -> dict:
+        deadline = time.monotonic() + timeout
+        return self.receive(self.send(request, what=what), deadline, what=what)
+
+    def send(self, request: dict, *, what: str) -> dict[str, codec.BlackBox]:
+        """Write ``request``; the black boxes it lends, for :meth:`receive`."""
         boxes: dict[str, codec.BlackBox] = {}
         message = codec.encode(request, boxes)
-        deadline = time.monotonic() + timeout
         try:
             self._write(message)
+        except BrokenPipeError as exc:
+            raise self.crashed(what, exc) from None
+        return boxes
+
+    def readable(self, deadline: float) -> None:
+        """Wait until the child's answer begins to arrive (or it ends, or ``deadline``): nothing
+        is read, so that any thread may wait while the one that reads decodes (Python 3.11's
+        ``ast.parse``, which numpy's reading of an array calls, is unsafe in two threads)."""
+        try:
+            select.select([self.from_child], [], [], max(deadline - time.monotonic(), 0))
+        except (OSError, ValueError):
+            pass
+
+    def receive(self, boxes: dict[str, codec.BlackBox], deadline: float, *, what: str) -> dict:
+        """Read the reply to the request :meth:`send` wrote, answering its callbacks on the way."""
+        try:
             while True:
                 prefix = self._read(8, deadline, what)
                 payload = self._read(codec.frame_length(prefix), deadline, what)
@@ -255,20 +277,196 @@ class _Channel:
                 pass
         self.to_child = self.from_child = -1
 
+def _credentials(control: socket.socket, timeout: float) -> tuple[str, int]:
+    """One message on ``control`` and the sender's pid as this process sees it (the message must
+    carry the sender's credentials; raises ValueError if it does not, EOFError at the end)."""
+    control.settimeout(timeout)
+    size = socket.CMSG_SPACE(struct.calcsize("3i"))
+    message, ancillary, _, _ = control.recvmsg(4096, size)
+    if not message:
+        raise EOFError
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+            return (message.decode("ascii", errors="replace"),
+                    struct.unpack("3i", data[:struct.calcsize("3i")])[0])
+    raise ValueError("the answer carried no credentials")
+
+
+class ZygoteLost(StudentCrashed):
+    """The zygote ended before it forked a notebook's template (the template is asked of a new
+    zygote once more)."""
+
+
+class Zygote:
+    """One confined child per grading run that imports torch once and forks each notebook's template.
+
+    Without it, every notebook's :class:`Template` is a process of its own that imports torch (a
+    second or two each). The zygote is spawned like a template (the same bubblewrap view, limits
+    and scratch folder; :func:`grader.sandbox.child.serve_zygote`) but runs no learner code: each
+    template forked from it loads one notebook's cells into a fresh copy of it, in a folder of its
+    own under the zygote's scratch folder, and starts from the same state whatever another
+    notebook's cells did (its ``/tmp`` is emptied first). One zygote serves one learner's run:
+    never share it between learners. If it dies, the next template starts a new one. It must be
+    started from the thread that outlives it (bubblewrap's ``--die-with-parent``): the first
+    :meth:`fork_template` starts it.
+    """
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+        self.confinement = Confinement(self.limits)
+        self.workdir = self.confinement.scratch("grader-sandbox-")
+        self._child: _Child | None = None
+        self._control: socket.socket | None = None
+        self._python: int | None = None
+        self._lock = threading.Lock()
+        self._notebooks = 0
+        self.starts = 0
+        """How many zygote processes this run started (one, unless one died)."""
+
+    @property
+    def pid(self) -> int | None:
+        """The outermost process of the zygote (bubblewrap's, under it) while it runs."""
+        return self._child.pid if self._child is not None else None
+
+    def running(self) -> bool:
+        """Whether the zygote's process is alive."""
+        return (self._child is not None and self._child.popen is not None
+                and self._child.popen.poll() is None)
+
+    def start(self) -> None:
+        """Spawn the zygote (it imports torch at once; nothing here waits for it)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        extra = ["--zygote", str(theirs.fileno())]
+        if self.confinement.confined:
+            extra.append("--private-tmp")
+        try:
+            child, to_child, from_child = _spawn(self.confinement, self.workdir, extra,
+                                                 pass_fds=(theirs.fileno(),))
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        for fd in (to_child, from_child):
+            os.close(fd)
+        self._child, self._control, self._python = child, ours, None
+        self.starts += 1
+
+    def new_workdir(self) -> Path:
+        """A fresh folder for one notebook's template, inside the zygote's view."""
+        self._notebooks += 1
+        folder = self.workdir / f"notebook-{self._notebooks}"
+        folder.mkdir()
+        supervise.give_to(folder, self.confinement.user)
+        return folder
+
+    def fork_template(self, fds: list[int], workdir: Path) -> None:
+        """Ask for a template in ``workdir`` with ``fds`` (its read and write pipes and its control
+        socket); it answers on that socket. Starts the zygote first, or a new one if it died."""
+        message = f"template {workdir}".encode()
+        for attempt in range(2):
+            if not self.running():
+                self.close(release=False)
+                self.start()
+            try:
+                with self._lock:
+                    socket.send_fds(self._control, [message], list(fds))
+                return
+            except OSError:
+                if attempt:
+                    raise
+                self.close(release=False)
+
+    def _python_pid(self) -> int | None:
+        """The zygote's Python process (as this process sees it), from its first message."""
+        if self._python is None and self._control is not None:
+            try:
+                text, pid = _credentials(self._control, self.limits.start_timeout)
+            except (OSError, ValueError, EOFError):
+                return None
+            if text.startswith("zygote "):
+                self._python = pid
+        return self._python
+
+    def wait(self, pid: int, timeout: float) -> int | None:
+        """Exit status of a template (``pid`` in the zygote's PID namespace), or None if unknown."""
+        with self._lock:
+            if self._python_pid() is None:
+                return None
+            try:
+                self._control.settimeout(timeout + self.limits.start_timeout)
+                self._control.send(f"wait {pid} {timeout:g}".encode())
+                answer = self._control.recv(64).decode("ascii", errors="replace")
+                return None if answer in ("none", "error", "") else int(answer)
+            except (OSError, ValueError):
+                return None
+
+    def sweep(self) -> None:
+        """Kill every process inside the zygote but the zygote itself (and bubblewrap's above
+        it): what a closed template left behind, escaped processes included."""
+        if self._child is None:
+            return
+        with self._lock:
+            python = self._python_pid()
+        if python is None:  # it never said who it is: it cannot fork either
+            self.close(release=False)
+            return
+        chain, parents = set(), supervise._parents()
+        pid = python
+        while pid and pid not in chain:
+            chain.add(pid)
+            if pid == self._child.pid:
+                break
+            pid = parents.get(pid, 0)
+        supervise.kill_tree(self._child.pid, include_root=False, spare=chain)
+
+    def close(self, *, release: bool = True) -> None:
+        """Kill the zygote and every template it forked; with ``release``, remove its folder."""
+        if self._control is not None:
+            self._control.close()
+            self._control = None
+        if self._child is not None:
+            self._child.kill()
+            self._child = None
+        self._python = None
+        if release:
+            self.confinement.release()
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> "Zygote":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class Template:
     """One child per notebook that imports torch, loads the cells once, and forks sandboxes.
 
     ``defined`` and ``load_errors`` describe the loaded cells. :meth:`fork` gives a fresh child
-    that already holds them. If the template dies, the next :meth:`fork` starts a new one.
+    that already holds them. If the template dies, the next :meth:`fork` starts a new one. With a
+    ``zygote``, the template is forked from it (torch already imported) instead of spawned.
     """
 
-    def __init__(self, cells: list[tuple[str, str]], *, limits: Limits | None = None) -> None:
+    def __init__(self, cells: list[tuple[str, str]], *, limits: Limits | None = None,
+                 zygote: Zygote | None = None) -> None:
         self.cells = [[label, source] for label, source in cells]
-        self.limits = limits or Limits()
-        self.confinement = Confinement(self.limits)
-        self.workdir = self.confinement.scratch("grader-sandbox-")
+        self.zygote = zygote
+        if zygote is not None:
+            self.limits = zygote.limits
+            self.confinement = zygote.confinement
+            self.workdir = zygote.new_workdir()
+        else:
+            self.limits = limits or Limits()
+            self.confinement = Confinement(self.limits)
+            self.workdir = self.confinement.scratch("grader-sandbox-")
         self._channel: _Channel | None = None
         self._control: socket.socket | None = None
+        self._pending: tuple[int, int] | None = None
+        """The pipes (to, from) of a template asked of the zygote that has not answered yet."""
+        self._load_deadline: float | None = None
+        """When the load request sent (:meth:`wait_loaded`) must be answered by; None: not sent."""
         self.defined: list[str] = []
         self.load_errors: list[str] = []
         self.forkable = True
@@ -279,6 +477,12 @@ class Template:
     def pid(self) -> int | None:
         """The template process's pid while it runs."""
         return self._channel.child.pid if self._channel is not None else None
+
+    @property
+    def root(self) -> int | None:
+        """The process whose tree holds the template and its children: the zygote's where there
+        is one (a sandbox's close kills every other process of the grader's)."""
+        return self.zygote.pid if self.zygote is not None else self.pid
 
     def start(self) -> None:
         """Start the template and load the cells; raises StudentError if it cannot."""
@@ -292,6 +496,22 @@ class Template:
         that started it (bubblewrap's ``--die-with-parent``)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)  # a forked child's pid, below
+        if self.zygote is not None:
+            parent_read, child_write = os.pipe()
+            child_read, parent_write = os.pipe()
+            try:
+                self.zygote.fork_template([child_read, child_write, theirs.fileno()], self.workdir)
+            except BaseException:
+                for fd in (parent_read, parent_write):
+                    os.close(fd)
+                ours.close()
+                raise
+            finally:
+                for fd in (child_read, child_write):
+                    os.close(fd)
+                theirs.close()
+            self._pending, self._control = (parent_write, parent_read), ours
+            return
         try:
             child, to_child, from_child = _spawn(self.confinement, self.workdir,
                                                  ["--template", str(theirs.fileno())],
@@ -303,12 +523,44 @@ class Template:
             theirs.close()
         self._channel, self._control = _Channel(child, to_child, from_child), ours
 
-    def load(self) -> None:
-        """Load the cells into the template :meth:`spawn` started (any thread may wait on it);
-        raises StudentError if it cannot."""
+    def _forked(self) -> None:
+        """Wait for the template asked of the zygote to say who it is; raises ZygoteLost if the
+        zygote ended first."""
+        to_child, from_child = self._pending
+        self._pending = None
+        try:
+            inner, outer = _credentials(self._control, self.limits.start_timeout)
+            child = _Child(outer, template=self.zygote, inner=int(inner))
+        except (OSError, ValueError, EOFError) as exc:
+            for fd in (to_child, from_child):
+                os.close(fd)
+            raise ZygoteLost(f"the sandbox's zygote process did not fork the notebook's template "
+                             f"({exc or type(exc).__name__})") from None
+        self._channel = _Channel(child, to_child, from_child)
+
+    def _send_load(self) -> None:
+        if self._pending is not None:
+            self._forked()
         assert self._channel is not None
-        reply = self._channel.request({"op": "load", "cells": self.cells},
-                                      self.limits.start_timeout, what="loading the notebook's cells")
+        if self._load_deadline is None:
+            self._load_deadline = time.monotonic() + self.limits.start_timeout
+            self._channel.send({"op": "load", "cells": self.cells}, what=self._LOADING)
+
+    _LOADING = "loading the notebook's cells"
+
+    def wait_loaded(self) -> None:
+        """Ask the template :meth:`spawn` started to load the cells and wait until its answer
+        arrives, without reading it (any thread may call this; :meth:`load` reads the answer, in
+        the thread that decodes). Raises StudentError if the template cannot be reached."""
+        self._send_load()
+        self._channel.readable(self._load_deadline)
+
+    def load(self) -> None:
+        """Load the cells into the template :meth:`spawn` started; raises StudentError if it
+        cannot."""
+        self._send_load()
+        deadline, self._load_deadline = self._load_deadline, None
+        reply = self._channel.receive({}, deadline, what=self._LOADING)
         if "error" in reply:
             raise StudentCrashed(f"the sandbox could not load the cells: {reply['error']}")
         self.defined = list(reply["defined"])
@@ -362,13 +614,24 @@ class Template:
             return None
 
     def close(self, *, release: bool = True) -> None:
-        """Kill the template and everything it started."""
+        """Kill the template and everything it started (a zygote's template: and whatever else
+        is alive inside the zygote but the zygote itself)."""
         if self._control is not None:
             self._control.close()
             self._control = None
+        if self._pending is not None:
+            for fd in self._pending:
+                os.close(fd)
+            self._pending = None
         if self._channel is not None:
             self._channel.close()
             self._channel = None
+        self._load_deadline = None
+        if self.zygote is not None:
+            self.zygote.sweep()
+            if release:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+            return
         supervise.kill_strays()
         if release:
             self.confinement.release()
@@ -457,7 +720,7 @@ class Sandbox:
         if self._channel is not None:
             self._channel.close()
             self._channel = None
-            keep = {self.template.pid} if self.template is not None and self.template.pid else set()
+            keep = {self.template.root} if self.template is not None and self.template.root else set()
             supervise.kill_strays(keep)
         if remove_workdir:
             if self._own_confinement and self.confinement is not None:

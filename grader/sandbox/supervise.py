@@ -117,16 +117,19 @@ def _pause(round_: int) -> None:
     time.sleep(min(0.002 * (round_ + 1), 0.05))
 
 
-def kill_tree(pid: int, *, include_root: bool = True, seconds: float = KILL_SECONDS) -> None:
+def kill_tree(pid: int, *, include_root: bool = True, seconds: float = KILL_SECONDS,
+              spare: set[int] = frozenset()) -> None:
     """SIGKILL ``pid`` and every process below it, until none is left (a fork bomb included).
 
     Processes are found by their parent links, so a descendant that left the process group or
-    the session is found too, as long as it has not been re-parented outside the tree.
+    the session is found too, as long as it has not been re-parented outside the tree. The
+    processes in ``spare`` are left alive (not their other descendants): the sandbox's zygote
+    and the bubblewrap processes above it, while what its templates left behind is killed.
     """
     deadline = time.monotonic() + seconds
     round_ = 0
     while time.monotonic() < deadline:
-        targets = {p for p in descendants(pid) if _alive(p)}
+        targets = {p for p in descendants(pid) if p not in spare and _alive(p)}
         if include_root and _alive(pid):
             targets.add(pid)
         if not targets:

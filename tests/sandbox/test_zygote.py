@@ -1,0 +1,152 @@
+"""The zygote: one confined process per grading run imports torch and forks each notebook's template.
+
+It must hold nothing of one notebook's for the next, survive a notebook that ends its own process,
+be replaced when it dies, and leave no process of a closed template behind.
+"""
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from grader.sandbox import supervise
+from grader.sandbox.parent import Sandbox, StudentCrashed, Template, Zygote
+
+PROBE = ("probe", (
+    "import math, os, sys\n"
+    "def probe():\n"
+    "    return {'module': hasattr(math, 'LEAK'), 'global': 'LEAK' in globals(),\n"
+    "            'environ': 'LEAK' in os.environ, 'tmp': os.path.exists('/tmp/leak'),\n"
+    "            'cwd': sorted(os.listdir('.')), 'home': os.environ.get('HOME') == os.getcwd(),\n"
+    "            'torch': 'torch' in sys.modules}\n"))
+
+LEAKY = ("setup", (
+    "import math, os\n"
+    "math.LEAK = 1\n"
+    "LEAK = 1\n"
+    "os.environ['LEAK'] = '1'\n"
+    "open('/tmp/leak', 'w').write('x')\n"
+    "open('leak', 'w').write('x')\n"
+    "def probe():\n"
+    "    return 'first notebook'\n"))
+
+
+def _call(template: Template, name: str):
+    with Sandbox(template=template) as box:
+        return box.call(name, (), {}, timeout=30)
+
+
+@pytest.fixture
+def zygote():
+    with Zygote() as zygote:
+        yield zygote
+
+
+def test_a_template_holds_nothing_of_the_previous_notebooks_cells(zygote):
+    first = Template([LEAKY], zygote=zygote)
+    try:
+        first.start()
+        assert _call(first, "probe") == "first notebook"
+    finally:
+        first.close()
+    second = Template([PROBE], zygote=zygote)
+    try:
+        second.start()
+        seen = _call(second, "probe")
+    finally:
+        second.close()
+    assert seen["module"] is False and seen["global"] is False and seen["environ"] is False
+    assert seen["cwd"] == [] and seen["home"] is True  # a folder of its own, not the first's
+    assert seen["torch"] is True  # imported by the zygote, before any cell
+    if zygote.confinement.confined:  # the view's /tmp is the zygote's own: emptied between notebooks
+        assert seen["tmp"] is False
+    assert zygote.starts == 1
+
+
+def test_a_setup_cell_that_ends_its_process_takes_down_only_its_own_notebook(zygote):
+    exits = Template([("setup", "import os\nos._exit(3)\n")], zygote=zygote)
+    try:
+        with pytest.raises(StudentCrashed, match="exited with status 3"):
+            exits.start()
+    finally:
+        exits.close()
+    after = Template([PROBE], zygote=zygote)
+    try:
+        after.start()
+        assert _call(after, "probe")["module"] is False
+    finally:
+        after.close()
+    assert zygote.starts == 1 and zygote.running()
+
+
+def test_a_zygote_that_dies_is_replaced(zygote):
+    first = Template([PROBE], zygote=zygote)
+    try:
+        first.start()
+        _call(first, "probe")
+    finally:
+        first.close()
+    os.killpg(zygote.pid, signal.SIGKILL)
+    supervise.kill_tree(zygote.pid)
+    second = Template([PROBE], zygote=zygote)
+    try:
+        second.start()
+        assert _call(second, "probe")["torch"] is True
+    finally:
+        second.close()
+    assert zygote.starts == 2
+
+
+def test_a_template_that_dies_is_forked_again(zygote):
+    template = Template([PROBE, ("exercise", "import os\ndef die():\n    os._exit(0)\n")],
+                        zygote=zygote)
+    try:
+        template.start()
+        os.kill(template.pid, signal.SIGKILL)
+        assert _call(template, "probe")["module"] is False  # a new template, the same zygote
+    finally:
+        template.close()
+    assert zygote.starts == 1
+
+
+def test_a_closed_template_leaves_no_process_but_the_zygote(zygote):
+    """A process the cells started and left behind (a double fork, re-parented inside the zygote's
+    PID namespace) is killed when its notebook's template closes."""
+    escape = ("setup", (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        time.sleep(300)\n"
+        "    os._exit(0)\n"
+        "time.sleep(0.2)\n"))
+    template = Template([escape, PROBE], zygote=zygote)
+    try:
+        template.start()
+        inside = _alive_below(zygote.pid)
+    finally:
+        template.close()
+    # Before: bubblewrap's init and the zygote (under bubblewrap), the template, the escaped one.
+    # After: the zygote's own chain only.
+    assert len(_alive_below(zygote.pid)) == len(inside) - 2
+    assert zygote.running()
+
+
+def _alive_below(pid: int) -> set[int]:
+    return {p for p in supervise.descendants(pid) if supervise._alive(p)}
+
+
+def test_a_template_whose_cells_started_cuda_spawns_its_sandboxes(zygote):
+    """A forked copy of a process that started CUDA cannot use it (notebook 06 on a GPU): the
+    zygote's template then serves no fork, and each sandbox loads the cells in a process of its own."""
+    loaded_by = "import os\nLOADED_BY = os.getpid()\n"
+    forked = ("exercise", "def forked():\n    return os.getppid() == LOADED_BY\n")
+    pretend_cuda = "import torch\ntorch.cuda.is_initialized = lambda: True\n" + loaded_by
+    template = Template([("setup", pretend_cuda), forked], zygote=zygote)
+    try:
+        template.start()
+        assert template.forkable is False
+        assert _call(template, "forked") is False
+    finally:
+        template.close()
