@@ -112,13 +112,26 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
 
 
 @pytest.fixture(scope="session")
-def graded_class(tmp_path_factory) -> SimpleNamespace:
+def hidden_points(tmp_path_factory) -> Path:
+    """``.points.json``: the course's hidden tests with their points, as ``batch`` lists them
+    before it grades (:func:`grader.batch.grading.cached_points`: the six suites collected in a
+    child process, 4-8 s of CPU), listed once per run. ``batch`` reuses the file wherever it is
+    copied into the output folder, as long as the suites are unchanged (it is keyed by their
+    content)."""
+    from grader.batch import grading
+
+    return built_once(tmp_path_factory, "hidden-points", grading.cached_points) / ".points.json"
+
+
+@pytest.fixture(scope="session")
+def graded_class(tmp_path_factory, hidden_points) -> SimpleNamespace:
     """The class of ``tests/graded_class.py``, graded once per run (tests only read it):
     ``submissions``, ``one`` (one run's output folder) and ``engine`` (shards, merged into
     ``engine/grades``)."""
     from tests import graded_class
 
-    root = built_once(tmp_path_factory, "graded-class", graded_class.grade)
+    root = built_once(tmp_path_factory, "graded-class",
+                      lambda folder: graded_class.grade(folder, points=hidden_points))
     return SimpleNamespace(submissions=root / "submissions", one=root / "one",
                            engine=root / "engine")
 

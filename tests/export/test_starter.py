@@ -24,6 +24,10 @@ from tests.export.test_hosted_workflows import _actionlint
 
 SUITES = ["01_permutation_invariance", "02_sinusoidal_encoding"]
 
+# One xdist worker runs this file (course.py passes --dist loadgroup): each starter below is
+# built once per run, not once per worker (the two builds take 5-20 s each on two cores).
+pytestmark = pytest.mark.xdist_group("starter")
+
 
 @pytest.fixture(scope="module")
 def starter(tmp_path_factory) -> Path:
@@ -182,7 +186,8 @@ def test_classroom_points_are_the_public_checks_points_with_partial_credit(start
 
 
 @pytest.mark.slow
-def test_the_grading_repository_grades_a_folder_of_learner_repositories(starter, tmp_path):
+def test_the_grading_repository_grades_a_folder_of_learner_repositories(starter, tmp_path,
+                                                                        hidden_points):
     """What the instructor's private grading repository runs after the deadline: `batch` over
     the cloned learners' repositories (copies of the starter), with the roster."""
     suite = SUITES[0]
@@ -196,6 +201,8 @@ def test_the_grading_repository_grades_a_folder_of_learner_repositories(starter,
     from grader import cli
 
     out = tmp_path / "grades"
+    out.mkdir()
+    shutil.copy(hidden_points, out)  # the hidden tests' list, cached by content
     assert cli.main(["batch", str(repos), "--notebooks", "01", "--roster",
                      str(tmp_path / "roster.csv"), "--lms", "canvas", "--skip-execution",
                      "--due", "2000-01-01T00:00", "--late-policy", "10,50",
