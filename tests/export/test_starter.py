@@ -247,24 +247,30 @@ DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 @pytest.fixture(scope="module")
-def full_starter(tmp_path_factory) -> Path:
+def full_build(tmp_path_factory) -> tuple[Path, set[str]]:
+    """The starter of every notebook, built as ``starter-repo`` builds it (in a process of its
+    own: recording imports the hidden suites, which declare their own pytest markers), and the
+    trusted helpers (``module.function``) its public checks handed the learner's code while
+    they were recorded on the solutions (the same recording: each suite's is done once)."""
     out = tmp_path_factory.mktemp("full-starter") / "repo"
-    process = subprocess.run([sys.executable, "-m", "grader", "starter-repo", str(out)], cwd=ROOT,
-                             text=True, capture_output=True, timeout=900)
+    script = ("import json, sys\nfrom pathlib import Path\nfrom grader.export.starter import build\n"
+              "publics = build(Path(sys.argv[1]))\n"
+              "print(json.dumps(sorted({f for public in publics for f in public.fixtures})))")
+    process = subprocess.run([sys.executable, "-c", script, str(out)], cwd=ROOT, text=True,
+                             capture_output=True, timeout=900)
     assert process.returncode == 0, process.stdout + process.stderr
-    return out
+    assert sorted(p.stem for p in (out / "notebooks").iterdir()) == ALL_SUITES
+    return out, set(json.loads(process.stdout.splitlines()[-1]))
 
 
 @pytest.fixture(scope="module")
-def handed_by_public_checks() -> set[str]:
-    """The trusted helpers (``module.function``) the public checks hand the learner's code when
-    they run on the solutions (in a process of their own: the suites declare pytest markers)."""
-    script = ("import json\nfrom grader.export.starter import record\n"
-              f"print(json.dumps(sorted({{f for s in {ALL_SUITES!r} for f in record(s).fixtures}})))")
-    process = subprocess.run([sys.executable, "-c", script], cwd=ROOT, text=True,
-                             capture_output=True, timeout=900)
-    assert process.returncode == 0, process.stdout + process.stderr
-    return set(json.loads(process.stdout.splitlines()[-1]))
+def full_starter(full_build) -> Path:
+    return full_build[0]
+
+
+@pytest.fixture(scope="module")
+def handed_by_public_checks(full_build) -> set[str]:
+    return full_build[1]
 
 
 def _definitions(tree: ast.Module) -> dict[str, list[ast.AST]]:
