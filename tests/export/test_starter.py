@@ -253,7 +253,8 @@ def full_build(tmp_path_factory) -> tuple[Path, set[str]]:
     trusted helpers (``module.function``) its public checks handed the learner's code while
     they were recorded on the solutions (the same recording: each suite's is done once)."""
     out = tmp_path_factory.mktemp("full-starter") / "repo"
-    script = ("import json, sys\nfrom pathlib import Path\nfrom grader.export.starter import build\n"
+    script = ("import json, sys\nfrom pathlib import Path\n"
+              "from grader.export.starter import build\n"
               "publics = build(Path(sys.argv[1]))\n"
               "print(json.dumps(sorted({f for public in publics for f in public.fixtures})))")
     process = subprocess.run([sys.executable, "-c", script, str(out)], cwd=ROOT, text=True,
