@@ -112,13 +112,26 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
 
 
 @pytest.fixture(scope="session")
-def graded_class(tmp_path_factory) -> SimpleNamespace:
+def hidden_points(tmp_path_factory) -> Path:
+    """``.points.json``: the course's hidden tests with their points, as ``batch`` lists them
+    before it grades (:func:`grader.batch.grading.cached_points`: the six suites collected in a
+    child process, 4-8 s of CPU), listed once per run. ``batch`` reuses the file wherever it is
+    copied into the output folder, as long as the suites are unchanged (it is keyed by their
+    content)."""
+    from grader.batch import grading
+
+    return built_once(tmp_path_factory, "hidden-points", grading.cached_points) / ".points.json"
+
+
+@pytest.fixture(scope="session")
+def graded_class(tmp_path_factory, hidden_points) -> SimpleNamespace:
     """The class of ``tests/graded_class.py``, graded once per run (tests only read it):
     ``submissions``, ``one`` (one run's output folder) and ``engine`` (shards, merged into
     ``engine/grades``)."""
     from tests import graded_class
 
-    root = built_once(tmp_path_factory, "graded-class", graded_class.grade)
+    root = built_once(tmp_path_factory, "graded-class",
+                      lambda folder: graded_class.grade(folder, points=hidden_points))
     return SimpleNamespace(submissions=root / "submissions", one=root / "one",
                            engine=root / "engine")
 
@@ -185,17 +198,25 @@ def pytest_terminal_summary(terminalreporter) -> None:
 
 
 # -- the order tests are handed to pytest-xdist's two workers ------------------------------------
-LONGEST_FIRST = ("test_public_checks.py", "test_confinement.py", "test_solutions.py",
-                 "test_hosted_gradescope.py", "test_starter.py", "test_hostile.py")
-"""The files whose tests take longest one by one (a minute or more each on a quiet 2-core
-machine, measured with ``--durations``), in that order: their tests are collected before the
-others' (each file's in its own order). With ``--dist loadgroup`` each worker takes the next
-group or test when it is free (the groups, largest first, before the single tests), so a long
-test that came last would leave one worker running it alone at the end of the run."""
+LONGEST_FIRST = ("test_solutions.py::test_solution_outputs_reproduce_under_strict_nbval",
+                 "test_public_checks.py", "test_hostile.py", "test_confinement.py",
+                 "test_solutions.py", "test_hosted_gradescope.py")
+"""The tests that take longest one by one (5 to 45 s each on a quiet 2-core machine, measured
+with ``--durations``), as ``FILE`` or ``FILE::TEST`` prefixes, longest first: they are collected
+before the others (each in its own order). With ``--dist loadgroup`` the workers first take the
+groups (``xdist_group``: largest first), then the single tests in the order collected, each
+worker the next one when it is free; a long test that came last would leave one worker running
+it alone at the end of the run, while short ones at the end let both finish together."""
+
+
+def _longest_first_rank(item) -> int:
+    name = f"{item.path.name}::{item.name}"
+    return next((index for index, prefix in enumerate(LONGEST_FIRST)
+                 if name.startswith(prefix if "::" in prefix else prefix + "::")),
+                len(LONGEST_FIRST))
 
 
 def pytest_collection_modifyitems(config, items) -> None:
     """Collect :data:`LONGEST_FIRST`'s tests first (a stable sort: every other test keeps its
     place, and the workers' collections stay equal)."""
-    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    items.sort(key=_longest_first_rank)

@@ -223,11 +223,15 @@ def _pids(pid_file):
     return [int(line) for line in pid_file.read_text().split()] if pid_file.exists() else []
 
 
+FORGER_DELAY = 4
+"""Seconds the forger below waits before it rewrites the report."""
+
+
 def test_forger_that_escapes_the_sandbox_is_killed_before_the_report(tmp_path):
     """A double-fork + setsid process started by an exercise cannot rewrite the report later."""
     pid_file = tmp_path / "forgers.txt"
     source = FORGER + ("def permutation_matrix(perm):\n"
-                       f"    _forge(4, {str(pid_file)!r})\n"
+                       f"    _forge({FORGER_DELAY}, {str(pid_file)!r})\n"
                        "    return torch.eye(len(perm))[torch.as_tensor(perm)]\n")
     (tmp_path / "nb").mkdir()
     path = variant(tmp_path / "nb", SUITE, replace={"permutation_matrix": source})
@@ -238,7 +242,8 @@ def test_forger_that_escapes_the_sandbox_is_killed_before_the_report(tmp_path):
     forgers = _pids(pid_file)
     assert forgers, "the forger never ran"
     assert not [pid for pid in forgers if _alive(pid)], "a learner process outlived grading"
-    time.sleep(6)  # past the forger's delay
+    # past the last forger's delay (each wrote its pid as it started), with 2 s to spare
+    time.sleep(max(0.0, pid_file.stat().st_mtime + FORGER_DELAY + 2 - time.time()))
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["score"] != 999 and report["score"] == sum(t["score"] for t in report["tests"])
     assert any("self_attention" in t["name"] and t["score"] > 0 for t in report["tests"])

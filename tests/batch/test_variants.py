@@ -14,7 +14,8 @@ from grader.notebook.read import read_notebook
 from grader.sandbox.parent import ExerciseMissing, Sandbox, Template
 from grader.batch.variants import VariantGrader
 from tests.catalogue import modules
-from tests.conftest import SOLUTIONS, exercise_cell_index, solution_notebooks, variant
+from tests.conftest import (SOLUTIONS, exercise_cell_index, one_worker_per_notebook,
+                            solution_notebooks, variant)
 
 
 def _summary(report):
@@ -24,14 +25,17 @@ def _summary(report):
 
 def _entries():
     """For two notebooks (the first and the one that reads assets in its setup), the first wrong
-    answer and the first correct variant."""
+    answer and the first correct variant; each on the worker that grades that notebook's
+    catalogue, whose warm template it reuses."""
     chosen = []
     for name, module in modules(solution_notebooks()):
         if name.startswith(("01_", "05_")):
+            group = one_worker_per_notebook(name)
             wrong = module.WRONG_ANSWERS[0]
-            chosen.append(pytest.param(name, wrong.exercise, wrong.source, id=f"{name}:wrong"))
+            chosen.append(pytest.param(name, wrong.exercise, wrong.source, id=f"{name}:wrong",
+                                       marks=group))
             exercise, _, source = module.CORRECT_VARIANTS[0]
-            chosen.append(pytest.param(name, exercise, source, id=f"{name}:correct"))
+            chosen.append(pytest.param(name, exercise, source, id=f"{name}:correct", marks=group))
     return chosen
 
 
@@ -68,6 +72,7 @@ def test_cells_loaded_after_the_template_see_its_namespace_in_order():
         template.close()
 
 
+@one_worker_per_notebook("01_permutation_invariance")  # its warm template, as above
 def test_each_variant_starts_from_the_template_not_from_the_previous_variant(variant_grader):
     grader = variant_grader("01_permutation_invariance")
     module = dict(modules(solution_notebooks()))["01_permutation_invariance"]

@@ -23,7 +23,7 @@ import pytest
 from grader.grade import grade_notebook
 from grader.export.hosted import SCHEMA
 from grader.export.hosted.gradescope import build
-from tests.conftest import NOTEBOOKS, ROOT, SOLUTIONS, variant
+from tests.conftest import NOTEBOOKS, ROOT, SOLUTIONS, one_worker_per_notebook, variant
 
 SUITES = ["01_permutation_invariance", "02_sinusoidal_encoding"]
 
@@ -267,6 +267,7 @@ def _all_hidden_passed(report):
 
 
 @pytest.mark.slow
+@one_worker_per_notebook(SUITES[0])  # on the worker whose template of that notebook is warm
 def test_nothing_shown_before_the_hidden_tests_depends_on_them(variant_grader):
     """A wrong submission and one that differs from it only in its hidden tests' results (every
     hidden test passed) read the same to a learner, in results.json (``check --json`` and

@@ -24,6 +24,10 @@ from tests.export.test_hosted_workflows import _actionlint
 
 SUITES = ["01_permutation_invariance", "02_sinusoidal_encoding"]
 
+# One xdist worker runs this file (course.py passes --dist loadgroup): each starter below is
+# built once per run, not once per worker (the two builds take 5-20 s each on two cores).
+pytestmark = pytest.mark.xdist_group("starter")
+
 
 @pytest.fixture(scope="module")
 def starter(tmp_path_factory) -> Path:
@@ -182,7 +186,8 @@ def test_classroom_points_are_the_public_checks_points_with_partial_credit(start
 
 
 @pytest.mark.slow
-def test_the_grading_repository_grades_a_folder_of_learner_repositories(starter, tmp_path):
+def test_the_grading_repository_grades_a_folder_of_learner_repositories(starter, tmp_path,
+                                                                        hidden_points):
     """What the instructor's private grading repository runs after the deadline: `batch` over
     the cloned learners' repositories (copies of the starter), with the roster."""
     suite = SUITES[0]
@@ -196,6 +201,8 @@ def test_the_grading_repository_grades_a_folder_of_learner_repositories(starter,
     from grader import cli
 
     out = tmp_path / "grades"
+    out.mkdir()
+    shutil.copy(hidden_points, out)  # the hidden tests' list, cached by content
     assert cli.main(["batch", str(repos), "--notebooks", "01", "--roster",
                      str(tmp_path / "roster.csv"), "--lms", "canvas", "--skip-execution",
                      "--due", "2000-01-01T00:00", "--late-policy", "10,50",
@@ -240,24 +247,31 @@ DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 @pytest.fixture(scope="module")
-def full_starter(tmp_path_factory) -> Path:
+def full_build(tmp_path_factory) -> tuple[Path, set[str]]:
+    """The starter of every notebook, built as ``starter-repo`` builds it (in a process of its
+    own: recording imports the hidden suites, which declare their own pytest markers), and the
+    trusted helpers (``module.function``) its public checks handed the learner's code while
+    they were recorded on the solutions (the same recording: each suite's is done once)."""
     out = tmp_path_factory.mktemp("full-starter") / "repo"
-    process = subprocess.run([sys.executable, "-m", "grader", "starter-repo", str(out)], cwd=ROOT,
-                             text=True, capture_output=True, timeout=900)
+    script = ("import json, sys\nfrom pathlib import Path\n"
+              "from grader.export.starter import build\n"
+              "publics = build(Path(sys.argv[1]))\n"
+              "print(json.dumps(sorted({f for public in publics for f in public.fixtures})))")
+    process = subprocess.run([sys.executable, "-c", script, str(out)], cwd=ROOT, text=True,
+                             capture_output=True, timeout=900)
     assert process.returncode == 0, process.stdout + process.stderr
-    return out
+    assert sorted(p.stem for p in (out / "notebooks").iterdir()) == ALL_SUITES
+    return out, set(json.loads(process.stdout.splitlines()[-1]))
 
 
 @pytest.fixture(scope="module")
-def handed_by_public_checks() -> set[str]:
-    """The trusted helpers (``module.function``) the public checks hand the learner's code when
-    they run on the solutions (in a process of their own: the suites declare pytest markers)."""
-    script = ("import json\nfrom grader.export.starter import record\n"
-              f"print(json.dumps(sorted({{f for s in {ALL_SUITES!r} for f in record(s).fixtures}})))")
-    process = subprocess.run([sys.executable, "-c", script], cwd=ROOT, text=True,
-                             capture_output=True, timeout=900)
-    assert process.returncode == 0, process.stdout + process.stderr
-    return set(json.loads(process.stdout.splitlines()[-1]))
+def full_starter(full_build) -> Path:
+    return full_build[0]
+
+
+@pytest.fixture(scope="module")
+def handed_by_public_checks(full_build) -> set[str]:
+    return full_build[1]
 
 
 def _definitions(tree: ast.Module) -> dict[str, list[ast.AST]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -187,7 +188,7 @@ def test_kernel_probe_finds_routes_without_bubblewrap(tmp_path, listener, monkey
 
 @needs_bwrap
 @pytest.mark.slow  # a batch, with execution
-def test_batch_learner_reaches_no_other_learner(tmp_path, listener):
+def test_batch_learner_reaches_no_other_learner(tmp_path, listener, hidden_points):
     """In a batch, one learner's kernel (a clean execution: the ordinary cell did not raise) and
     sandbox (full marks) see neither another learner's folder nor anything else of the routes
     above."""
@@ -202,6 +203,8 @@ def test_batch_learner_reaches_no_other_learner(tmp_path, listener):
     hostile(submissions / "amy", port=listener.port, outside=outside,
             extra_targets=[submissions / "bob" / f"{SUITE}.ipynb", submissions / "bob"])
     out = tmp_path / "grades"
+    out.mkdir()
+    shutil.copy(hidden_points, out)  # the hidden tests' list, cached by content
     run.grade_class(run.ClassOptions(
         submissions=submissions, out=out, jobs=1, students=["amy"],
         grading=batch.Options(require_confinement=True), echo=lambda *_: None, progress=False))
