@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from grader.grade import grade_notebook
-from grader.notebook.execute import REFERENCE_SECONDS
+from grader.notebook.execute import REFERENCE_SECONDS, UNUSED_PLUGINS
 from grader.results import NOT_IMPLEMENTED, PASSED
 from tests.conftest import NOTEBOOKS, ROOT, solution_notebooks
 
@@ -38,11 +38,6 @@ def test_released_stub_gets_zero(path):
     assert report.score == 0 and report.max_score > 0
     assert {t.status for t in report.tests} == {NOT_IMPLEMENTED}, \
         [(t.name, t.status, t.output) for t in report.tests if t.status != NOT_IMPLEMENTED]
-
-
-UNUSED_PLUGINS = ("cacheprovider", "xdist", "hypothesispytest", "anyio")
-"""pytest plugins that strict nbval does not use: without them its process starts in 0.5 s of
-CPU instead of 1.3 s (hypothesis's plugin imports all of hypothesis)."""
 
 
 @pytest.mark.slow
