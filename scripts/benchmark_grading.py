@@ -55,6 +55,7 @@ sys.path.insert(0, str(ROOT))
 
 import nbformat  # noqa: E402
 
+from grader.notebook.execute import UNUSED_PLUGINS  # noqa: E402
 from grader.sandbox import supervise  # noqa: E402
 from grader.notebook.read import EXERCISE_TAG, read_notebook, sandbox_cells, tags, top_level_names  # noqa: E402
 
@@ -72,6 +73,11 @@ HOSTILE = {
                            "        print('spam ' * 200)\n"),
     "os._exit": "import os\ndef max_equivariance_error(fn, x, perm):\n    os._exit(0)\n",
 }
+
+
+BARE_PLUGINS = [option for name in UNUSED_PLUGINS for option in ("-p", f"no:{name}")]
+"""Bare nbval starts without the plugins the grader's own nbval child leaves out (equal
+conditions: the ratio measures grading, not pytest's plugins)."""
 
 
 def load() -> str:
@@ -127,7 +133,7 @@ def grade(path: Path, *extra: str) -> dict:
 
 def bare_nbval(path: Path) -> dict:
     return measure([sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env",
-                    "-p", "no:xdist", "-p", "no:cacheprovider", "-q", str(path)])
+                    *BARE_PLUGINS, "-q", str(path)])
 
 
 def with_exercise(suite: str, exercise: str, source: str, folder: Path) -> Path:
@@ -221,7 +227,7 @@ def course(notebooks: list[Path]) -> None:
     print(f"\n## The course in one run ({load()}); one `import torch`: {torch_s:.2f} s")
     paths = [str(p) for p in notebooks]
     nbval = measure([sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env",
-                     "-p", "no:xdist", "-p", "no:cacheprovider", "-q", *paths])
+                     *BARE_PLUGINS, "-q", *paths])
     with tempfile.TemporaryDirectory() as scratch:
         graded = measure([sys.executable, "-m", "grader", "check", *paths, "--json",
                           str(Path(scratch) / "r.json")])
