@@ -948,12 +948,23 @@ BANDS = {"fast": list(range(16)), "middle": list(range(24, 40)), "slow": list(ra
 """The four 16-dimensional bands of the d_model = 64 encoding that best_band chooses from."""
 
 
+_BAND_ERRORS = {}
+
+
 def _band_errors(sigma, num_positions, queries=512):
-    """Mean |decoded - true position| of each band, on the grader's own noise draws.
+    """Mean |decoded - true position| of each band, on the grader's own noise draws (computed once
+    per arguments: a pure function of them).
 
     Each draw decodes a random subset of at most ``queries`` positions (against all num_positions
     clean rows): an unbiased estimate of the mean over every position at a quarter of the cost
     for the longest sequences. Enough draws for at least 1024 decodings per band."""
+    key = (float(sigma), int(num_positions), int(queries))
+    if key not in _BAND_ERRORS:
+        _BAND_ERRORS[key] = _measure_band_errors(*key)
+    return dict(_BAND_ERRORS[key])
+
+
+def _measure_band_errors(sigma, num_positions, queries):
     pe = _pe(num_positions, 64)
     found = dict.fromkeys(BANDS, 0.0)
     seeds_ = range(max(2, -(-1024 // min(num_positions, queries))))
