@@ -186,6 +186,25 @@ def _spawn(confinement: Confinement, workdir: Path, extra: list[str] = (),
     return _Child(popen.pid, popen, bwrap=confinement.confined), parent_write, parent_read
 
 
+def _spawn_controlled(confinement: Confinement, workdir: Path, mode: str,
+                      extra: list[str] = ()) -> tuple[_Child, int, int, socket.socket]:
+    """:func:`_spawn` a child in ``mode`` (``--template`` or ``--zygote``) with a control socket
+    (the child's end passed by number); returns (child, to_child, from_child, our end). Our end
+    receives credentials: the kernel gives a forked child's pid as this process sees it."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    try:
+        child, to_child, from_child = _spawn(confinement, workdir,
+                                             [mode, str(theirs.fileno()), *extra],
+                                             pass_fds=(theirs.fileno(),))
+    except BaseException:
+        ours.close()
+        raise
+    finally:
+        theirs.close()
+    return child, to_child, from_child, ours
+
+
 class _Channel:
     """Length-prefixed messages to and from a child over two pipes, with a deadline."""
 
@@ -335,19 +354,9 @@ class Zygote:
 
     def start(self) -> None:
         """Spawn the zygote (it imports torch at once; nothing here waits for it)."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
-        extra = ["--zygote", str(theirs.fileno())]
-        if self.confinement.confined:
-            extra.append("--private-tmp")
-        try:
-            child, to_child, from_child = _spawn(self.confinement, self.workdir, extra,
-                                                 pass_fds=(theirs.fileno(),))
-        except BaseException:
-            ours.close()
-            raise
-        finally:
-            theirs.close()
+        child, to_child, from_child, ours = _spawn_controlled(
+            self.confinement, self.workdir, "--zygote",
+            ["--private-tmp"] if self.confinement.confined else [])
         for fd in (to_child, from_child):
             os.close(fd)
         self._child, self._control, self._python = child, ours, None
@@ -494,34 +503,27 @@ class Template:
 
         Call it from the thread that outlives the template: the process dies with the thread
         that started it (bubblewrap's ``--die-with-parent``)."""
+        if self.zygote is None:
+            child, to_child, from_child, ours = _spawn_controlled(self.confinement, self.workdir,
+                                                                  "--template")
+            self._channel, self._control = _Channel(child, to_child, from_child), ours
+            return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)  # a forked child's pid, below
-        if self.zygote is not None:
-            parent_read, child_write = os.pipe()
-            child_read, parent_write = os.pipe()
-            try:
-                self.zygote.fork_template([child_read, child_write, theirs.fileno()], self.workdir)
-            except BaseException:
-                for fd in (parent_read, parent_write):
-                    os.close(fd)
-                ours.close()
-                raise
-            finally:
-                for fd in (child_read, child_write):
-                    os.close(fd)
-                theirs.close()
-            self._pending, self._control = (parent_write, parent_read), ours
-            return
+        parent_read, child_write = os.pipe()
+        child_read, parent_write = os.pipe()
         try:
-            child, to_child, from_child = _spawn(self.confinement, self.workdir,
-                                                 ["--template", str(theirs.fileno())],
-                                                 pass_fds=(theirs.fileno(),))
+            self.zygote.fork_template([child_read, child_write, theirs.fileno()], self.workdir)
         except BaseException:
+            for fd in (parent_read, parent_write):
+                os.close(fd)
             ours.close()
             raise
         finally:
+            for fd in (child_read, child_write):
+                os.close(fd)
             theirs.close()
-        self._channel, self._control = _Channel(child, to_child, from_child), ours
+        self._pending, self._control = (parent_write, parent_read), ours
 
     def _forked(self) -> None:
         """Wait for the template asked of the zygote to say who it is; raises ZygoteLost if the
