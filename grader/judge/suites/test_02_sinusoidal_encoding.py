@@ -4,6 +4,7 @@ Every reference is computed here in float64 from the formulas of Vaswani et al. 
 3.5), never with the learner's code. The ``_pe`` switches reproduce catalogued mistakes so that
 the feedback can name them.
 """
+import functools
 import math
 import re
 
@@ -948,9 +949,6 @@ BANDS = {"fast": list(range(16)), "middle": list(range(24, 40)), "slow": list(ra
 """The four 16-dimensional bands of the d_model = 64 encoding that best_band chooses from."""
 
 
-_BAND_ERRORS = {}
-
-
 def _band_errors(sigma, num_positions, queries=512):
     """Mean |decoded - true position| of each band, on the grader's own noise draws (computed once
     per arguments: a pure function of them).
@@ -958,12 +956,10 @@ def _band_errors(sigma, num_positions, queries=512):
     Each draw decodes a random subset of at most ``queries`` positions (against all num_positions
     clean rows): an unbiased estimate of the mean over every position at a quarter of the cost
     for the longest sequences. Enough draws for at least 1024 decodings per band."""
-    key = (float(sigma), int(num_positions), int(queries))
-    if key not in _BAND_ERRORS:
-        _BAND_ERRORS[key] = _measure_band_errors(*key)
-    return dict(_BAND_ERRORS[key])
+    return dict(_measure_band_errors(float(sigma), int(num_positions), int(queries)))
 
 
+@functools.cache
 def _measure_band_errors(sigma, num_positions, queries):
     pe = _pe(num_positions, 64)
     found = dict.fromkeys(BANDS, 0.0)

@@ -6,6 +6,7 @@ The reference helpers take switches that reproduce catalogued mistakes, so that 
 name them. tests/test_oracle_05_context_extension.py checks the same formulas against Hugging Face
 transformers.
 """
+import functools
 import math
 import re
 
@@ -946,16 +947,11 @@ def _notebook_methods(scale):
             "Llama 3": (_llama3(d, b, scale, L, 1.0, 4.0), 1.0)}
 
 
-_METHOD_LOSSES = {}
-
-
+@functools.cache
 def _method_losses(scale, length, windows_, source):
-    key = (scale, length, windows_, source)
-    if key not in _METHOD_LOSSES:
-        from grader.judge import context_lm
-        _METHOD_LOSSES[key] = {name: context_lm.held_out_loss(f, a, length, windows_, source)
-                               for name, (f, a) in _notebook_methods(scale).items()}
-    return _METHOD_LOSSES[key]
+    from grader.judge import context_lm
+    return {name: context_lm.held_out_loss(f, a, length, windows_, source)
+            for name, (f, a) in _notebook_methods(scale).items()}
 
 
 _RULE_LOSSES = {}
@@ -1055,16 +1051,14 @@ def test_rule_at_4x_top(student):
 
 
 _OTHER_SCALES = (2.0, 3.0, 5.0, 6.0)
-_NTK_REFERENCES = {}
 
 
+@functools.cache
 def _ntk_reference(scale, length):
     """NTK-aware's loss at ``scale`` and ``length`` on the windows of test_rule_over_scales (computed once)."""
-    if (scale, length) not in _NTK_REFERENCES:
-        from grader.judge import context_lm
-        f, a = _notebook_methods(scale)["NTK-aware"]
-        _NTK_REFERENCES[scale, length] = context_lm.held_out_loss(f, a, length, _WINDOWS_SCALES, "grader")
-    return _NTK_REFERENCES[scale, length]
+    from grader.judge import context_lm
+    f, a = _notebook_methods(scale)["NTK-aware"]
+    return context_lm.held_out_loss(f, a, length, _WINDOWS_SCALES, "grader")
 
 
 @pytest.mark.exercise("extension_inv_freq", points=3)
