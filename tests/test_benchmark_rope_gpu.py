@@ -44,3 +44,10 @@ def test_the_shipped_table_says_where_it_comes_from():
     _check_form(record)
     if record["kind"] == "transcribed":
         assert "torch 2.11" in record["provenance"] and "not kept" in record["provenance"]
+    else:  # what section 7 prints of a raw record: every pass, the graph replay, the production kernels
+        assert set(record["production_versions"]) == {"liger", "flash_attn"}
+        for row in record["rows"]:
+            runs = row["ms_runs"]
+            assert set(runs) == set(row["ms"]) >= {"copy", "triton", "triton_graph", "liger", "flash_attn"}
+            assert all(len(times) == len(runs["copy"]) >= 3 for times in runs.values())
+            assert all(min(times) <= row["ms"][name] <= max(times) for name, times in runs.items())
