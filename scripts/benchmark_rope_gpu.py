@@ -117,20 +117,16 @@ def _full_width(table):
 def measure_production(kernels: dict, shape, dtype: str) -> dict:
     """Median milliseconds and the largest error against eager float32 of each production kernel.
 
-    The inputs are drawn as in :func:`grader.fixtures.gpu_rope_kernel.measure_rope_bandwidth` (the
-    same seed, so the same values), then stored (B, T, H, D).
+    The inputs are :func:`grader.fixtures.gpu_rope_kernel.bandwidth_inputs` (the values
+    ``measure_rope_bandwidth`` times), then stored (B, T, H, D).
     """
     import torch
     from triton.testing import do_bench
 
-    from grader.fixtures.gpu_rope_kernel import rope_eager, rope_tables
+    from grader.fixtures.gpu_rope_kernel import bandwidth_inputs, rope_eager
 
-    batch, n_q_heads, n_k_heads, seq_len, head_dim = shape
     torch_dtype = getattr(torch, dtype)
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    q = torch.randn(batch, n_q_heads, seq_len, head_dim, device="cuda", dtype=torch_dtype, generator=gen)
-    k = torch.randn(batch, n_k_heads, seq_len, head_dim, device="cuda", dtype=torch_dtype, generator=gen)
-    cos, sin = (t.cuda() for t in rope_tables(seq_len, head_dim))
+    q, k, cos, sin = bandwidth_inputs(shape, dtype)
     expected = rope_eager(q.float(), k.float(), _full_width(cos), _full_width(sin))
     out = {"ms": {}, "max_error": {}}
     for name, (_, prepare, run) in kernels.items():
@@ -177,14 +173,9 @@ def _graph_ms(rope_forward_triton, shape, dtype: str) -> float:
     import torch
     from triton.testing import do_bench_cudagraph
 
-    from grader.fixtures.gpu_rope_kernel import rope_tables
+    from grader.fixtures.gpu_rope_kernel import bandwidth_inputs
 
-    batch, n_q_heads, n_k_heads, seq_len, head_dim = shape
-    torch_dtype = getattr(torch, dtype)
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    q = torch.randn(batch, n_q_heads, seq_len, head_dim, device="cuda", dtype=torch_dtype, generator=gen)
-    k = torch.randn(batch, n_k_heads, seq_len, head_dim, device="cuda", dtype=torch_dtype, generator=gen)
-    cos, sin = (t.cuda() for t in rope_tables(seq_len, head_dim))
+    q, k, cos, sin = bandwidth_inputs(shape, dtype)
     rope_forward_triton(q, k, cos, sin)  # compiled before the capture
     ms = do_bench_cudagraph(lambda: rope_forward_triton(q, k, cos, sin), return_mode="median")
     del q, k
