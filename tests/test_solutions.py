@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from grader.grade import grade_notebook
+from grader.grade import grade_notebooks
 from grader.notebook.execute import REFERENCE_SECONDS, UNUSED_PLUGINS
 from grader.results import NOT_IMPLEMENTED, PASSED
 from tests.conftest import NOTEBOOKS, ROOT, solution_notebooks
@@ -18,10 +18,40 @@ LONGEST_FIRST = sorted(SOLUTIONS, key=lambda p: -REFERENCE_SECONDS[p.id])
 workers take them in (tests.conftest.LONGEST_FIRST)."""
 
 
+ONE_RUN = pytest.mark.xdist_group("solutions-graded")
+"""The tests that read :func:`graded_solutions` and :func:`graded_stubs`: on one worker (course.py
+passes --dist loadgroup), which grades each set once."""
+
+
+def _selected(request, test) -> list:
+    """The solution notebooks whose ``test`` this run selected (all six, or those ``-k`` chose)."""
+    return [item.callspec.params["path"] for item in request.session.items
+            if getattr(item, "originalname", None) == test]
+
+
+@pytest.fixture(scope="module")
+def graded_solutions(request) -> dict:
+    """The selected solutions graded in one run, as a learner's six notebooks are (one zygote
+    imports torch once for all of them), without execution (strict nbval below executes them):
+    notebook name -> its report."""
+    paths = _selected(request, "test_solution_gets_full_marks")
+    return {path.name: report for path, report in zip(paths, grade_notebooks(
+        paths, skip_execution=True))}
+
+
+@pytest.fixture(scope="module")
+def graded_stubs(request) -> dict:
+    """The released stubs of the selected solutions executed and graded in one run, as a
+    learner's six untouched notebooks are: notebook name -> its report."""
+    paths = [NOTEBOOKS / path.name for path in _selected(request, "test_released_stub_gets_zero")]
+    return {path.name: report for path, report in zip(paths, grade_notebooks(paths))}
+
+
 @pytest.mark.slow  # grades the whole notebook
+@ONE_RUN
 @pytest.mark.parametrize("path", SOLUTIONS)
-def test_solution_gets_full_marks(path):
-    report = grade_notebook(path, skip_execution=True)
+def test_solution_gets_full_marks(path, graded_solutions):
+    report = graded_solutions[path.name]
     assert report.error is None
     assert report.max_score > 0
     failing = [(t.exercise, t.name, t.status, t.output) for t in report.tests if t.status != PASSED]
@@ -30,9 +60,10 @@ def test_solution_gets_full_marks(path):
 
 
 @pytest.mark.slow
+@ONE_RUN
 @pytest.mark.parametrize("path", SOLUTIONS)
-def test_released_stub_gets_zero(path):
-    report = grade_notebook(NOTEBOOKS / path.name)
+def test_released_stub_gets_zero(path, graded_stubs):
+    report = graded_stubs[path.name]
     assert report.error is None
     assert report.execution is not None and report.execution.error is None
     assert report.score == 0 and report.max_score > 0

@@ -635,22 +635,42 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
+WITHOUT_HIDDEN = ["04_rotary_embeddings", "05_context_extension"]
+
+
+@pytest.fixture(scope="module")
+def checked_without_hidden(request, full_starter, tmp_path_factory
+                           ) -> tuple[subprocess.CompletedProcess, list]:
+    """The solutions of :data:`WITHOUT_HIDDEN` (those this run selected) checked in the full
+    starter in one ``grader check`` run, as a learner checks their notebooks (torch imported
+    once): the process and its results' tests."""
+    suites = [item.callspec.params["suite"] for item in request.session.items
+              if getattr(item, "originalname", None)
+              == "test_the_starters_public_checks_run_without_the_hidden_implementations"]
+    folder = tmp_path_factory.mktemp("without-hidden")
+    for suite in suites:
+        shutil.copy(SOLUTIONS / f"{suite}.ipynb", folder / f"{suite}.ipynb")
+    report = folder / "results.json"
+    process = subprocess.run(
+        [sys.executable, "-c", _ONLY_THE_STARTER, str(full_starter), "check",
+         *(str(folder / f"{suite}.ipynb") for suite in suites), "--skip-execution",
+         "--json", str(report), "--hidden-visibility", "visible"],
+        cwd=full_starter, text=True, capture_output=True, timeout=600,
+        env={**os.environ, "GRADER_NO_BWRAP": "1"})
+    return process, json.loads(report.read_text())["tests"] if report.is_file() else []
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("suite", ["04_rotary_embeddings", "05_context_extension"])
-def test_the_starters_public_checks_run_without_the_hidden_implementations(full_starter, tmp_path, suite):
+@pytest.mark.parametrize("suite", WITHOUT_HIDDEN)
+def test_the_starters_public_checks_run_without_the_hidden_implementations(checked_without_hidden,
+                                                                           suite):
     """In a starter, where grader/judge/hidden is absent, notebooks 04's and 05's public checks load and
     pass on the solution, the diagnose exercises' among them (their public cases are built in the
     suite from shipped code)."""
-    shutil.copy(SOLUTIONS / f"{suite}.ipynb", tmp_path / f"{suite}.ipynb")
-    report = tmp_path / "results.json"
-    process = subprocess.run(
-        [sys.executable, "-c", _ONLY_THE_STARTER, str(full_starter), "check",
-         str(tmp_path / f"{suite}.ipynb"), "--skip-execution", "--json", str(report),
-         "--hidden-visibility", "visible"],
-        cwd=full_starter, text=True, capture_output=True, timeout=600,
-        env={**os.environ, "GRADER_NO_BWRAP": "1"})
+    process, tests = checked_without_hidden
     assert process.returncode == 0, process.stdout[-2000:] + process.stderr[-2000:]
-    tests = json.loads(report.read_text())["tests"]
+    tests = [t for t in tests if t["name"].startswith(suite)]
+    assert tests
     diagnose = {"04_rotary_embeddings": "rope_is_faithful", "05_context_extension": "diagnose_rope"}[suite]
     assert any(diagnose in t["tags"] for t in tests)
     failing = {t["name"]: t["output"] for t in tests if t["score"] < t["max_score"]}
