@@ -62,21 +62,3 @@ def test_unscaled_model_breaks_past_its_training_length(source):
     short = context_lm.held_out_loss(theta, 1.0, 128, range(40, 44), source)
     long = context_lm.held_out_loss(theta, 1.0, 1024, range(40, 44), source)
     assert 1.0 < short < 1.6 and long > short + 1.0
-
-
-def test_stored_ntk_references_are_the_model_s(pytestconfig):
-    """The NTK-aware losses that suite 05's test_rule_over_scales stores (NTK_REFERENCES) are what the
-    model computes, to the last printed digit of the threshold they set."""
-    import importlib.util
-
-    from grader.judge.proxy import suite_path
-
-    pytestconfig.addinivalue_line("markers", "exercise: a hidden test's exercise (the suites' marker)")
-    spec = importlib.util.spec_from_file_location("suite_05_references", suite_path("05_context_extension"))
-    suite = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(suite)
-    assert set(suite.NTK_REFERENCES) == set(suite._OTHER_SCALES)
-    for scale, stored in suite.NTK_REFERENCES.items():
-        computed = suite._ntk_reference(scale, int(128 * scale))
-        assert computed == pytest.approx(stored, abs=1e-5), scale
-        assert round(computed + 0.03, 3) == round(stored + 0.03, 3), scale

@@ -1065,7 +1065,7 @@ NTK_REFERENCES = {2.0: 1.5601638555526733, 3.0: 1.6292085647583008, 5.0: 1.73366
                   6.0: 1.789164423942566}
 """{s: _ntk_reference(s, 128 s)}, nats/char: pure functions of this suite's constants (the checkpoint,
 the windows, NTK-aware's formula), stored rather than computed in every run (four passes of the model,
-a second on a quiet machine); tests/judge/test_context_lm.py recomputes them."""
+a second on a quiet machine); tests/judge/test_suites.py recomputes them."""
 
 
 @pytest.mark.exercise("extension_inv_freq", points=3)
