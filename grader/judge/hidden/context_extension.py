@@ -80,10 +80,17 @@ def scaled_rope(seq_len: int, *, method: str, head_dim: int, base: float, scale:
     if bug == "scaled twice":
         positions = positions / scale
     angles = positions[:, None] * inv_freq[None, :]                      # (seq_len, head_dim / 2)
-    # Pair i fills columns i and i + head_dim / 2 (half-split): each cos and sin computed once, then
-    # copied (the same values as the cos of the duplicated angles, at half the cost).
-    cos, sin = (factor * angles.cos()).float(), (factor * angles.sin()).float()
-    return _torch.cat([cos, cos], dim=-1), _torch.cat([sin, sin], dim=-1)
+    # Pair i fills columns i and i + head_dim / 2 (half-split): each cos and sin is computed once,
+    # rounded to float32 in its first column and copied to the second (the same floats as the cos of
+    # the duplicated angles, at a third of the cost; a factor of 1 multiplies nothing).
+    half = angles.shape[1]
+    tables = []
+    for wave in (angles.cos(), angles.sin()):
+        table = _torch.empty(len(positions), 2 * half, dtype=_torch.float32)
+        table[:, :half] = wave if factor == 1.0 else factor * wave
+        table[:, half:] = table[:, :half]
+        tables.append(table)
+    return tables[0], tables[1]
 
 
 # -- trusted prerequisites: an earlier exercise, for the exercises that call it -------------------
