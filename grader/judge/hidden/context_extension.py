@@ -85,7 +85,8 @@ def scaled_rope(seq_len: int, *, method: str, head_dim: int, base: float, scale:
     # the duplicated angles, at a third of the cost; a factor of 1 multiplies nothing).
     half = angles.shape[1]
     tables = []
-    for wave in (angles.cos(), angles.sin()):
+    for function in (_torch.cos, _torch.sin):                          # one float64 wave at a time
+        wave = function(angles)
         table = _torch.empty(len(positions), 2 * half, dtype=_torch.float32)
         table[:, :half] = wave if factor == 1.0 else factor * wave
         table[:, half:] = table[:, :half]
