@@ -107,3 +107,19 @@ def test_stored_ntk_references_are_the_model_s(pytestconfig):
         computed = suite._ntk_reference(scale, int(128 * scale))
         assert computed == pytest.approx(stored, abs=1e-5), scale
         assert round(computed + 0.03, 3) == round(stored + 0.03, 3), scale
+
+
+def test_layout_scoring_by_blocks_is_the_fixtures_accuracy(pytestconfig):
+    """Suite 03 scores share_width's layouts a block of rows at a time: the same accuracy as
+    fixtures._accuracy on the largest held-out setting (16,384 rows, 512 classes) and a small one."""
+    import torch
+
+    from grader.fixtures import addition_vs_concatenation as fixtures
+
+    suite = _suite_module("03_addition_vs_concatenation", pytestconfig)
+    generator = torch.Generator().manual_seed(0)
+    for rows, width, classes in ((16384, 24, 512), (300, 5, 7)):
+        x = torch.randn(rows, width, generator=generator, dtype=torch.float64)
+        labels = torch.randint(classes, (rows,), generator=generator)
+        weights = fixtures.lda_probe(x + torch.randn(rows, width, generator=generator, dtype=torch.float64), labels)
+        assert suite._accuracy_by_blocks(x, labels, weights) == fixtures._accuracy(x, labels, weights)
