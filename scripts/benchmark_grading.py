@@ -2,7 +2,7 @@
 """Print what grading costs: wall time and peak memory, against bare nbval and one torch import.
 
     python scripts/benchmark_grading.py [--section overhead|course|profile|inline|memory|hostile ...]
-        [--only NOTEBOOK ...] [--case HOSTILE_CASE ...]
+        [--only NOTEBOOK ...] [--case HOSTILE_CASE ...] [--slowest N]
 
 Sections (all by default):
 
@@ -28,7 +28,8 @@ Sections (all by default):
   ``import torch``, then per suite pytest's collection, the wait for the notebook's template (the
   sandbox's zygote imports torch once per run and forks one template per notebook), the calls
   into the learner's sandbox (their own compute and the black boxes' callbacks) and the judge's
-  own compute (references, comparisons), with the slowest tests.
+  own compute (references, comparisons), with the slowest tests (``--slowest N`` lists N per
+  suite, each with its seconds in the learner's sandbox).
 - ``hostile``: notebook 01 with one exercise that never returns, ignores SIGTERM, allocates until
   the memory limit, prints without end, or calls ``os._exit``; graded with execution. Target:
   each within 3x the solution's grading time and 3 minutes, other exercises' scores unchanged.
@@ -351,8 +352,13 @@ def hostile(cases: list[str] | None = None) -> None:
     print(load())
 
 
-def _profile_worker(paths: list[str]) -> None:
-    """The ``profile`` section's child: grade ``paths`` without execution, timing each stage."""
+def _profile_worker(paths: list[str], slowest: int = 3) -> None:
+    """The ``profile`` section's child: grade ``paths`` without execution, timing each stage.
+
+    ``slowest``: how many of each suite's slowest tests to name (with their seconds in the
+    learner's sandbox, ``calls``, beside their whole time); 3 fit on the suite's row, more are
+    listed below it.
+    """
     started = time.monotonic()
     import torch  # noqa: F401 - the judge's own import, timed
     torch_s = time.monotonic() - started
@@ -363,7 +369,9 @@ def _profile_worker(paths: list[str]) -> None:
     from grader.sandbox import parent
 
     suite: list[str] = [""]
+    current: list[str] = [""]
     rows: dict[str, dict] = {}
+    test_calls: dict[tuple[str, str], float] = {}
 
     class Timer:
         def __init__(self) -> None:
@@ -377,9 +385,11 @@ def _profile_worker(paths: list[str]) -> None:
         @pytest.hookimpl(wrapper=True)
         def pytest_runtest_protocol(self, item, nextitem):
             start = time.monotonic()
+            current[0] = item.name
             try:
                 return (yield)
             finally:
+                current[0] = ""
                 self.tests[item.name] = time.monotonic() - start
 
     def timed(owner, name: str, key: str) -> None:
@@ -392,6 +402,9 @@ def _profile_worker(paths: list[str]) -> None:
             finally:
                 row = rows.setdefault(suite[0], {})
                 row[key] = row.get(key, 0.0) + time.monotonic() - start
+                if key == "calls" and current[0]:
+                    where = (suite[0], current[0])
+                    test_calls[where] = test_calls.get(where, 0.0) + time.monotonic() - start
         setattr(owner, name, wrapper)
 
     timed(grade._Connections, "_started", "template wait")
@@ -431,17 +444,21 @@ def _profile_worker(paths: list[str]) -> None:
         parts["judge"] = parts["all"] - sum(v for k, v in parts.items() if k != "all")
         for key, value in parts.items():
             sums[key] = sums.get(key, 0.0) + value
-        slowest = sorted(timer.tests.items(), key=lambda kv: -kv[1])[:3]
+        ranked = sorted(timer.tests.items(), key=lambda kv: -kv[1])
         print(f"{name:30} " + " ".join(f"{parts[k]:{w}.2f}" for k, w in
                                         (("all", 6), ("collect", 8), ("template", 9), ("forks", 6),
                                          ("calls", 6), ("judge", 6)))
-              + "  " + ", ".join(f"{n[:36]} {v:.2f}" for n, v in slowest))
+              + "  " + ", ".join(f"{n[:36]} {v:.2f}" for n, v in ranked[:min(slowest, 3)]))
+        if slowest > 3:
+            for test, seconds in ranked[:slowest]:
+                print(f"    {seconds:6.2f} s ({test_calls.get((name, test), 0.0):5.2f} s in calls) "
+                      f"{test}")
     print(f"{'sum':30} " + " ".join(f"{sums.get(k, 0):{w}.2f}" for k, w in
                                     (("all", 6), ("collect", 8), ("template", 9), ("forks", 6),
                                      ("calls", 6), ("judge", 6))))
 
 
-def profile(notebooks: list[Path]) -> None:
+def profile(notebooks: list[Path], slowest: int = 3) -> None:
     """Where the hidden tests' time goes (see the module docstring), beside one ``import torch``."""
     torch_s = torch_import_seconds()
     print(f"\n## Profile of the hidden tests alone, all in one run ({load()}); one `import torch` "
@@ -450,7 +467,7 @@ def profile(notebooks: list[Path]) -> None:
           "cells); forks: a sandbox per exercise; calls: in the learner's sandbox, callbacks "
           "included; judge: the rest (references, comparisons, pytest)")
     result = measure([sys.executable, str(Path(__file__).resolve()), "--profile-worker",
-                      *map(str, notebooks)])
+                      str(slowest), *map(str, notebooks)])
     print(result["output"].rstrip())
     print(f"wall time of the run {result['seconds']:.1f} s = {result['seconds'] / torch_s:.1f}x one "
           f"`import torch`; peak PSS {result['pss_mib']:.0f} MiB; {load()}")
@@ -458,7 +475,7 @@ def profile(notebooks: list[Path]) -> None:
 
 def main() -> None:
     if sys.argv[1:2] == ["--profile-worker"]:
-        _profile_worker(sys.argv[2:])
+        _profile_worker(sys.argv[3:], int(sys.argv[2]))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--section", action="append",
@@ -472,6 +489,9 @@ def main() -> None:
     parser.add_argument("--case", action="append", metavar="HOSTILE_CASE",
                         help="hostile cases whose names start with this, e.g. allocates "
                              f"(repeatable; default: all of {', '.join(HOSTILE)})")
+    parser.add_argument("--slowest", type=int, default=3, metavar="N",
+                        help="profile: list each suite's N slowest tests with their seconds in "
+                             "the learner's sandbox (default 3, on the suite's row)")
     args = parser.parse_args()
     sections = args.section or ["overhead", "course", "profile", "inline", "memory", "hostile"]
     notebooks = [p for p in sorted((ROOT / "solutions").glob("*.ipynb"))
@@ -488,7 +508,7 @@ def main() -> None:
     if "course" in sections:
         course(notebooks)
     if "profile" in sections:
-        profile(notebooks)
+        profile(notebooks, args.slowest)
     if "inline" in sections:
         inline(notebooks)
     if "memory" in sections:

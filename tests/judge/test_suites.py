@@ -75,3 +75,51 @@ def test_each_exercise_cell_is_followed_by_its_check(path):
             name = next(n for n in top_level_names(cell.source) if not n.startswith("_"))
             following = next(c for c in cells[index + 1:] if c.cell_type == "code")
             assert f'check("{name}")' in following.source, f"add check(\"{name}\") after its cell"
+
+
+def _suite_module(suite: str, config: pytest.Config):
+    """The hidden suite ``suite`` imported as a module (its ``exercise`` marker registered), to read
+    its constants."""
+    import importlib.util
+
+    config.addinivalue_line("markers", "exercise: a hidden test's exercise (the suites' marker)")
+    spec = importlib.util.spec_from_file_location(f"stored_{suite}", SUITES_DIR / f"test_{suite}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_stored_band_errors_are_measured_again(pytestconfig):
+    """Suite 02's NAMED_BAND_ERRORS are what _measure_band_errors measures (exact: means of whole
+    numbers over powers of two)."""
+    suite = _suite_module("02_sinusoidal_encoding", pytestconfig)
+    assert len(suite.NAMED_BAND_ERRORS) == 6
+    for (sigma, num_positions), stored in suite.NAMED_BAND_ERRORS.items():
+        assert suite._measure_band_errors(sigma, num_positions, 512) == stored, (sigma, num_positions)
+
+
+def test_stored_ntk_references_are_the_model_s(pytestconfig):
+    """Suite 05's NTK_REFERENCES, NTK-aware's losses that set test_rule_over_scales' thresholds, are
+    what the model computes, to the last digit of the threshold they set."""
+    suite = _suite_module("05_context_extension", pytestconfig)
+    assert set(suite.NTK_REFERENCES) == set(suite._OTHER_SCALES)
+    for scale, stored in suite.NTK_REFERENCES.items():
+        computed = suite._ntk_reference(scale, int(128 * scale))
+        assert computed == pytest.approx(stored, abs=1e-5), scale
+        assert round(computed + 0.03, 3) == round(stored + 0.03, 3), scale
+
+
+def test_layout_scoring_by_blocks_is_the_fixtures_accuracy(pytestconfig):
+    """Suite 03 scores share_width's layouts a block of rows at a time: the same accuracy as
+    fixtures._accuracy on the largest held-out setting (16,384 rows, 512 classes) and a small one."""
+    import torch
+
+    from grader.fixtures import addition_vs_concatenation as fixtures
+
+    suite = _suite_module("03_addition_vs_concatenation", pytestconfig)
+    generator = torch.Generator().manual_seed(0)
+    for rows, width, classes in ((16384, 24, 512), (300, 5, 7)):
+        x = torch.randn(rows, width, generator=generator, dtype=torch.float64)
+        labels = torch.randint(classes, (rows,), generator=generator)
+        weights = fixtures.lda_probe(x + torch.randn(rows, width, generator=generator, dtype=torch.float64), labels)
+        assert suite._accuracy_by_blocks(x, labels, weights) == fixtures._accuracy(x, labels, weights)
