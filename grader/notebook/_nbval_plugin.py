@@ -35,9 +35,30 @@ _replies: dict[str, dict] = {}
 _clock = {"start": time.monotonic()}
 
 
+POLL_SECONDS = 0.25
+"""How often the wait for a cell's reply looks whether the kernel is still alive."""
+
+
+class KernelDiedError(RuntimeError):
+    """The kernel's process ended while a cell ran (``os._exit``, a signal, the memory limit)."""
+
+
 def _await_reply(self, msg_id, timeout=None):
+    """nbval's wait for a cell's reply, which also records the reply (for the check of hidden
+    errors below) and ends as soon as the kernel's process is gone: a kernel that died (an
+    ``os._exit`` in the learner's code) would otherwise be waited for until the cell's time-out."""
+    deadline = None if timeout is None else time.monotonic() + timeout
     while True:
-        msg = self.get_message(stream="shell", timeout=timeout)
+        wait = POLL_SECONDS if deadline is None else min(POLL_SECONDS, deadline - time.monotonic())
+        try:
+            msg = self.get_message(stream="shell", timeout=max(wait, 0))
+        except Empty:
+            if not self.is_alive():
+                raise KernelDiedError("the kernel died while running this cell (os._exit, a signal, "
+                                 "or the memory limit?)") from None
+            if deadline is not None and time.monotonic() >= deadline:
+                raise
+            continue
         if msg["parent_header"].get("msg_id") == msg_id:
             if msg["content"]["status"] == "aborted":
                 raise RuntimeError("Kernel aborted execution request")
@@ -56,24 +77,20 @@ def _execute_cell_input(self, cell_input, allow_stdin=None):
 
 
 nbval_kernel.RunningKernel.execute_cell_input = _execute_cell_input
-
-INTERRUPT_GRACE = 5.0
-"""Seconds nbval may go on reading a timed-out cell's output after interrupting the kernel.
-
-A cell that printed without end has a backlog of output that the kernel keeps sending after the
-interrupt; without this, nbval would read (and keep) it until the grader's backstop."""
-_original_interrupt = nbval_kernel.RunningKernel.interrupt
 _original_get_message = nbval_kernel.RunningKernel.get_message
 
 
 def _interrupt(self):
-    self.interrupted_at = time.monotonic()
-    return _original_interrupt(self)
+    """At a cell's time-out nbval interrupts the kernel and reads the cell's output until the
+    kernel is idle, for a traceback. None of that is reported (the cell failed for its time-out),
+    and it can take long: a cell that printed without end has a backlog of output to read, one
+    that ignores SIGINT never gets idle (nbval then waits 5 s more). So the kernel is not
+    interrupted: nbval's next read of output finds nothing, and nbval stops the kernel at once."""
+    self.timed_out = True
 
 
 def _get_message(self, stream, timeout=None):
-    interrupted_at = getattr(self, "interrupted_at", None)
-    if interrupted_at is not None and time.monotonic() - interrupted_at > INTERRUPT_GRACE:
+    if getattr(self, "timed_out", False):
         raise Empty  # nbval then stops the kernel and reports the time-out
     return _original_get_message(self, stream, timeout=timeout)
 
@@ -190,6 +207,15 @@ def _kernel_alive(item: IPyNbCell) -> bool:
 def pytest_runtest_call(item):
     try:
         result = yield
+    except KernelDiedError as exc:
+        raise NbCellError(item.cell_num, f"KernelDiedError: {exc}", item.cell.source) from None
+    except NbCellError:
+        if isinstance(item, IPyNbCell) and getattr(item.parent, "timed_out", False):
+            # nbval's own words assume it interrupted the kernel (see _interrupt): say what happened.
+            raise NbCellError(item.cell_num, "Timeout: the cell did not finish within "
+                              f"{item.config.option.nbval_cell_timeout:g} s; the kernel was stopped",
+                              item.cell.source) from None
+        raise
     finally:
         if isinstance(item, IPyNbCell):
             if getattr(item.parent, "timed_out", False):

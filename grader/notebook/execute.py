@@ -117,6 +117,10 @@ def _parse_junit(path: Path) -> tuple[int, int, list[CellFailure]]:
     return cells, passed, failures
 
 
+_NBVAL_CELL = re.compile(r"^Cell \d+: ")
+"""nbval's name of the cell before its message (reports name the cell themselves)."""
+
+
 def _cell_error(text: str) -> str:
     """The learner-facing part of nbval's failure text: the exception line, if there is one."""
     text = _ANSI.sub("", text)
@@ -124,7 +128,7 @@ def _cell_error(text: str) -> str:
     hidden = [line for line in lines if "replied 'error'" in line]
     for line in reversed(lines):
         if ("Error" in line or "Exception" in line or "Timeout" in line) and not line.startswith(("File ", "---")):
-            return " ".join(hidden + [line])
+            return " ".join(hidden + [_NBVAL_CELL.sub("", line)])
     return lines[-1] if lines else ""
 
 
