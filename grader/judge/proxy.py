@@ -41,6 +41,34 @@ OUTPUT_CHARS = 1200
 Call = Callable[[str, tuple, dict, float], Any]
 """How a proxy reaches the learner's code: ``call(name, args, kwargs, timeout) -> value``."""
 
+SOLUTION_CALL_SECONDS = {
+}
+"""Per suite and exercise, the slowest call of the hidden tests into the solution on a quiet
+2-core machine (the exercise's own compute and the black boxes' callbacks it makes). Recorded,
+not guessed: ``python scripts/record_solution_seconds.py --write`` (the smallest of three runs)."""
+
+CALL_MARGIN = 10.0
+"""How many times the solution's slowest call a learner's call may take: code four times slower,
+on a machine two and a half times slower than a quiet one (as
+:data:`grader.notebook.execute.MARGIN`)."""
+
+CALL_FLOOR = 5.0
+"""The shortest time-out of a call: an exercise the solution answers in milliseconds may still
+take seconds on a busy machine (a fresh sandbox's first call touches its pages and loads what torch
+loads lazily) or in a learner's plain Python loops."""
+
+DEFAULT_CALL_TIMEOUT = 10.0
+"""The time-out of a call of an exercise without a recorded time."""
+
+
+def call_timeout(solution_seconds: float | None) -> float:
+    """Seconds a call may take when the solution's slowest call of the same exercise takes
+    ``solution_seconds`` (None: not recorded): :data:`CALL_MARGIN` times it, at least
+    :data:`CALL_FLOOR`."""
+    if solution_seconds is None:
+        return DEFAULT_CALL_TIMEOUT
+    return max(CALL_FLOOR, round(CALL_MARGIN * solution_seconds, 1))
+
 
 # -- the student proxy --------------------------------------------------------------------------
 class StudentProxy:
@@ -52,15 +80,17 @@ class StudentProxy:
     """
 
     def __init__(self, call: Call, *, load_errors: Iterable[str] = (),
-                 trusted: dict[str, codec.BlackBox] | None = None) -> None:
+                 trusted: dict[str, codec.BlackBox] | None = None,
+                 timeout: float = DEFAULT_CALL_TIMEOUT) -> None:
         self._call = call
         self._load_errors = list(load_errors)
         self._trusted = dict(trusted or {})
         """Earlier exercises that stand in, as black boxes, for the learner's own during every call
         (trusted prerequisites: see :data:`PREREQUISITES_NAME`); ``call`` then gets ``trusted=``."""
-        self.timeout = 10.0
-        """Seconds a single call may take before the sandbox is killed. The solutions' slowest
-        call takes under 2 s on a loaded 2-core machine; a test that needs longer sets this."""
+        self.timeout = timeout
+        """Seconds a single call may take before the sandbox is killed: by default
+        :func:`call_timeout` of the solution's slowest call of the exercise
+        (:data:`SOLUTION_CALL_SECONDS`); a test that needs longer sets this."""
         self._probe = False
         """True while a test runs again with the learner's own earlier exercises (see the module
         docstring): ``call`` then gets ``probe=True`` (a time-out there must not count)."""
@@ -460,8 +490,11 @@ class JudgePlugin:
 
     def __init__(self, connect: Callable[[str], tuple[Call, list[str]]], *,
                  exercises: set[str] | None = None, public_only: bool = False,
-                 order: list[str] = (), trusted_prerequisites: bool = False) -> None:
+                 order: list[str] = (), trusted_prerequisites: bool = False,
+                 call_seconds: dict[str, float] | None = None) -> None:
         self._connect = connect
+        self._call_seconds = dict(call_seconds or {})
+        """The solution's slowest call per exercise (:data:`SOLUTION_CALL_SECONDS` of the suite)."""
         self._prerequisites = trusted_prerequisites
         self._exercises = exercises
         self._public_only = public_only
@@ -503,7 +536,8 @@ class JudgePlugin:
         if self._prerequisites:
             table = getattr(request.module, PREREQUISITES_NAME, {}).get(name, {})
             trusted = {earlier: codec.BlackBox(function, function) for earlier, function in table.items()}
-        return StudentProxy(call, load_errors=load_errors, trusted=trusted)
+        return StudentProxy(call, load_errors=load_errors, trusted=trusted,
+                            timeout=call_timeout(self._call_seconds.get(name)))
 
     def _failed(self, exercise: str) -> bool:
         return any(r.exercise == exercise and r.status != PASSED for r in self.results)
@@ -613,7 +647,8 @@ def run_suite(suite: str, connect: Callable[[str], tuple[Call, list[str]]], *,
     if not path.is_file():
         raise GraderError(f"no hidden tests named {path.name} in {SUITES_DIR}")
     plugin = JudgePlugin(connect, exercises=exercises, public_only=public_only,
-                         order=exercise_order(suite), trusted_prerequisites=trusted_prerequisites)
+                         order=exercise_order(suite), trusted_prerequisites=trusted_prerequisites,
+                         call_seconds=SOLUTION_CALL_SECONDS.get(suite))
     # Only the plugins a suite needs: no third-party ones (entry points), and not the ones that
     # run gc.collect() several times at the end (over a second with torch loaded).
     args = [str(path), "-s", "-p", "no:cacheprovider", "-p", "no:terminal",

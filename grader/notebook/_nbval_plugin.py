@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from queue import Empty
@@ -22,6 +23,7 @@ from queue import Empty
 import pytest
 
 from grader.notebook._imports import skip_slow_optional_imports
+from grader.sandbox import supervise
 from grader.sandbox.supervise import TRIM_SECONDS
 
 skip_slow_optional_imports()
@@ -115,12 +117,26 @@ to the system (nothing where the C library has no ``malloc_trim``). Between two 
 memory is reused as usual, so a loop of same-sized tensors costs no extra page faults."""
 
 
+IMPORT_TORCH = (
+    "try:\n"
+    "    __import__('torch')\n"
+    "except ImportError:\n"
+    "    pass\n")
+"""Run by the kernel at start-up, before it answers nbval (no name left behind: the notebook's
+first cell still imports torch, now at once). Importing torch is a notebook's slowest step (2 to
+4 s on a busy 2-core machine); in the kernel's start it counts towards nbval's start-up time-out,
+not towards the first cell's, so that a cell's time-out can follow what the course's cells take
+(:func:`grader.notebook.execute.default_cell_timeout`)."""
+
+
 class _LeanSpecs(nbval_kernel.NbvalKernelspecManager):
-    """nbval's kernel specs, with :data:`GIVE_BACK_FREED_MEMORY` on the kernel's command line."""
+    """nbval's kernel specs, with :data:`GIVE_BACK_FREED_MEMORY` and :data:`IMPORT_TORCH` on the
+    kernel's command line."""
 
     def get_kernel_spec(self, kernel_name):
         spec = super().get_kernel_spec(kernel_name)
-        spec.argv = [*spec.argv, f"--IPKernelApp.exec_lines={GIVE_BACK_FREED_MEMORY}"]
+        spec.argv = [*spec.argv,
+                     f"--IPKernelApp.exec_lines={GIVE_BACK_FREED_MEMORY}{IMPORT_TORCH}"]
         return spec
 
 
@@ -203,8 +219,30 @@ def _kernel_alive(item: IPyNbCell) -> bool:
     return kernel is not None and kernel.is_alive()
 
 
+CPU_PROPERTY = "cpu_seconds"
+"""The JUnit property that holds the CPU seconds the kernel's processes spent in a cell."""
+
+
+def _kernel_cpu_seconds(item: pytest.Item) -> float | None:
+    """CPU seconds (user and system) spent so far by the kernel's process and those below it
+    (bubblewrap's included); None where they cannot be read (not Linux)."""
+    try:
+        root = item.parent.kernel.km.provisioner.process.pid
+        ticks = os.sysconf("SC_CLK_TCK")
+        total = 0
+        for pid in {root} | supervise.descendants(root):
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                stat = handle.read()
+            fields = stat[stat.rfind(b")") + 2:].split()
+            total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+    except (AttributeError, OSError, ValueError):
+        return None
+    return total / ticks
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
+    before = _kernel_cpu_seconds(item) if isinstance(item, IPyNbCell) else None
     try:
         result = yield
     except KernelDiedError as exc:
@@ -217,6 +255,11 @@ def pytest_runtest_call(item):
                               item.cell.source) from None
         raise
     finally:
+        after = _kernel_cpu_seconds(item) if before is not None else None
+        if after is not None:
+            # The cell's work, whatever the machine's load (which its wall time includes):
+            # scripts/record_solution_seconds.py records the solutions' from here.
+            item.user_properties.append((CPU_PROPERTY, round(after - before, 3)))
         if isinstance(item, IPyNbCell):
             if getattr(item.parent, "timed_out", False):
                 _stop(item, f"{cell_label(item.cell_num)} did not finish within "
