@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import pprint
+import json
 import re
 import sys
 import time
@@ -106,9 +106,16 @@ def _replace(path: Path, name: str, table: dict) -> None:
     pattern = re.compile(rf"^{name} = \{{.*?^\}}\n", re.S | re.M)
     if not pattern.search(text):
         raise SystemExit(f"{path}: no `{name} = {{...}}` to replace")
-    literal = pprint.pformat(table, width=96, sort_dicts=True)
-    body = literal[1:-1].replace("\n ", "\n    ")
-    text = pattern.sub(lambda _: f"{name} = {{\n    {body},\n}}\n", text, count=1)
+    lines = []
+    for key, inner in sorted(table.items()):
+        items = [f"{json.dumps(k)}: {v!r}" for k, v in sorted(inner.items())]
+        line = f"    {json.dumps(key)}: {{{', '.join(items)}}},"
+        if len(line) <= 100:
+            lines.append(line)
+        else:
+            lines += [f"    {json.dumps(key)}: {{", *(f"        {item}," for item in items), "    },"]
+    body = "\n".join(lines)
+    text = pattern.sub(lambda _: f"{name} = {{\n{body}\n}}\n", text, count=1)
     path.write_text(text)
 
 

@@ -7,6 +7,11 @@
   the budget, and a cell started with nothing left is not run.
 - Execution stops at the first cell that times out or whose kernel died: every later cell would
   only wait out its own time-out. The reason goes to the file named by ``--grader-stop-file``.
+  A kernel that died is noticed within :data:`POLL_SECONDS`, not at the cell's time-out; the
+  kernel of a cell that timed out is stopped at once, not interrupted (:func:`_interrupt`).
+- The kernel imports torch as it starts (:data:`IMPORT_TORCH`), and each cell's JUnit record
+  holds the CPU seconds its kernel spent (:data:`CPU_PROPERTY`), which
+  ``scripts/record_solution_seconds.py`` records for the grader's time-outs.
 - ``--grader-kernel FILE`` (JSON: ``{"prefix": [...], "ipc": FOLDER}``) starts the kernel under
   the command ``prefix`` (bubblewrap, from :mod:`grader.notebook.execute`) and talks to it over ZeroMQ's
   ``ipc`` transport: Unix sockets in ``FOLDER``, which the kernel's view holds, since a kernel
