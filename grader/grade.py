@@ -249,7 +249,8 @@ def _execute(grading: _Grading, *, cell_timeout: float | None, execution_budget:
     if grading.notebook is None or not _gradable(grading):
         return
     budget = execution_budget or default_budget(grading.report.suite)
-    cell = cell_timeout if cell_timeout is not None else default_cell_timeout(budget)
+    cell = (cell_timeout if cell_timeout is not None
+            else default_cell_timeout(budget, grading.report.suite))
     grading.report.execution = execute(grading.path, cell_timeout=min(cell, budget),
                                        budget=budget, limits=limits)
     grading.report.seconds += grading.report.execution.seconds
@@ -283,7 +284,8 @@ def grade_notebook(path: Path, *, skip_execution: bool = False,
 
     ``execution_budget`` bounds the notebook's whole execution in seconds (default: a few times
     what the solution takes, :func:`grader.notebook.execute.default_budget`), ``cell_timeout`` one cell
-    (default: :func:`grader.notebook.execute.default_cell_timeout` of the budget).
+    (default: a few times the solution's slowest cell,
+    :func:`grader.notebook.execute.default_cell_timeout`).
     """
     return grade_notebooks([path], skip_execution=skip_execution, exercises=exercises,
                            cell_timeout=cell_timeout, execution_budget=execution_budget,

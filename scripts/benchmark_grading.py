@@ -33,7 +33,9 @@ Sections (all by default):
 - ``hostile``: notebook 01 with one exercise that never returns, ignores SIGTERM, allocates until
   the memory limit, prints without end, or calls ``os._exit``; graded with execution. Target:
   each within 3x the solution's grading time and 3 minutes, other exercises' scores unchanged.
-  ``--case`` picks cases by the start of their name (e.g. ``--case allocates``).
+  The solution is graded before the first case and after each (a case's ratio is against the
+  mean of the two beside it). ``--case`` picks cases by the start of their name (e.g. ``--case
+  allocates``).
 
 It prints figures and the machine's load beside them; it asserts nothing.
 """
@@ -334,22 +336,29 @@ def memory(notebooks: list[Path]) -> None:
 
 
 def hostile(cases: list[str] | None = None) -> None:
+    """Each hostile case of notebook 01 between two gradings of the solution (solution, case,
+    solution, case, ..., solution): a case's ratio is against the mean of the two solution runs
+    beside it, so that a change of the machine's load weighs on both alike."""
     suite = "01_permutation_invariance"
     print(f"\n## Hostile submissions of notebook 01, graded with execution ({load()})")
+    chosen = [case for case in HOSTILE if not cases or any(case.startswith(c) for c in cases)]
     solution = grade(ROOT / "solutions" / f"{suite}.ipynb")
     reference = {t["name"]: t["score"] for t in solution["tests"]}
-    print(f"{'case':28} {'seconds':>8} {'x solution':>10} {'peak PSS MiB':>13} {'others unchanged':>17}")
-    print(f"{'solution':28} {solution['seconds']:7.1f}s {1:10.2f} {solution['pss_mib']:13.0f}")
-    for case, source in HOSTILE.items():
-        if cases and not any(case.startswith(c) for c in cases):
-            continue
+    print(f"{'case':28} {'seconds':>8} {'solution s':>10} {'x solution':>10} {'peak PSS MiB':>13} "
+          f"{'others unchanged':>17}  load (1 min)")
+    before, worst = solution["seconds"], 0.0
+    for case in chosen:
         with tempfile.TemporaryDirectory() as folder:
-            result = grade(with_exercise(suite, EXERCISE, source, Path(folder)))
+            result = grade(with_exercise(suite, EXERCISE, HOSTILE[case], Path(folder)))
+        after = grade(ROOT / "solutions" / f"{suite}.ipynb")["seconds"]
         others = all(reference.get(t["name"]) == t["score"] for t in result["tests"]
                      if f"/ {EXERCISE} /" not in t["name"] and t["name"] in reference)
-        print(f"{case:28} {result['seconds']:7.1f}s {result['seconds'] / solution['seconds']:10.2f} "
-              f"{result['pss_mib']:13.0f} {str(others):>17}")
-    print(load())
+        beside = (before + after) / 2
+        worst = max(worst, result["seconds"] / beside)
+        print(f"{case:28} {result['seconds']:7.1f}s {beside:9.1f}s {result['seconds'] / beside:10.2f} "
+              f"{result['pss_mib']:13.0f} {str(others):>17}  {os.getloadavg()[0]:.2f}", flush=True)
+        before = after
+    print(f"worst: {worst:.2f} times the solution's grading (target <= 3); {load()}")
 
 
 def _profile_worker(paths: list[str], slowest: int = 3) -> None:

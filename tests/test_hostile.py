@@ -297,18 +297,86 @@ def test_fork_bomb_is_bounded_and_cleaned_up(tmp_path, monkeypatch):
 
 @pytest.mark.slow  # executes the notebook
 def test_execution_stops_at_the_first_cell_that_times_out(tmp_path):
-    """A never-returning exercise stops execution at its first use; later cells are not run."""
-    source = ("def max_equivariance_error(fn, x, perm):\n    while True:\n        pass\n")
+    """A never-returning exercise (deaf to SIGINT and SIGTERM too) stops execution at its first
+    use; the kernel is stopped, not interrupted, and later cells are not run."""
+    source = ("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+              "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+              "def max_equivariance_error(fn, x, perm):\n    while True:\n        pass\n")
     report = grade_notebook(variant(tmp_path, SUITE, replace={"max_equivariance_error": source}),
                             exercises={"max_equivariance_error", "permutation_matrix"},
                             cell_timeout=5, limits=FAST)
     execution = report.execution
     assert execution is not None and execution.not_run > 0
     assert "stopped early" in execution.error and "did not finish within 5 s" in execution.error
-    assert len(execution.failures) == 1
+    assert [f.message for f in execution.failures] == [
+        "Timeout: the cell did not finish within 5 s; the kernel was stopped"]
     assert _statuses(report, "max_equivariance_error") == {TIMED_OUT}
     assert sum(t.output.startswith("not run") for t in report.tests) >= 1
     assert _full_marks(report, "permutation_matrix")
+
+
+@pytest.mark.slow  # executes the notebook
+def test_a_kernel_that_dies_is_not_waited_for(tmp_path):
+    """``os._exit`` in an exercise kills the kernel at its first use: execution stops there at
+    once (not at the cell's time-out), and only that exercise's tests fail."""
+    source = "import os\ndef max_equivariance_error(fn, x, perm):\n    os._exit(0)\n"
+    report = grade_notebook(variant(tmp_path, SUITE, replace={"max_equivariance_error": source}),
+                            exercises={"max_equivariance_error", "permutation_matrix"},
+                            cell_timeout=300)
+    execution = report.execution
+    assert execution is not None and execution.not_run > 0
+    assert "the kernel died while running code cell" in execution.error
+    assert len(execution.failures) == 1 and "KernelDiedError" in execution.failures[0].message
+    assert execution.seconds < 150, "the dead kernel was waited for until the cell's time-out"
+    assert _statuses(report, "max_equivariance_error") == {CRASHED}
+    assert _full_marks(report, "permutation_matrix")
+
+
+def test_time_outs_follow_what_the_solution_takes():
+    """Every notebook and every exercise has its solution's time recorded
+    (scripts/record_solution_seconds.py), and its time-outs leave the margin the docs promise:
+    code four times slower, on a machine two and a half times slower, with a floor."""
+    from grader.judge.proxy import (CALL_FLOOR, SOLUTION_CALL_SECONDS, call_timeout, known_suites,
+                                    suite_exercises)
+    from grader.notebook.execute import (CELL_FLOOR, SOLUTION_SECONDS, default_budget,
+                                         default_cell_timeout)
+
+    assert set(SOLUTION_SECONDS) == set(SOLUTION_CALL_SECONDS) == set(known_suites())
+    for suite, figures in SOLUTION_SECONDS.items():
+        assert 0 < figures["slowest_cell"] <= figures["cells"], suite
+        budget = default_budget(suite)
+        assert budget >= 4 * 2.5 * figures["cells"] + 20, suite
+        assert default_cell_timeout(budget, suite) >= min(
+            budget, max(CELL_FLOOR, 4 * 2.5 * figures["slowest_cell"])), suite
+        assert set(SOLUTION_CALL_SECONDS[suite]) == suite_exercises(suite), suite
+        for exercise, seconds in SOLUTION_CALL_SECONDS[suite].items():
+            assert call_timeout(seconds) >= max(CALL_FLOOR, 4 * 2.5 * seconds), exercise
+    assert call_timeout(None) == 10.0 and default_cell_timeout(90) == 15.0  # not recorded
+
+
+def test_slow_but_correct_exercise_is_not_timed_out(tmp_path):
+    """A learner's exercise that does four times the solution's work in every call, and waits 2 s
+    in its first (building something once), gets full marks: a call's time-out follows the
+    solution's slowest call with a margin, and a floor for the ones that take milliseconds."""
+    source = ("import time\n"
+              "_started = []\n"
+              "def _once(perm):\n"
+              "    perm = torch.as_tensor(perm)\n"
+              "    if perm.dim() != 1:\n"
+              "        raise ValueError('perm must be 1-D')\n"
+              "    t = perm.numel()\n"
+              "    if not torch.equal(torch.sort(perm.long()).values, torch.arange(t)):\n"
+              "        raise ValueError('perm must hold each of 0..T-1 once')\n"
+              "    p = torch.zeros(t, t, dtype=torch.float32)\n"
+              "    p[torch.arange(t), perm.long()] = 1.0\n"
+              "    return p\n"
+              "def permutation_matrix(perm):\n"
+              "    if not _started:\n"
+              "        _started.append(time.sleep(2.0))\n"
+              "    return [_once(perm) for _ in range(4)][-1]\n")
+    report = grade_notebook(variant(tmp_path, SUITE, replace={"permutation_matrix": source}),
+                            skip_execution=True, exercises={"permutation_matrix"})
+    assert _full_marks(report, "permutation_matrix"), [t.output for t in report.tests]
 
 
 def test_reports_are_written_atomically(tmp_path):

@@ -41,6 +41,102 @@ OUTPUT_CHARS = 1200
 Call = Callable[[str, tuple, dict, float], Any]
 """How a proxy reaches the learner's code: ``call(name, args, kwargs, timeout) -> value``."""
 
+SOLUTION_CALL_SECONDS = {
+    "01_permutation_invariance": {
+        "max_equivariance_error": 0.008,
+        "permutation_matrix": 0.01,
+        "position_probe_r2": 0.019,
+        "scaled_dot_product_attention": 0.012,
+        "self_attention": 0.027,
+        "symmetry_of": 0.083,
+        "unchanged_outputs": 0.011,
+    },
+    "02_sinusoidal_encoding": {
+        "best_band": 0.071,
+        "breakdown_noise": 0.122,
+        "decoding_inv_freq": 0.018,
+        "linear_shift_residual": 0.012,
+        "offset_head_share": 0.026,
+        "offset_matrix": 0.011,
+        "relative_attention_projections": 0.02,
+        "shiftable_encoding": 0.015,
+        "sinusoidal_encoding": 0.011,
+    },
+    "03_addition_vs_concatenation": {
+        "attention_logit_terms": 0.019,
+        "embed": 0.018,
+        "first_coordinates_carry": 0.017,
+        "held_out_accuracy": 0.054,
+        "is_fair_protocol": 0.297,
+        "overlap_ratio": 0.015,
+        "pattern_term": 0.02,
+        "share_width": 0.32,
+    },
+    "04_rotary_embeddings": {
+        "alibi_bias": 0.012,
+        "alibi_slopes": 0.005,
+        "apply_rope": 0.009,
+        "diagonal_spread": 0.009,
+        "layout_permutation": 0.01,
+        "matching_pairs": 0.008,
+        "rope_base_for_context": 0.38,
+        "rope_cos_sin": 0.007,
+        "rope_cost": 0.013,
+        "rope_inv_freq": 0.008,
+        "rope_is_faithful": 0.022,
+        "rope_rotation_matrix": 0.01,
+    },
+    "05_context_extension": {
+        "diagnose_rope": 1.258,
+        "dynamic_ntk_base": 0.006,
+        "extension_inv_freq": 0.008,
+        "fine_tune_verdict": 0.074,
+        "linear_scaling_inv_freq": 0.011,
+        "llama3_inv_freq": 0.006,
+        "ntk_aware_base": 0.006,
+        "passkey_accuracy": 0.139,
+        "passkey_prompt": 0.014,
+        "positional_pairs": 0.03,
+        "retrieval_beyond_control": 0.039,
+        "yarn_inv_freq": 0.01,
+    },
+    "06_gpu_rope_kernel": {
+        "TritonRoPE": 0.081,
+        "rope_backward_triton": 0.065,
+        "rope_forward_triton": 0.055,
+        "rope_heads_triton": 0.036,
+        "rope_interleaved_triton": 0.054,
+        "rope_rows_triton": 0.027,
+        "sector_traffic": 0.014,
+    },
+}
+"""Per suite and exercise, the slowest call of the hidden tests into the solution, in wall seconds
+(the exercise's own compute and the black boxes' callbacks it makes). Recorded, not guessed:
+``python scripts/record_solution_seconds.py --write``, the smallest of its runs; these at a load
+of 6 to 9 on 2 cores, so somewhat above a quiet machine's."""
+
+CALL_MARGIN = 10.0
+"""How many times the solution's slowest call a learner's call may take: code four times slower,
+on a machine two and a half times slower than a quiet one (as
+:data:`grader.notebook.execute.MARGIN`)."""
+
+CALL_FLOOR = 5.0
+"""The shortest time-out of a call: an exercise the solution answers in milliseconds may still
+take seconds on a busy machine (a fresh sandbox's first call touches its pages and loads what torch
+loads lazily) or in a learner's plain Python loops."""
+
+DEFAULT_CALL_TIMEOUT = 10.0
+"""The time-out of a call of an exercise without a recorded time."""
+
+
+def call_timeout(solution_seconds: float | None) -> float:
+    """Seconds a call may take when the solution's slowest call of the same exercise takes
+    ``solution_seconds`` (None: not recorded): :data:`CALL_MARGIN` times it, at least
+    :data:`CALL_FLOOR`."""
+    if solution_seconds is None:
+        return DEFAULT_CALL_TIMEOUT
+    return max(CALL_FLOOR, round(CALL_MARGIN * solution_seconds, 1))
+
 
 # -- the student proxy --------------------------------------------------------------------------
 class StudentProxy:
@@ -52,15 +148,17 @@ class StudentProxy:
     """
 
     def __init__(self, call: Call, *, load_errors: Iterable[str] = (),
-                 trusted: dict[str, codec.BlackBox] | None = None) -> None:
+                 trusted: dict[str, codec.BlackBox] | None = None,
+                 timeout: float = DEFAULT_CALL_TIMEOUT) -> None:
         self._call = call
         self._load_errors = list(load_errors)
         self._trusted = dict(trusted or {})
         """Earlier exercises that stand in, as black boxes, for the learner's own during every call
         (trusted prerequisites: see :data:`PREREQUISITES_NAME`); ``call`` then gets ``trusted=``."""
-        self.timeout = 10.0
-        """Seconds a single call may take before the sandbox is killed. The solutions' slowest
-        call takes under 2 s on a loaded 2-core machine; a test that needs longer sets this."""
+        self.timeout = timeout
+        """Seconds a single call may take before the sandbox is killed: by default
+        :func:`call_timeout` of the solution's slowest call of the exercise
+        (:data:`SOLUTION_CALL_SECONDS`); a test that needs longer sets this."""
         self._probe = False
         """True while a test runs again with the learner's own earlier exercises (see the module
         docstring): ``call`` then gets ``probe=True`` (a time-out there must not count)."""
@@ -460,8 +558,11 @@ class JudgePlugin:
 
     def __init__(self, connect: Callable[[str], tuple[Call, list[str]]], *,
                  exercises: set[str] | None = None, public_only: bool = False,
-                 order: list[str] = (), trusted_prerequisites: bool = False) -> None:
+                 order: list[str] = (), trusted_prerequisites: bool = False,
+                 call_seconds: dict[str, float] | None = None) -> None:
         self._connect = connect
+        self._call_seconds = dict(call_seconds or {})
+        """The solution's slowest call per exercise (:data:`SOLUTION_CALL_SECONDS` of the suite)."""
         self._prerequisites = trusted_prerequisites
         self._exercises = exercises
         self._public_only = public_only
@@ -503,7 +604,8 @@ class JudgePlugin:
         if self._prerequisites:
             table = getattr(request.module, PREREQUISITES_NAME, {}).get(name, {})
             trusted = {earlier: codec.BlackBox(function, function) for earlier, function in table.items()}
-        return StudentProxy(call, load_errors=load_errors, trusted=trusted)
+        return StudentProxy(call, load_errors=load_errors, trusted=trusted,
+                            timeout=call_timeout(self._call_seconds.get(name)))
 
     def _failed(self, exercise: str) -> bool:
         return any(r.exercise == exercise and r.status != PASSED for r in self.results)
@@ -613,7 +715,8 @@ def run_suite(suite: str, connect: Callable[[str], tuple[Call, list[str]]], *,
     if not path.is_file():
         raise GraderError(f"no hidden tests named {path.name} in {SUITES_DIR}")
     plugin = JudgePlugin(connect, exercises=exercises, public_only=public_only,
-                         order=exercise_order(suite), trusted_prerequisites=trusted_prerequisites)
+                         order=exercise_order(suite), trusted_prerequisites=trusted_prerequisites,
+                         call_seconds=SOLUTION_CALL_SECONDS.get(suite))
     # Only the plugins a suite needs: no third-party ones (entry points), and not the ones that
     # run gc.collect() several times at the end (over a second with torch loaded).
     args = [str(path), "-s", "-p", "no:cacheprovider", "-p", "no:terminal",

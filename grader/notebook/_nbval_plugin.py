@@ -7,6 +7,11 @@
   the budget, and a cell started with nothing left is not run.
 - Execution stops at the first cell that times out or whose kernel died: every later cell would
   only wait out its own time-out. The reason goes to the file named by ``--grader-stop-file``.
+  A kernel that died is noticed within :data:`POLL_SECONDS`, not at the cell's time-out; the
+  kernel of a cell that timed out is stopped at once, not interrupted (:func:`_interrupt`).
+- The kernel imports torch as it starts (:data:`IMPORT_TORCH`), and each cell's JUnit record
+  holds the CPU seconds its kernel spent (:data:`CPU_PROPERTY`), which
+  ``scripts/record_solution_seconds.py`` records for the grader's time-outs.
 - ``--grader-kernel FILE`` (JSON: ``{"prefix": [...], "ipc": FOLDER}``) starts the kernel under
   the command ``prefix`` (bubblewrap, from :mod:`grader.notebook.execute`) and talks to it over ZeroMQ's
   ``ipc`` transport: Unix sockets in ``FOLDER``, which the kernel's view holds, since a kernel
@@ -15,6 +20,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from queue import Empty
@@ -22,6 +28,7 @@ from queue import Empty
 import pytest
 
 from grader.notebook._imports import skip_slow_optional_imports
+from grader.sandbox import supervise
 from grader.sandbox.supervise import TRIM_SECONDS
 
 skip_slow_optional_imports()
@@ -35,9 +42,30 @@ _replies: dict[str, dict] = {}
 _clock = {"start": time.monotonic()}
 
 
+POLL_SECONDS = 0.25
+"""How often the wait for a cell's reply looks whether the kernel is still alive."""
+
+
+class KernelDiedError(RuntimeError):
+    """The kernel's process ended while a cell ran (``os._exit``, a signal, the memory limit)."""
+
+
 def _await_reply(self, msg_id, timeout=None):
+    """nbval's wait for a cell's reply, which also records the reply (for the check of hidden
+    errors below) and ends as soon as the kernel's process is gone: a kernel that died (an
+    ``os._exit`` in the learner's code) would otherwise be waited for until the cell's time-out."""
+    deadline = None if timeout is None else time.monotonic() + timeout
     while True:
-        msg = self.get_message(stream="shell", timeout=timeout)
+        wait = POLL_SECONDS if deadline is None else min(POLL_SECONDS, deadline - time.monotonic())
+        try:
+            msg = self.get_message(stream="shell", timeout=max(wait, 0))
+        except Empty:
+            if not self.is_alive():
+                raise KernelDiedError("the kernel died while running this cell (os._exit, a signal, "
+                                 "or the memory limit?)") from None
+            if deadline is not None and time.monotonic() >= deadline:
+                raise
+            continue
         if msg["parent_header"].get("msg_id") == msg_id:
             if msg["content"]["status"] == "aborted":
                 raise RuntimeError("Kernel aborted execution request")
@@ -56,24 +84,20 @@ def _execute_cell_input(self, cell_input, allow_stdin=None):
 
 
 nbval_kernel.RunningKernel.execute_cell_input = _execute_cell_input
-
-INTERRUPT_GRACE = 5.0
-"""Seconds nbval may go on reading a timed-out cell's output after interrupting the kernel.
-
-A cell that printed without end has a backlog of output that the kernel keeps sending after the
-interrupt; without this, nbval would read (and keep) it until the grader's backstop."""
-_original_interrupt = nbval_kernel.RunningKernel.interrupt
 _original_get_message = nbval_kernel.RunningKernel.get_message
 
 
 def _interrupt(self):
-    self.interrupted_at = time.monotonic()
-    return _original_interrupt(self)
+    """At a cell's time-out nbval interrupts the kernel and reads the cell's output until the
+    kernel is idle, for a traceback. None of that is reported (the cell failed for its time-out),
+    and it can take long: a cell that printed without end has a backlog of output to read, one
+    that ignores SIGINT never gets idle (nbval then waits 5 s more). So the kernel is not
+    interrupted: nbval's next read of output finds nothing, and nbval stops the kernel at once."""
+    self.timed_out = True
 
 
 def _get_message(self, stream, timeout=None):
-    interrupted_at = getattr(self, "interrupted_at", None)
-    if interrupted_at is not None and time.monotonic() - interrupted_at > INTERRUPT_GRACE:
+    if getattr(self, "timed_out", False):
         raise Empty  # nbval then stops the kernel and reports the time-out
     return _original_get_message(self, stream, timeout=timeout)
 
@@ -98,12 +122,26 @@ to the system (nothing where the C library has no ``malloc_trim``). Between two 
 memory is reused as usual, so a loop of same-sized tensors costs no extra page faults."""
 
 
+IMPORT_TORCH = (
+    "try:\n"
+    "    __import__('torch')\n"
+    "except ImportError:\n"
+    "    pass\n")
+"""Run by the kernel at start-up, before it answers nbval (no name left behind: the notebook's
+first cell still imports torch, now at once). Importing torch is a notebook's slowest step (2 to
+4 s on a busy 2-core machine); in the kernel's start it counts towards nbval's start-up time-out,
+not towards the first cell's, so that a cell's time-out can follow what the course's cells take
+(:func:`grader.notebook.execute.default_cell_timeout`)."""
+
+
 class _LeanSpecs(nbval_kernel.NbvalKernelspecManager):
-    """nbval's kernel specs, with :data:`GIVE_BACK_FREED_MEMORY` on the kernel's command line."""
+    """nbval's kernel specs, with :data:`GIVE_BACK_FREED_MEMORY` and :data:`IMPORT_TORCH` on the
+    kernel's command line."""
 
     def get_kernel_spec(self, kernel_name):
         spec = super().get_kernel_spec(kernel_name)
-        spec.argv = [*spec.argv, f"--IPKernelApp.exec_lines={GIVE_BACK_FREED_MEMORY}"]
+        spec.argv = [*spec.argv,
+                     f"--IPKernelApp.exec_lines={GIVE_BACK_FREED_MEMORY}{IMPORT_TORCH}"]
         return spec
 
 
@@ -186,11 +224,47 @@ def _kernel_alive(item: IPyNbCell) -> bool:
     return kernel is not None and kernel.is_alive()
 
 
+CPU_PROPERTY = "cpu_seconds"
+"""The JUnit property that holds the CPU seconds the kernel's processes spent in a cell."""
+
+
+def _kernel_cpu_seconds(item: pytest.Item) -> float | None:
+    """CPU seconds (user and system) spent so far by the kernel's process and those below it
+    (bubblewrap's included); None where they cannot be read (not Linux)."""
+    try:
+        root = item.parent.kernel.km.provisioner.process.pid
+        ticks = os.sysconf("SC_CLK_TCK")
+        total = 0
+        for pid in {root} | supervise.descendants(root):
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                stat = handle.read()
+            fields = stat[stat.rfind(b")") + 2:].split()
+            total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+    except (AttributeError, OSError, ValueError):
+        return None
+    return total / ticks
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
+    before = _kernel_cpu_seconds(item) if isinstance(item, IPyNbCell) else None
     try:
         result = yield
+    except KernelDiedError as exc:
+        raise NbCellError(item.cell_num, f"KernelDiedError: {exc}", item.cell.source) from None
+    except NbCellError:
+        if isinstance(item, IPyNbCell) and getattr(item.parent, "timed_out", False):
+            # nbval's own words assume it interrupted the kernel (see _interrupt): say what happened.
+            raise NbCellError(item.cell_num, "Timeout: the cell did not finish within "
+                              f"{item.config.option.nbval_cell_timeout:g} s; the kernel was stopped",
+                              item.cell.source) from None
+        raise
     finally:
+        after = _kernel_cpu_seconds(item) if before is not None else None
+        if after is not None:
+            # The cell's work, whatever the machine's load (which its wall time includes):
+            # scripts/record_solution_seconds.py records the solutions' from here.
+            item.user_properties.append((CPU_PROPERTY, round(after - before, 3)))
         if isinstance(item, IPyNbCell):
             if getattr(item.parent, "timed_out", False):
                 _stop(item, f"{cell_label(item.cell_num)} did not finish within "

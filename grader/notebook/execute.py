@@ -45,27 +45,62 @@ the memory that the kernel's threads free is kept in fewer heaps and given back 
 (:data:`grader.notebook._nbval_plugin.GIVE_BACK_FREED_MEMORY`); without, notebook 05's kernel grows by
 hundreds of MiB that it no longer uses."""
 
-REFERENCE_SECONDS = {
-    "01_permutation_invariance": 15, "02_sinusoidal_encoding": 20,
-    "03_addition_vs_concatenation": 25, "04_rotary_embeddings": 25,
-    "05_context_extension": 60, "06_gpu_rope_kernel": 30,
+SOLUTION_SECONDS = {
+    "01_permutation_invariance": {"cells": 1.27, "slowest_cell": 0.44},
+    "02_sinusoidal_encoding": {"cells": 6.43, "slowest_cell": 1.65},
+    "03_addition_vs_concatenation": {"cells": 6.29, "slowest_cell": 2.05},
+    "04_rotary_embeddings": {"cells": 3.65, "slowest_cell": 1.08},
+    "05_context_extension": {"cells": 28.17, "slowest_cell": 10.84},
+    "06_gpu_rope_kernel": {"cells": 6.93, "slowest_cell": 1.61},
 }
-"""Seconds the solution of each notebook takes to execute on the 2-core machine (rounded up).
+"""What each solution's execution takes, as the grader runs it: the sum of its code cells'
+seconds and its slowest cell's, in CPU seconds of the kernel's processes (on a quiet machine a
+single-threaded cell's wall time; a busy machine, which stretches the wall time by its load,
+changes them far less). The kernel's start and its ``import torch`` are not included
+(:data:`grader.notebook._nbval_plugin.IMPORT_TORCH`). Recorded, not guessed: ``python
+scripts/record_solution_seconds.py --write`` (the smallest of its runs)."""
 
-The default budget for a learner's notebook is a few times this (:func:`default_budget`)."""
+REFERENCE_SECONDS = {suite: figures["cells"] for suite, figures in SOLUTION_SECONDS.items()}
+"""Seconds each solution's cells take in all (:data:`SOLUTION_SECONDS`)."""
+
+MARGIN = 10.0
+"""How many times what the solution takes a learner's notebook may take before it is stopped:
+code four times slower than the solution's, on a machine two and a half times slower than a quiet
+one (two cores shared with other work: the figures of ``scripts/benchmark_grading.py`` at a load
+of 4 to 6 are 2 to 2.5 times its quiet ones)."""
+
+START_SECONDS = 30.0
+"""The budget's allowance for what the cells' seconds leave out: the kernel's start (with its
+``import torch``) and nbval's own."""
+
+CELL_FLOOR = 5.0
+"""The shortest time-out of a cell: a cell the solution runs in milliseconds may still wait that
+long on a busy machine (a first plot, a file read, a descheduled process)."""
+
+UNKNOWN_BUDGET = 430.0
+"""The budget of a notebook without a recorded time (a suite added but not yet recorded)."""
 
 
 def default_budget(suite: str | None) -> float:
-    """Seconds a learner's notebook may take in all: 4x the solution's time plus start-up."""
-    return 4 * REFERENCE_SECONDS.get(suite or "", 100) + 30
+    """Seconds a learner's notebook may take in all: :data:`MARGIN` times what the solution's
+    cells take (:data:`SOLUTION_SECONDS`), plus :data:`START_SECONDS`."""
+    figures = SOLUTION_SECONDS.get(suite or "")
+    if figures is None:
+        return UNKNOWN_BUDGET
+    return round(MARGIN * figures["cells"] + START_SECONDS)
 
 
-def default_cell_timeout(budget: float) -> float:
-    """Seconds one cell may take by default: a sixth of the budget, between 15 s and 120 s.
+def default_cell_timeout(budget: float, suite: str | None = None) -> float:
+    """Seconds one cell may take by default: :data:`MARGIN` times the solution's slowest cell, at
+    least :data:`CELL_FLOOR`, at most the budget.
 
-    A cell that never returns then costs a fraction of the budget, not all of it. The solutions'
-    slowest cell takes a few seconds on the 2-core machine; notebook 05's longest about ten."""
-    return min(120.0, max(15.0, budget / 6))
+    A cell that never returns then costs a few times the course's slowest cell, not a share of the
+    whole budget. Without a recorded time for ``suite``: a sixth of the budget, between 15 s and
+    120 s."""
+    figures = SOLUTION_SECONDS.get(suite or "")
+    if figures is None:
+        return min(120.0, max(15.0, budget / 6))
+    return min(budget, max(CELL_FLOOR, round(MARGIN * figures["slowest_cell"], 1)))
 
 
 def _scratch_copy(notebook: Path, scratch: Path) -> Path:
@@ -77,6 +112,10 @@ def _scratch_copy(notebook: Path, scratch: Path) -> Path:
         (scratch / "assets").symlink_to(ASSETS_DIR, target_is_directory=True)
     return copy
 
+
+CPU_PROPERTY = "cpu_seconds"
+"""The JUnit property in which :mod:`grader.notebook._nbval_plugin` gives the CPU seconds that the
+kernel's processes spent in a cell (its ``CPU_PROPERTY``)."""
 
 _ANSI = re.compile(r"(?:\x1b|#x1B)\[[0-9;]*[A-Za-z]")
 
@@ -95,8 +134,11 @@ def _learners_name(nbval_name: str) -> str:
     return cell_label(int(match.group(1))) if match else nbval_name
 
 
-def _parse_junit(path: Path) -> tuple[int, int, list[CellFailure]]:
-    """(cells run, cells without error, failures) from nbval's JUnit XML."""
+def _parse_junit(path: Path, timings: dict[str, tuple] | None = None
+                 ) -> tuple[int, int, list[CellFailure]]:
+    """(cells run, cells without error, failures) from nbval's JUnit XML; ``timings``, where
+    given, receives each cell's (wall seconds, CPU seconds of the kernel's processes or None) by
+    its label (``code cell N``)."""
     root = ElementTree.parse(path).getroot()
     cells = passed = 0
     failures = []
@@ -104,6 +146,11 @@ def _parse_junit(path: Path) -> tuple[int, int, list[CellFailure]]:
         if case.find("skipped") is not None:
             continue
         cells += 1
+        if timings is not None:
+            cpu = [float(prop.get("value") or 0) for prop in case.iter("property")
+                   if prop.get("name") == CPU_PROPERTY]
+            timings[_learners_name(case.get("name", "?"))] = (float(case.get("time") or 0),
+                                                               cpu[0] if cpu else None)
         problem = case.find("failure")
         if problem is None:
             problem = case.find("error")
@@ -117,6 +164,10 @@ def _parse_junit(path: Path) -> tuple[int, int, list[CellFailure]]:
     return cells, passed, failures
 
 
+_NBVAL_CELL = re.compile(r"^Cell \d+: ")
+"""nbval's name of the cell before its message (reports name the cell themselves)."""
+
+
 def _cell_error(text: str) -> str:
     """The learner-facing part of nbval's failure text: the exception line, if there is one."""
     text = _ANSI.sub("", text)
@@ -124,7 +175,7 @@ def _cell_error(text: str) -> str:
     hidden = [line for line in lines if "replied 'error'" in line]
     for line in reversed(lines):
         if ("Error" in line or "Exception" in line or "Timeout" in line) and not line.startswith(("File ", "---")):
-            return " ".join(hidden + [line])
+            return " ".join(hidden + [_NBVAL_CELL.sub("", line)])
     return lines[-1] if lines else ""
 
 
@@ -178,11 +229,15 @@ def _kernel_options(scratch: Path, folder: Path, confinement: Confinement) -> li
 
 
 def execute(notebook: Path, *, cell_timeout: float = 120.0, budget: float | None = None,
-            limits: Limits | None = None) -> ExecutionResult:
+            limits: Limits | None = None, timings: dict[str, tuple] | None = None
+            ) -> ExecutionResult:
     """Run ``notebook`` with nbval in lax mode; never raises for a problem in the notebook.
 
     ``budget`` bounds the whole run in seconds (None: ``cell_timeout`` times the number of code
     cells, as before budgets existed). Every process the run started is gone when this returns.
+    ``timings``, where given, receives each cell that ran, by its label (``code cell N``): its
+    wall seconds and the CPU seconds its kernel spent (None where unknown), from nbval's report
+    (``scripts/record_solution_seconds.py`` records them).
     """
     limits = limits or Limits()
     start = time.monotonic()
@@ -193,7 +248,7 @@ def execute(notebook: Path, *, cell_timeout: float = 120.0, budget: float | None
     scratch = confinement.scratch("grader-execute-")
     try:
         return _run_nbval(notebook, scratch, confinement, total=total, start=start,
-                          cell_timeout=cell_timeout, budget=budget)
+                          cell_timeout=cell_timeout, budget=budget, timings=timings)
     finally:
         confinement.release()
         shutil.rmtree(scratch, ignore_errors=True)
@@ -205,11 +260,13 @@ starts in 0.5 s of CPU instead of 1.3 to 1.4 s (hypothesis's plugin imports all 
 
 
 def _run_nbval(notebook: Path, scratch: Path, confinement: Confinement, *, total: int,
-               start: float, cell_timeout: float, budget: float) -> ExecutionResult:
+               start: float, cell_timeout: float, budget: float,
+               timings: dict[str, tuple] | None = None) -> ExecutionResult:
     copy = _scratch_copy(notebook, scratch)
     supervise.give_to(copy.parent, confinement.user)
     junit, stop_file = scratch / "cells.xml", scratch / "stopped.txt"
-    (scratch / "pytest.ini").write_text("[pytest]\n")
+    # JUnit times of the cells themselves (the first cell's would hold the kernel's start).
+    (scratch / "pytest.ini").write_text("[pytest]\njunit_duration_report = call\n")
     kernel = _kernel_options(scratch, copy.parent, confinement)
     command = [
         sys.executable, "-m", "pytest", str(copy), "--nbval-lax", "--nbval-current-env",
@@ -242,7 +299,7 @@ def _run_nbval(notebook: Path, scratch: Path, confinement: Confinement, *, total
         error = f"nbval could not run the notebook: {tail}"
     if error is not None:
         return ExecutionResult(error=error, cells=total, not_run=total, seconds=seconds)
-    cells, passed, failures = _parse_junit(junit)
+    cells, passed, failures = _parse_junit(junit, timings)
     result = ExecutionResult(cells=cells, passed=passed, failures=failures, seconds=seconds,
                              not_run=max(total - cells, 0))
     if stop_file.is_file():
