@@ -15,6 +15,7 @@ from grader.notebook.execute import default_budget, default_cell_timeout, execut
 from grader.judge.proxy import exercise_order, known_suites, run_suite, suite_exercises
 from grader.notebook.read import exercise_names, read_notebook, sandbox_cells, suite_name
 from grader.results import NotebookReport
+from grader.sandbox.child import map_large_blocks
 from grader.sandbox.parent import (ExerciseMissing, Limits, Sandbox, StudentError,
                                      StudentOutOfMemory, StudentTimeout, Template, Zygote,
                                      ZygoteLost)
@@ -302,6 +303,7 @@ def grade_notebooks(paths: list[Path], *, skip_execution: bool = False,
     """
     limits = limits or Limits()
     supervise.give_back_freed_memory()  # the judge's freed tensors, back to the system
+    map_large_blocks()  # and its large ones at once
     held = describe_confinement(limits)  # refuses here, before anything runs, if required
     gradings = [_read(path) for path in paths]
     for grading in gradings:

@@ -117,13 +117,13 @@ def _role(pid: int, parents: dict[int, int], commands: dict[int, str]) -> str:
             except OSError:
                 words = []
             text = " ".join(w.decode(errors="replace") for w in words if w)
-            if "grader.sandbox.child" in text:
+            if text.startswith("bwrap") or "/bwrap " in text:
+                name = "bwrap"
+            elif "grader.sandbox.child" in text:
                 name = "sandbox " + ("zygote" if "--zygote" in text else
                                      "template" if "--template" in text else "child")
             elif "ipykernel" in text:
                 name = "notebook kernel"
-            elif text.startswith("bwrap") or "/bwrap " in text:
-                name = "bwrap"
             elif "--nbval" in text:
                 name = "nbval (pytest)"
             elif "-m grader" in text or "--profile-worker" in text:
@@ -196,7 +196,8 @@ def measure(command: list[str], cwd: Path = ROOT) -> dict:
 def at_peak(result: dict) -> str:
     """The processes of the tree at its peak: ``role PSS/USS`` in MiB, largest first."""
     stages = result.get("stages_mib", {})
-    return (", ".join(f"{role} {pss:.0f}/{uss:.0f}" for role, pss, uss in result.get("at_peak", []))
+    return (", ".join(f"{role} {pss:.0f}/{uss:.0f}" for role, pss, uss in result.get("at_peak", [])
+                      if pss >= 1)
             + "; peak per stage: " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(stages.items())))
 
 
