@@ -129,7 +129,7 @@ def _role(pid: int, parents: dict[int, int], commands: dict[int, str]) -> str:
             elif "-m grader" in text or "--profile-worker" in text:
                 name = "judge (grader)"
             else:
-                name = text[:40]
+                name = text[:40] or "(exiting)"
             commands[p] = name
         return commands[p]
 
@@ -159,7 +159,7 @@ def measure(command: list[str], cwd: Path = ROOT) -> dict:
     start = time.monotonic()
     process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     peak = {"pss": 0, "processes": 0, "at_peak": []}
-    stages: dict[str, int] = {}
+    stages: dict[str, tuple[int, list]] = {}
     done = threading.Event()
 
     def sample() -> None:
@@ -170,15 +170,15 @@ def measure(command: list[str], cwd: Path = ROOT) -> dict:
             total = sum(pss for pss, _ in sizes.values())
             commands: dict[int, str] = {}
             roles = {pid: _role(pid, parents, commands) for pid, (pss, _) in sizes.items() if pss}
-            # The stage: executing (a notebook's kernel is alive) or judging (anything else).
-            stage = ("execution" if any(r.startswith("notebook kernel") for r in roles.values())
-                     else "judging")
-            stages[stage] = max(stages.get(stage, 0), total)
-            if total > peak["pss"]:
-                peak["pss"] = total
-                peak["at_peak"] = sorted(
+            # The stage: executing (nbval or a notebook's kernel is alive) or judging.
+            stage = ("execution" if any(r.startswith(("notebook kernel", "nbval"))
+                                        for r in roles.values()) else "judging")
+            if total > stages.get(stage, (0, []))[0]:
+                stages[stage] = (total, sorted(
                     ((roles[pid], pss / 1024, uss / 1024)
-                     for pid, (pss, uss) in sizes.items() if pid in roles), key=lambda row: -row[1])
+                     for pid, (pss, uss) in sizes.items() if pid in roles), key=lambda row: -row[1]))
+            if total > peak["pss"]:
+                peak["pss"], peak["at_peak"] = total, stages[stage][1]
             peak["processes"] = max(peak["processes"], len(tree))
             done.wait(0.05)
 
@@ -190,15 +190,19 @@ def measure(command: list[str], cwd: Path = ROOT) -> dict:
     return {"seconds": time.monotonic() - start, "code": process.returncode,
             "output": output.decode(errors="replace"), "pss_mib": peak["pss"] / 1024,
             "processes": peak["processes"], "at_peak": peak["at_peak"],
-            "stages_mib": {stage: kib / 1024 for stage, kib in stages.items()}}
+            "stages_mib": {stage: kib / 1024 for stage, (kib, _) in stages.items()},
+            "stages_at_peak": {stage: rows for stage, (_, rows) in stages.items()}}
+
+
+def _rows(rows: list) -> str:
+    return ", ".join(f"{role} {pss:.0f}/{uss:.0f}" for role, pss, uss in rows if pss >= 1)
 
 
 def at_peak(result: dict) -> str:
-    """The processes of the tree at its peak: ``role PSS/USS`` in MiB, largest first."""
-    stages = result.get("stages_mib", {})
-    return (", ".join(f"{role} {pss:.0f}/{uss:.0f}" for role, pss, uss in result.get("at_peak", [])
-                      if pss >= 1)
-            + "; peak per stage: " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(stages.items())))
+    """The processes of the tree at the peak of each stage (execution: nbval or a notebook's
+    kernel is alive; judging: the rest), ``role PSS/USS`` in MiB, largest first."""
+    return "; ".join(f"{stage} {result['stages_mib'][stage]:.0f}: {_rows(rows)}"
+                     for stage, rows in sorted(result.get("stages_at_peak", {}).items()))
 
 
 def grade(path: Path, *extra: str) -> dict:
