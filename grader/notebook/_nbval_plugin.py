@@ -82,15 +82,8 @@ nbval_kernel.RunningKernel.interrupt = _interrupt
 nbval_kernel.RunningKernel.get_message = _get_message
 
 
-LARGE_BLOCK_BYTES = 8 << 20
-"""The kernel's :data:`grader.sandbox.child.LARGE_BLOCK_BYTES` (written again here: that module
-imports numpy, which nbval's process does without)."""
-_M_MMAP_THRESHOLD = -3
-"""glibc's ``mallopt`` parameter number of the mmap threshold (``malloc.h``)."""
-
 GIVE_BACK_FREED_MEMORY = (
     "import ctypes as _c, threading as _t, time as _s\n"
-    f"getattr(_c.CDLL(None), 'mallopt', lambda *a: 0)({_M_MMAP_THRESHOLD}, {LARGE_BLOCK_BYTES})\n"
     "def _give_back(trim=getattr(_c.CDLL(None), 'malloc_trim', None), sleep=_s.sleep):\n"
     "    while trim is not None:\n"
     f"        sleep({TRIM_SECONDS})\n"
@@ -98,9 +91,8 @@ GIVE_BACK_FREED_MEMORY = (
     "_t.Thread(target=_give_back, name='grader-malloc-trim', daemon=True).start()\n"
     "del _c, _t, _s, _give_back\n")
 """Run by the kernel at start-up (IPython's ``exec_lines``, no name left behind): the kernel's
-:func:`grader.sandbox.child.map_large_blocks` and :func:`grader.sandbox.supervise.give_back_freed_memory`,
-as source because the confined kernel cannot import those modules. Blocks of 8 MiB or more get
-pages of their own, given back when freed. A thread calls glibc's ``malloc_trim(0)`` every
+:func:`grader.sandbox.supervise.give_back_freed_memory`, as source because the confined kernel
+cannot import that module. A thread calls glibc's ``malloc_trim(0)`` every
 :data:`~grader.sandbox.supervise.TRIM_SECONDS`, returning the free pages of every malloc arena
 to the system (nothing where the C library has no ``malloc_trim``). Between two trims freed
 memory is reused as usual, so a loop of same-sized tensors costs no extra page faults."""

@@ -59,34 +59,6 @@ hidden implementations of ``grader.judge.hidden`` run on the grader's side only,
 
 TRACEBACK_CHARS = 1500
 
-LARGE_BLOCK_BYTES = 8 << 20
-"""Blocks of at least this size (8 MiB) get pages of their own from the system (``mmap``), given
-back the moment they are freed (:func:`map_large_blocks`)."""
-
-_M_MMAP_THRESHOLD = -3
-"""glibc's ``mallopt`` parameter number of the mmap threshold (``malloc.h``)."""
-
-
-def map_large_blocks(size: int = LARGE_BLOCK_BYTES) -> bool:
-    """Make glibc give every block of ``size`` bytes or more pages of its own, returned to the
-    system when it is freed; False where the C library has no ``mallopt`` (not glibc).
-
-    By default glibc raises its threshold to the size of each large block freed (up to 32 MiB), so
-    the tables a computation allocates and frees in turn (a (65536, 64) float64 table is 32 MiB)
-    come from, and stay in, the heap until the next ``malloc_trim``: a judge's peak grew by up to
-    90 MiB of freed blocks (notebook 05's hidden rotary modules). A fixed threshold keeps them out
-    of the heap; blocks under it are reused as before, so it costs page faults only on the large
-    ones.
-    """
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, size))
-
 
 class _Anything:
     """Stands in for IPython's shell: every attribute is a no-op callable."""
@@ -608,7 +580,6 @@ def serve_zygote(control_fd: int, *, private: bool = False) -> None:
 
 
 def main() -> None:
-    map_large_blocks()
     read_fd, write_fd = int(sys.argv[1]), int(sys.argv[2])
     mode = sys.argv[3:4]
     if mode == ["--template"]:
