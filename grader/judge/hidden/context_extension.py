@@ -80,10 +80,8 @@ def scaled_rope(seq_len: int, *, method: str, head_dim: int, base: float, scale:
     if bug == "scaled twice":
         positions = positions / scale
     angles = positions[:, None] * inv_freq[None, :]
-    # Each half of the table computed once and doubled in float32: the same values as the float64
-    # tables of full width, without their 64 MiB each at 65,536 positions (the judge's peak memory).
-    cos, sin = (factor * angles.cos()).float(), (factor * angles.sin()).float()
-    return _torch.cat([cos, cos], dim=-1), _torch.cat([sin, sin], dim=-1)
+    angles = _torch.cat([angles, angles], dim=-1)
+    return (factor * angles.cos()).float(), (factor * angles.sin()).float()
 
 
 # -- trusted prerequisites: an earlier exercise, for the exercises that call it -------------------
