@@ -1,6 +1,7 @@
 """Grade notebooks (validate, execute with nbval, judge with hidden tests, report)."""
 from __future__ import annotations
 
+import ctypes
 import threading
 import time
 from dataclasses import dataclass
@@ -18,6 +19,36 @@ from grader.results import NotebookReport
 from grader.sandbox.parent import (ExerciseMissing, Limits, Sandbox, StudentError,
                                      StudentOutOfMemory, StudentTimeout, Template, Zygote,
                                      ZygoteLost)
+
+
+LARGE_BLOCK_BYTES = 8 << 20
+"""Blocks of at least this size (8 MiB) that the judge allocates get pages of their own from the
+system (``mmap``), given back the moment they are freed (:func:`_map_large_blocks`)."""
+
+_M_MMAP_THRESHOLD = -3
+"""glibc's ``mallopt`` parameter number of the mmap threshold (``malloc.h``)."""
+
+
+def _map_large_blocks(size: int = LARGE_BLOCK_BYTES) -> bool:
+    """Make glibc give every block of ``size`` bytes or more that this process allocates pages of
+    its own, returned to the system when it is freed; False where the C library has no ``mallopt``
+    (not glibc).
+
+    By default glibc raises its threshold to the size of each large block freed (up to 32 MiB), so
+    the tables a hidden test's reference allocates and frees in turn (a (65536, 64) float64 table
+    is 32 MiB) come from, and stay in, the heap until the next ``malloc_trim``: the judge's peak
+    while it served notebook 05's hidden rotary modules held up to 90 MiB of such freed blocks. A
+    fixed threshold keeps them out of the heap; smaller blocks are reused as before, so it costs
+    page faults on the large ones only (about 0.5 s of CPU time over notebook 05's hidden tests).
+    The judge only: in a notebook's kernel it saved no memory that could be measured, and cost
+    notebook 05's execution 2.5 s of CPU time in page faults.
+    """
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, size))
 
 
 def find_notebooks(paths: list[Path]) -> list[Path]:
@@ -304,6 +335,7 @@ def grade_notebooks(paths: list[Path], *, skip_execution: bool = False,
     """
     limits = limits or Limits()
     supervise.give_back_freed_memory()  # the judge's freed tensors, back to the system
+    _map_large_blocks()  # and its large ones at once
     held = describe_confinement(limits)  # refuses here, before anything runs, if required
     gradings = [_read(path) for path in paths]
     for grading in gradings:

@@ -20,8 +20,9 @@ Sections (all by default):
   --skip-execution``), the grader's own start-up paid once, as a learner or an autograder runs it.
 - ``inline``: the time of every exercise's inline ``check(name)`` on the solution (target: 2 s).
 - ``memory``: the peak PSS of grading (execution included) each notebook's solution and its
-  first catalogued wrong answer, then all the notebooks in one run (one learner), with the
-  processes at the peak and whether bubblewrap held. Target: at most 768 MiB (Gradescope's
+  first catalogued wrong answer, then all the notebooks in one run (one learner), with and
+  without execution, with whether bubblewrap held and the processes at each peak (``role
+  PSS/USS`` in MiB; USS: the pages only that process maps). Target: at most 768 MiB (Gradescope's
   default box) for every run.
 - ``profile``: where the hidden tests' seconds go, all the notebooks in one ``--skip-execution``
   run inside this script's own child (nothing measured runs twice): the judge's start and
@@ -88,28 +89,99 @@ def load() -> str:
     return f"load {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
 
 
-def _pss_kib(pid: int) -> int:
+def _memory_kib(pid: int) -> tuple[int, int]:
+    """(PSS, USS) of one process in KiB, from ``/proc/PID/smaps_rollup`` (0, 0 once it is gone).
+    USS: the pages only this process maps (what killing it would give back)."""
+    pss = uss = 0
     try:
         with open(f"/proc/{pid}/smaps_rollup") as handle:
             for line in handle:
                 if line.startswith("Pss:"):
-                    return int(line.split()[1])
+                    pss = int(line.split()[1])
+                elif line.startswith(("Private_Clean:", "Private_Dirty:")):
+                    uss += int(line.split()[1])
     except OSError:
         pass
-    return 0
+    return pss, uss
+
+
+def _pss_kib(pid: int) -> int:
+    return _memory_kib(pid)[0]
+
+
+def _role(pid: int, parents: dict[int, int], commands: dict[int, str]) -> str:
+    """A short name for a process of the grader's tree: what its command line runs, and for a
+    forked process (the same command line as its parent's) what it was forked from."""
+    def command(p: int) -> str:
+        if p not in commands:
+            try:
+                with open(f"/proc/{p}/cmdline", "rb") as handle:
+                    words = handle.read().split(b"\0")
+            except OSError:
+                words = []
+            text = " ".join(w.decode(errors="replace") for w in words if w)
+            if text.startswith("bwrap") or "/bwrap " in text:
+                name = "bwrap"
+            elif "grader.sandbox.child" in text:
+                name = "sandbox " + ("zygote" if "--zygote" in text else
+                                     "template" if "--template" in text else "child")
+            elif "ipykernel" in text:
+                name = "notebook kernel"
+            elif "--nbval" in text:
+                name = "nbval (pytest)"
+            elif "-m grader" in text or "--profile-worker" in text:
+                name = "judge (grader)"
+            else:
+                name = text[:40] or "(exiting)"
+            commands[p] = name
+        return commands[p]
+
+    name, depth, here = command(pid), 0, pid
+    raw = {}
+
+    def cmdline(p: int) -> bytes:
+        if p not in raw:
+            try:
+                with open(f"/proc/{p}/cmdline", "rb") as handle:
+                    raw[p] = handle.read()
+            except OSError:
+                raw[p] = b""
+        return raw[p]
+    while parents.get(here) and cmdline(parents[here]) == cmdline(here) and cmdline(here):
+        depth, here = depth + 1, parents[here]
+    if name == "sandbox zygote":
+        return ["sandbox zygote", "template (forked from the zygote)", "sandbox (forked)"][
+            min(depth, 2)]
+    if name == "sandbox template":
+        return ["sandbox template", "sandbox (forked)"][min(depth, 1)]
+    return name + (f" (fork {depth})" if depth else "")
 
 
 def measure(command: list[str], cwd: Path = ROOT) -> dict:
     """Run ``command``; its wall time, exit code, output, peak PSS and process count of its tree."""
     start = time.monotonic()
     process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    peak = {"pss": 0, "processes": 0}
+    peak = {"pss": 0, "processes": 0, "at_peak": []}
+    stages: dict[str, tuple[int, list]] = {}
     done = threading.Event()
 
     def sample() -> None:
         while not done.is_set():
-            tree = supervise.descendants(process.pid) | {process.pid}
-            peak["pss"] = max(peak["pss"], sum(_pss_kib(pid) for pid in tree))
+            parents = supervise._parents()
+            tree = supervise.descendants(process.pid, parents) | {process.pid}
+            sizes = {pid: _memory_kib(pid) for pid in tree}
+            total = sum(pss for pss, _ in sizes.values())
+            commands: dict[int, str] = {}
+            roles = {pid: _role(pid, parents, commands) for pid, (pss, _) in sizes.items() if pss}
+            # The stage: executing (nbval or a notebook's kernel is alive) or judging.
+            stage = ("execution" if any(r.startswith(("notebook kernel", "nbval"))
+                                        for r in roles.values()) else "judging")
+            if total > stages.get(stage, (0, []))[0]:
+                stages[stage] = (total, sorted(
+                    ((roles[pid], pss / 1024, uss / 1024)
+                     for pid, (pss, uss) in sizes.items() if pid in roles), key=lambda row: -row[1]))
+            if total > peak["pss"]:
+                peak["pss"], peak["at_peak"] = total, stages[stage][1]
             peak["processes"] = max(peak["processes"], len(tree))
             done.wait(0.05)
 
@@ -120,7 +192,20 @@ def measure(command: list[str], cwd: Path = ROOT) -> dict:
     sampler.join()
     return {"seconds": time.monotonic() - start, "code": process.returncode,
             "output": output.decode(errors="replace"), "pss_mib": peak["pss"] / 1024,
-            "processes": peak["processes"]}
+            "processes": peak["processes"], "at_peak": peak["at_peak"],
+            "stages_mib": {stage: kib / 1024 for stage, (kib, _) in stages.items()},
+            "stages_at_peak": {stage: rows for stage, (_, rows) in stages.items()}}
+
+
+def _rows(rows: list) -> str:
+    return ", ".join(f"{role} {pss:.0f}/{uss:.0f}" for role, pss, uss in rows if pss >= 1)
+
+
+def at_peak(result: dict) -> str:
+    """The processes of the tree at the peak of each stage (execution: nbval or a notebook's
+    kernel is alive; judging: the rest), ``role PSS/USS`` in MiB, largest first."""
+    return "; ".join(f"{stage} {result['stages_mib'][stage]:.0f}: {_rows(rows)}"
+                     for stage, rows in sorted(result.get("stages_at_peak", {}).items()))
 
 
 def grade(path: Path, *extra: str) -> dict:
@@ -326,11 +411,17 @@ def memory(notebooks: list[Path]) -> None:
         print(f"{suite:30} {solution['pss_mib']:12.0f} {wrong['pss_mib']:10.0f} "
               f"{solution['score']!s:>6} {solution['seconds']:7.1f}s {solution['processes']:9d} "
               f"{_confined(solution):>10}", flush=True)
-    together = _graded_with_memory([*check, *map(str, notebooks)])
-    worst = max(worst, together["pss_mib"])
-    print(f"{f'all {len(notebooks)} in one run':30} {together['pss_mib']:12.0f} {'':10} "
-          f"{together['score']!s:>6} {together['seconds']:7.1f}s {together['processes']:9d} "
-          f"{_confined(together):>10}")
+        print(f"    at the solution's peak: {at_peak(solution)}")
+        if "at_peak" in wrong:
+            print(f"    at the wrong answer's peak: {at_peak(wrong)}", flush=True)
+    for label, extra in ((f"all {len(notebooks)} in one run", []),
+                         (f"all {len(notebooks)}, hidden tests alone", ["--skip-execution"])):
+        together = _graded_with_memory([*check, *map(str, notebooks), *extra])
+        worst = max(worst, together["pss_mib"])
+        print(f"{label:30} {together['pss_mib']:12.0f} {'':10} "
+              f"{together['score']!s:>6} {together['seconds']:7.1f}s {together['processes']:9d} "
+              f"{_confined(together):>10}")
+        print(f"    at the peak: {at_peak(together)}", flush=True)
     print(f"worst peak PSS: {worst:.0f} MiB ({'within' if worst <= 768 else 'ABOVE'} 768 MiB); "
           f"{load()}")
 
@@ -480,6 +571,7 @@ def profile(notebooks: list[Path], slowest: int = 3) -> None:
     print(result["output"].rstrip())
     print(f"wall time of the run {result['seconds']:.1f} s = {result['seconds'] / torch_s:.1f}x one "
           f"`import torch`; peak PSS {result['pss_mib']:.0f} MiB; {load()}")
+    print(f"at the peak (PSS/USS MiB): {at_peak(result)}")
 
 
 def main() -> None:

@@ -275,11 +275,13 @@ class _Encoder:
         if tensor.is_sparse or tensor.layout != torch.strided:
             raise CodecError("only dense tensors can be sent")
         dtype = str(tensor.dtype).removeprefix("torch.")
+        # No copy: the archive is written from the tensor's own memory before encode() returns
+        # (a copy would add the tensor's size to the peak memory of every large message).
         if tensor.dtype == torch.bfloat16:
-            return self._array(tensor.view(torch.int16).numpy().copy(), "torch", dtype)
+            return self._array(tensor.view(torch.int16).numpy(), "torch", dtype)
         if tensor.dtype not in _TORCH_DTYPES():
             raise CodecError(f"tensors of dtype {tensor.dtype} cannot be sent")
-        return self._array(tensor.numpy().copy(), "torch", dtype)
+        return self._array(tensor.numpy(), "torch", dtype)
 
 
 def _TORCH_DTYPES():
