@@ -46,12 +46,12 @@ the memory that the kernel's threads free is kept in fewer heaps and given back 
 hundreds of MiB that it no longer uses."""
 
 SOLUTION_SECONDS = {
-    "01_permutation_invariance": {"cells": 1.27, "slowest_cell": 0.44},
-    "02_sinusoidal_encoding": {"cells": 6.43, "slowest_cell": 1.65},
-    "03_addition_vs_concatenation": {"cells": 6.29, "slowest_cell": 2.05},
-    "04_rotary_embeddings": {"cells": 3.65, "slowest_cell": 1.08},
-    "05_context_extension": {"cells": 28.17, "slowest_cell": 10.84},
-    "06_gpu_rope_kernel": {"cells": 6.93, "slowest_cell": 1.61},
+    "01_permutation_invariance": {"cells": 1.43, "slowest_cell": 0.48},
+    "02_sinusoidal_encoding": {"cells": 2.24, "slowest_cell": 0.56},
+    "03_addition_vs_concatenation": {"cells": 6.46, "slowest_cell": 1.92},
+    "04_rotary_embeddings": {"cells": 4.04, "slowest_cell": 1.23},
+    "05_context_extension": {"cells": 28.37, "slowest_cell": 11.63},
+    "06_gpu_rope_kernel": {"cells": 6.07, "slowest_cell": 1.81},
 }
 """What each solution's execution takes, as the grader runs it: the sum of its code cells'
 seconds and its slowest cell's, in CPU seconds of the kernel's processes (on a quiet machine a
