@@ -346,8 +346,8 @@ def test_time_outs_follow_what_the_solution_takes():
         assert 0 < figures["slowest_cell"] <= figures["cells"], suite
         budget = default_budget(suite)
         assert budget >= 4 * 2.5 * figures["cells"] + 20, suite
-        assert default_cell_timeout(budget, suite) >= min(
-            budget, max(CELL_FLOOR, 4 * 2.5 * figures["slowest_cell"])), suite
+        assert default_cell_timeout(budget, suite) >= min(  # the time-out is rounded to a tenth of a second
+            budget, max(CELL_FLOOR, 4 * 2.5 * figures["slowest_cell"])) - 0.05, suite
         assert set(SOLUTION_CALL_SECONDS[suite]) == suite_exercises(suite), suite
         for exercise, seconds in SOLUTION_CALL_SECONDS[suite].items():
             assert call_timeout(seconds) >= max(CALL_FLOOR, 4 * 2.5 * seconds), exercise
