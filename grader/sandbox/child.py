@@ -422,38 +422,63 @@ def serve_template(read_fd: int, write_fd: int, control_fd: int) -> None:
     child's exit status (as :attr:`subprocess.Popen.returncode` gives it) or ``none`` if it has
     not ended.
     """
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)  # no thread pool may exist when we fork
+    _single_threaded()
     namespace = serve(read_fd, write_fd, requests=1)
-    # Every object made so far moves to the collector's permanent generation: a forked child's
-    # collections then never walk them, and so never write to (and copy) the pages they share
-    # with the template.
-    gc.collect()
-    gc.freeze()
+    _freeze()
     os.close(read_fd)
     os.close(write_fd)
     control = socket.socket(fileno=control_fd)
+
+    def fork(argument: str, fds: list[int]) -> bool:
+        if argument or len(fds) != 2:
+            return False
+        _fork_child(namespace, control, fds[0], fds[1])
+        return True
+
+    _serve_control(control, {"fork": fork}, max_fds=2)
+
+
+def _single_threaded() -> None:
+    """Torch's thread pool down to one thread: no thread pool may exist when a process forks."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
+def _freeze() -> None:
+    """Move every object made so far to the collector's permanent generation: a forked child's
+    collections then never walk them, and so never write to (and copy) the pages it shares with
+    its parent."""
+    gc.collect()
+    gc.freeze()
+
+
+def _serve_control(control: socket.socket, handlers: dict, *, max_fds: int) -> None:
+    """The control loop of a template or the zygote, until the socket ends: one request per
+    datagram, ``VERB [ARGUMENT]`` with up to ``max_fds`` file descriptors attached. ``wait PID
+    SECONDS`` is answered here (:func:`_answer_wait`); another verb goes to ``handlers[verb](ARGUMENT,
+    fds)``, which answers it and returns True, or returns False for a malformed request. A request
+    nobody handles is answered ``error``. The attached descriptors are closed after each request
+    (a forked child keeps its own copies)."""
     statuses: dict[int, int] = {}
     while True:
         try:
-            message, fds, _, _ = socket.recv_fds(control, 256, 2)
+            message, fds, _, _ = socket.recv_fds(control, 4096, max_fds)
         except OSError:
             return
         if not message:
             return
         _collect(statuses)
-        words = message.decode("ascii", errors="replace").split()
-        if words[:1] == ["fork"] and len(fds) == 2:
-            _fork_child(namespace, control, fds[0], fds[1])
+        verb, _, argument = message.decode("utf-8", errors="replace").partition(" ")
+        try:
+            if verb == "wait" and len(argument.split()) == 2:
+                pid, seconds = argument.split()
+                _answer_wait(control, int(pid), float(seconds), statuses)
+            elif not (verb in handlers and handlers[verb](argument, fds)):
+                control.send(b"error")
+        finally:
             for fd in fds:
                 os.close(fd)
-        elif words[:1] == ["wait"] and len(words) == 3:
-            _answer_wait(control, int(words[1]), float(words[2]), statuses)
-        else:
-            for fd in fds:
-                os.close(fd)
-            control.send(b"error")
 
 
 def _guard_grader_imports() -> None:
@@ -548,35 +573,19 @@ def serve_zygote(control_fd: int, *, private: bool = False) -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a notebook that needs it fails as it would unforked
             pass
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)  # no thread pool may exist when we fork
-    gc.collect()
-    gc.freeze()  # as serve_template: forked children's collections leave these pages shared
-    statuses: dict[int, int] = {}
-    while True:
-        try:
-            message, fds, _, _ = socket.recv_fds(control, 4096, 3)
-        except OSError:
-            return
-        if not message:
-            return
-        _collect(statuses)
-        words = message.decode("utf-8", errors="replace").split(" ", 1)
-        if words[0] == "template" and len(fds) == 3 and len(words) == 2:
-            if private:
-                for folder in _PRIVATE_FOLDERS:
-                    _empty(folder)
-            _fork_template(control, fds, words[1])
-            for fd in fds:
-                os.close(fd)
-        elif words[0] == "wait" and len(words) == 2 and len(words[1].split()) == 2:
-            pid, seconds = words[1].split()
-            _answer_wait(control, int(pid), float(seconds), statuses)
-        else:
-            for fd in fds:
-                os.close(fd)
-            control.send(b"error")
+    _single_threaded()
+    _freeze()
+
+    def template(workdir: str, fds: list[int]) -> bool:
+        if not workdir or len(fds) != 3:
+            return False
+        if private:
+            for folder in _PRIVATE_FOLDERS:
+                _empty(folder)
+        _fork_template(control, fds, workdir)
+        return True
+
+    _serve_control(control, {"template": template}, max_fds=3)
 
 
 def main() -> None:
