@@ -638,6 +638,11 @@ class Template:
         if release:
             self.confinement.release()
             shutil.rmtree(self.workdir, ignore_errors=True)
+    def __enter__(self) -> "Template":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class Sandbox:

@@ -44,18 +44,12 @@ def zygote():
 
 
 def test_a_template_holds_nothing_of_the_previous_notebooks_cells(zygote):
-    first = Template([LEAKY], zygote=zygote)
-    try:
+    with Template([LEAKY], zygote=zygote) as first:
         first.start()
         assert _call(first, "probe") == "first notebook"
-    finally:
-        first.close()
-    second = Template([PROBE], zygote=zygote)
-    try:
+    with Template([PROBE], zygote=zygote) as second:
         second.start()
         seen = _call(second, "probe")
-    finally:
-        second.close()
     assert seen["module"] is False and seen["global"] is False and seen["environ"] is False
     assert seen["cwd"] == [] and seen["home"] is True  # a folder of its own, not the first's
     assert seen["torch"] is True  # imported by the zygote, before any cell
@@ -65,48 +59,33 @@ def test_a_template_holds_nothing_of_the_previous_notebooks_cells(zygote):
 
 
 def test_a_setup_cell_that_ends_its_process_takes_down_only_its_own_notebook(zygote):
-    exits = Template([("setup", "import os\nos._exit(3)\n")], zygote=zygote)
-    try:
+    with Template([("setup", "import os\nos._exit(3)\n")], zygote=zygote) as exits:
         with pytest.raises(StudentCrashed, match="exited with status 3"):
             exits.start()
-    finally:
-        exits.close()
-    after = Template([PROBE], zygote=zygote)
-    try:
+    with Template([PROBE], zygote=zygote) as after:
         after.start()
         assert _call(after, "probe")["module"] is False
-    finally:
-        after.close()
     assert zygote.starts == 1 and zygote.running()
 
 
 def test_a_zygote_that_dies_is_replaced(zygote):
-    first = Template([PROBE], zygote=zygote)
-    try:
+    with Template([PROBE], zygote=zygote) as first:
         first.start()
         _call(first, "probe")
-    finally:
-        first.close()
     os.killpg(zygote.pid, signal.SIGKILL)
     supervise.kill_tree(zygote.pid)
-    second = Template([PROBE], zygote=zygote)
-    try:
+    with Template([PROBE], zygote=zygote) as second:
         second.start()
         assert _call(second, "probe")["torch"] is True
-    finally:
-        second.close()
     assert zygote.starts == 2
 
 
 def test_a_template_that_dies_is_forked_again(zygote):
-    template = Template([PROBE, ("exercise", "import os\ndef die():\n    os._exit(0)\n")],
-                        zygote=zygote)
-    try:
+    with Template([PROBE, ("exercise", "import os\ndef die():\n    os._exit(0)\n")],
+              zygote=zygote) as template:
         template.start()
         os.kill(template.pid, signal.SIGKILL)
         assert _call(template, "probe")["module"] is False  # a new template, the same zygote
-    finally:
-        template.close()
     assert zygote.starts == 1
 
 
@@ -121,12 +100,9 @@ def test_a_closed_template_leaves_no_process_but_the_zygote(zygote):
         "        time.sleep(300)\n"
         "    os._exit(0)\n"
         "time.sleep(0.2)\n"))
-    template = Template([escape, PROBE], zygote=zygote)
-    try:
+    with Template([escape, PROBE], zygote=zygote) as template:
         template.start()
         inside = _alive_below(zygote.pid)
-    finally:
-        template.close()
     # Before: bubblewrap's init and the zygote (under bubblewrap), the template, the escaped one.
     # After: the zygote's own chain only.
     assert len(_alive_below(zygote.pid)) == len(inside) - 2
@@ -143,10 +119,7 @@ def test_a_template_whose_cells_started_cuda_spawns_its_sandboxes(zygote):
     loaded_by = "import os\nLOADED_BY = os.getpid()\n"
     forked = ("exercise", "def forked():\n    return os.getppid() == LOADED_BY\n")
     pretend_cuda = "import torch\ntorch.cuda.is_initialized = lambda: True\n" + loaded_by
-    template = Template([("setup", pretend_cuda), forked], zygote=zygote)
-    try:
+    with Template([("setup", pretend_cuda), forked], zygote=zygote) as template:
         template.start()
         assert template.forkable is False
         assert _call(template, "forked") is False
-    finally:
-        template.close()
