@@ -20,15 +20,14 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from queue import Empty
 
+import psutil
 import pytest
 
 from grader.notebook._imports import skip_slow_optional_imports
-from grader.sandbox import supervise
 from grader.sandbox.supervise import TRIM_SECONDS
 
 skip_slow_optional_imports()
@@ -232,17 +231,14 @@ def _kernel_cpu_seconds(item: pytest.Item) -> float | None:
     """CPU seconds (user and system) spent so far by the kernel's process and those below it
     (bubblewrap's included); None where they cannot be read (not Linux)."""
     try:
-        root = item.parent.kernel.km.provisioner.process.pid
-        ticks = os.sysconf("SC_CLK_TCK")
-        total = 0
-        for pid in {root} | supervise.descendants(root):
-            with open(f"/proc/{pid}/stat", "rb") as handle:
-                stat = handle.read()
-            fields = stat[stat.rfind(b")") + 2:].split()
-            total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
-    except (AttributeError, OSError, ValueError):
+        root = psutil.Process(item.parent.kernel.km.provisioner.process.pid)
+        total = 0.0
+        for process in [root, *root.children(recursive=True)]:
+            times = process.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
+    except (AttributeError, psutil.Error):
         return None
-    return total / ticks
+    return total
 
 
 @pytest.hookimpl(wrapper=True)
