@@ -112,8 +112,8 @@ SOLUTION_CALL_SECONDS = {
 }
 """Per suite and exercise, the slowest call of the hidden tests into the solution, in wall seconds
 (the exercise's own compute and the black boxes' callbacks it makes). Recorded, not guessed:
-``python scripts/record_solution_seconds.py --write``, the smallest of its runs; these at a load
-of 6 to 9 on 2 cores, so somewhat above a quiet machine's."""
+``python scripts/record_solution_seconds.py --write``, the smallest of its runs, on as quiet a
+machine as can be had (the script prints the load beside each notebook's figures)."""
 
 CALL_MARGIN = 10.0
 """How many times the solution's slowest call a learner's call may take: code four times slower,
