@@ -123,3 +123,31 @@ def test_layout_scoring_by_blocks_is_the_fixtures_accuracy(pytestconfig):
         labels = torch.randint(classes, (rows,), generator=generator)
         weights = fixtures.lda_probe(x + torch.randn(rows, width, generator=generator, dtype=torch.float64), labels)
         assert suite._accuracy_by_blocks(x, labels, weights) == fixtures._accuracy(x, labels, weights)
+
+
+def test_share_width_layouts_are_asked_once_per_learner_run(pytestconfig):
+    """Suite 03's threshold tests read the learner's layouts through one store per run: a setting
+    already answered is not asked again (its form still checked on every read), and a setting whose
+    call raised is asked again."""
+    import torch
+
+    suite = _suite_module("03_addition_vs_concatenation", pytestconfig)
+    asked = []
+
+    class Learner:
+        def share_width(self, d_model, vocab_size, num_positions, noise_std):
+            asked.append((d_model, vocab_size, num_positions, noise_std))
+            if noise_std > 1:
+                raise RuntimeError("this setting fails")
+            return d_model // 2, torch.ones(num_positions, d_model, dtype=torch.float64)
+
+    store, learner = {}, Learner()
+    for _ in range(2):
+        d_tok, table = suite._layout(learner, 8, 16, 4, 0.5, store=store)
+        assert d_tok == 4 and table.shape == (4, 8)
+        with pytest.raises(RuntimeError):
+            suite._layout(learner, 8, 16, 4, 1.5, store=store)
+    assert asked == [(8, 16, 4, 0.5), (8, 16, 4, 1.5), (8, 16, 4, 1.5)]
+    store[(8, 16, 4, 0.5)] = (9, table)  # a stored answer of the wrong form is still rejected
+    with pytest.raises(AssertionError, match="d_tok"):
+        suite._layout(learner, 8, 16, 4, 0.5, store=store)
