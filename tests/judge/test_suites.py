@@ -151,3 +151,13 @@ def test_share_width_layouts_are_asked_once_per_learner_run(pytestconfig):
     store[(8, 16, 4, 0.5)] = (9, table)  # a stored answer of the wrong form is still rejected
     with pytest.raises(AssertionError, match="d_tok"):
         suite._layout(learner, 8, 16, 4, 0.5, store=store)
+
+
+def test_stored_matching_pairs_are_scanned_again(pytestconfig):
+    """Suite 04's MATCHING_PAIRS, the counts of its named hidden cases, are what _usable_pairs scans
+    (every offset, float64), and every case stays clear of the boundary."""
+    suite = _suite_module("04_rotary_embeddings", pytestconfig)
+    assert len(suite.MATCHING_PAIRS) == 9
+    for case, stored in suite.MATCHING_PAIRS.items():
+        assert suite._usable_pairs(*case) == stored, case
+        assert suite._clear_of_the_boundary(*case), case
