@@ -161,3 +161,36 @@ def test_stored_matching_pairs_are_scanned_again(pytestconfig):
     for case, stored in suite.MATCHING_PAIRS.items():
         assert suite._usable_pairs(*case) == stored, case
         assert suite._clear_of_the_boundary(*case), case
+
+
+def test_fair_protocol_verdicts_are_asked_once_per_learner_run(pytestconfig):
+    """Suite 03's verdict test reads the verdicts earlier tests of is_fair_protocol obtained on the same
+    protocols: a protocol already judged is not handed over again, a call that raised is not kept, and
+    a protocol with hidden arguments is always handed over."""
+    suite = _suite_module("03_addition_vs_concatenation", pytestconfig)
+    handed = []
+
+    class Learner:
+        def black_box(self, function, signature, **hidden):
+            return (function, tuple(sorted(hidden.items())))
+
+        def is_fair_protocol(self, protocol):
+            handed.append(protocol)
+            if protocol[0] is suite.hidden.best_of_splits:
+                raise RuntimeError("this protocol fails")
+            return protocol[0] is suite.hidden.fair_split
+
+    learner, verdicts = Learner(), {}
+    assert suite._verdict(learner, suite.hidden.fair_split, verdicts) is True
+    assert suite._verdict(learner, suite.hidden.fair_split, verdicts) is True
+    for _ in range(2):
+        with pytest.raises(RuntimeError):
+            suite._verdict(learner, suite.hidden.best_of_splits, verdicts)
+    for _ in range(2):
+        suite._expect_verdict(learner, suite.hidden.fair_split, True, "splits", verdicts=verdicts, seed=3)
+    with pytest.raises(AssertionError, match="judged leaky"):
+        suite._expect_verdict(learner, suite.hidden.fit_on_all_rows, True, "fits on all rows", verdicts=verdicts)
+    assert handed == [(suite.hidden.fair_split, ()), (suite.hidden.best_of_splits, ()),
+                      (suite.hidden.best_of_splits, ()), (suite.hidden.fair_split, (("seed", 3),)),
+                      (suite.hidden.fair_split, (("seed", 3),)), (suite.hidden.fit_on_all_rows, ())]
+    assert verdicts == {suite.hidden.fair_split: True, suite.hidden.fit_on_all_rows: False}

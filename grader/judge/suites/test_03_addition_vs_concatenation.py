@@ -522,27 +522,52 @@ def _protocol(features, labels):
     """The public signature of every protocol is_fair_protocol is handed: (N, d), (N,) -> accuracy."""
 
 
-def _expect_verdict(student, function, fair, why, **kwargs):
+_LEARNER_VERDICTS = pytest.StashKey[dict]()
+"""The learner's verdict on each protocol handed over without hidden arguments, kept in the run's
+config (one learner's suite run): test_verdict_depends_on_the_protocol compares verdicts on four
+protocols that earlier tests of the exercise have already shown, about 60 calls of the protocol each.
+A protocol whose call raised is not kept (the next test asks again)."""
+
+
+def _verdicts(request) -> dict:
+    return request.config.stash.setdefault(_LEARNER_VERDICTS, {})
+
+
+def _verdict(student, function, verdicts=None):
+    """The learner's is_fair_protocol on ``function`` as a black box, read from or kept in ``verdicts``."""
+    if verdicts is not None and function in verdicts:
+        return verdicts[function]
+    got = student.is_fair_protocol(student.black_box(function, _protocol))
+    if verdicts is not None:
+        verdicts[function] = got
+    return got
+
+
+def _expect_verdict(student, function, fair, why, *, verdicts=None, **kwargs):
     # The protocol is a black box: it runs here, in the grader, on what the learner's code sends.
     # The public case is in grader/fixtures, the hidden ones in grader/judge/hidden.
-    protocol = student.black_box(function, _protocol, **kwargs)
-    got = student.is_fair_protocol(protocol)
+    if kwargs:
+        got = student.is_fair_protocol(student.black_box(function, _protocol, **kwargs))
+    else:
+        got = _verdict(student, function, verdicts)
     expect_true(isinstance(got, bool), f"is_fair_protocol should return a bool, not {type(got).__name__}")
     expect_true(got == fair, f"a protocol that {why} was judged {'fair' if got else 'leaky'}; it is "
                 f"{'fair' if fair else 'leaky'}")
 
 
 @pytest.mark.exercise("is_fair_protocol", points=1, public=True)
-def test_fair_protocol_random_half(student):
+def test_fair_protocol_random_half(student, request):
     """LDA fitted on a random half of the rows and scored on the other half is fair."""
-    _expect_verdict(student, fixtures.fair_split, True, "fits LDA on a random half and scores the other half")
+    _expect_verdict(student, fixtures.fair_split, True, "fits LDA on a random half and scores the other half",
+                    verdicts=_verdicts(request))
 
 
 @pytest.mark.exercise("is_fair_protocol", points=1)
-def test_fair_protocol_variants(student):
+def test_fair_protocol_variants(student, request):
     """Fair protocols you have not seen: a 70/30 split with the ridge probe, and 4-fold cross-validation of the
     nearest centroid."""
-    _expect_verdict(student, hidden.fair_ridge_split, True, "fits the ridge probe on a random 70% and scores the other 30%")
+    _expect_verdict(student, hidden.fair_ridge_split, True, "fits the ridge probe on a random 70% and scores the other 30%",
+                    verdicts=_verdicts(request))
     _expect_verdict(student, hidden.fair_cross_validation, True, "averages 4-fold cross-validation of the nearest centroid")
 
 
@@ -557,10 +582,12 @@ def test_fair_protocol_any_random_split(student, train_share, seed):
 
 
 @pytest.mark.exercise("is_fair_protocol", points=1)
-def test_leaky_protocol_test_rows_in_the_fit(student):
+def test_leaky_protocol_test_rows_in_the_fit(student, request):
     """Protocols whose fit sees the rows they score (fitted on all rows; scored on the training half) leak."""
-    _expect_verdict(student, hidden.fit_on_all_rows, False, "fits LDA on every row and then scores half of them")
-    _expect_verdict(student, hidden.scored_on_training_rows, False, "scores LDA on the rows it was fitted on")
+    _expect_verdict(student, hidden.fit_on_all_rows, False, "fits LDA on every row and then scores half of them",
+                    verdicts=_verdicts(request))
+    _expect_verdict(student, hidden.scored_on_training_rows, False, "scores LDA on the rows it was fitted on",
+                    verdicts=_verdicts(request))
 
 
 @pytest.mark.exercise("is_fair_protocol", points=1)
@@ -581,12 +608,12 @@ def test_leaky_protocol_unshuffled_split(student):
 # charge each leak, or each fair protocol, once, so a constant would keep more than half the points.
 # This test charges it.
 @pytest.mark.exercise("is_fair_protocol", points=3)
-def test_verdict_depends_on_the_protocol(student):
+def test_verdict_depends_on_the_protocol(student, request):
     """The verdict depends on the protocol: a fair split and a protocol that scores rows it was fitted on do not
     both get the same verdict (two such pairs)."""
     pairs = [(hidden.fair_split, hidden.fit_on_all_rows), (hidden.fair_ridge_split, hidden.scored_on_training_rows)]
     for fair, leaky in pairs:
-        verdicts = [student.is_fair_protocol(student.black_box(p, _protocol)) for p in (fair, leaky)]
+        verdicts = [_verdict(student, p, _verdicts(request)) for p in (fair, leaky)]
         if verdicts[0] != verdicts[1]:
             return
     fail("is_fair_protocol gave a fair split and a protocol that scores the rows it was fitted on the same verdict: "
