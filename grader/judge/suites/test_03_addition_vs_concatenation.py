@@ -524,8 +524,9 @@ def _protocol(features, labels):
 
 _LEARNER_VERDICTS = pytest.StashKey[dict]()
 """The learner's verdict on each protocol handed over without hidden arguments, kept in the run's
-config (one learner's suite run): test_verdict_depends_on_the_protocol compares verdicts on four
-protocols that earlier tests of the exercise have already shown, about 60 calls of the protocol each.
+config (one learner's suite run): test_verdict_depends_on_the_protocol compares verdicts on
+protocols that earlier hidden tests of the exercise have already shown, about 60 calls of the
+protocol each.
 A protocol whose call raised is not kept (the next test asks again)."""
 
 
@@ -556,10 +557,9 @@ def _expect_verdict(student, function, fair, why, *, verdicts=None, **kwargs):
 
 
 @pytest.mark.exercise("is_fair_protocol", points=1, public=True)
-def test_fair_protocol_random_half(student, request):
+def test_fair_protocol_random_half(student):
     """LDA fitted on a random half of the rows and scored on the other half is fair."""
-    _expect_verdict(student, fixtures.fair_split, True, "fits LDA on a random half and scores the other half",
-                    verdicts=_verdicts(request))
+    _expect_verdict(student, fixtures.fair_split, True, "fits LDA on a random half and scores the other half")
 
 
 @pytest.mark.exercise("is_fair_protocol", points=1)
@@ -611,7 +611,9 @@ def test_leaky_protocol_unshuffled_split(student):
 def test_verdict_depends_on_the_protocol(student, request):
     """The verdict depends on the protocol: a fair split and a protocol that scores rows it was fitted on do not
     both get the same verdict (two such pairs)."""
-    pairs = [(hidden.fair_split, hidden.fit_on_all_rows), (hidden.fair_ridge_split, hidden.scored_on_training_rows)]
+    # The pair whose verdicts the hidden tests above have kept comes first (a public check runs
+    # alone, as the starter runs it, so it keeps nothing).
+    pairs = [(hidden.fair_ridge_split, hidden.scored_on_training_rows), (hidden.fair_split, hidden.fit_on_all_rows)]
     for fair, leaky in pairs:
         verdicts = [_verdict(student, p, _verdicts(request)) for p in (fair, leaky)]
         if verdicts[0] != verdicts[1]:
