@@ -398,8 +398,8 @@ low one)."""
 _LAYOUT_SCORES: dict = {}
 """Scores already measured, by the layout's content (the thresholds' tests measure the same layouts)."""
 _LEARNER_LAYOUTS = pytest.StashKey[dict]()
-"""What the learner's share_width returned at each held-out setting, kept in the run's config (one
-learner's suite run): the middle and top thresholds' tests read the same five layouts, so the second
+"""What the learner's share_width returned at each held-out setting, kept in the run's config (a
+pytest run of a suite judges one learner: grader.judge.proxy.run_suite): the middle and top thresholds' tests read the same five layouts, so the second
 test takes them from here instead of running the learner's search again. Only answers are kept: a
 setting whose call raised is called again by the next test, as without the store."""
 
@@ -524,7 +524,7 @@ def _protocol(features, labels):
 
 _LEARNER_VERDICTS = pytest.StashKey[dict]()
 """The learner's verdict on each protocol handed over without hidden arguments, kept in the run's
-config (one learner's suite run): test_verdict_depends_on_the_protocol compares verdicts on
+config (a pytest run of a suite judges one learner, as for :data:`_LEARNER_LAYOUTS`): test_verdict_depends_on_the_protocol compares verdicts on
 protocols that earlier hidden tests of the exercise have already shown, about 60 calls of the
 protocol each.
 A protocol whose call raised is not kept (the next test asks again)."""
