@@ -200,8 +200,9 @@ def pytest_terminal_summary(terminalreporter) -> None:
 # -- the order tests are handed to pytest-xdist's two workers ------------------------------------
 _STRICT_NBVAL = "test_solutions.py::test_solution_outputs_reproduce_under_strict_nbval"
 _PUBLIC_CHECKS = "test_public_checks.py::test_public_checks_tell_the_truth"
-LONGEST_FIRST = (f"{_STRICT_NBVAL}[05_context_extension]", f"{_PUBLIC_CHECKS}[05_context_extension]",
-                 f"{_PUBLIC_CHECKS}[04_rotary_embeddings]", _STRICT_NBVAL, "test_public_checks.py",
+LONGEST_FIRST = (f"{_STRICT_NBVAL}[05_context_extension]",
+                 f"{_PUBLIC_CHECKS}[05_context_extension]", f"{_PUBLIC_CHECKS}[04_rotary_embeddings]",
+                 _STRICT_NBVAL, "test_public_checks.py",
                  "test_hostile.py", "test_confinement.py", "test_hosted_gradescope.py")
 """The tests that take longest one by one (5 to 45 s each on a quiet 2-core machine, measured
 with ``--durations``), as ``FILE`` or ``FILE::TEST`` prefixes (a test's id included or not),

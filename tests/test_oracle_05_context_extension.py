@@ -24,8 +24,9 @@ rope_utils = LlamaConfig = None
 def _transformers():
     """Import transformers for this file's tests (skipping them where it is not installed)."""
     global rope_utils, LlamaConfig
-    rope_utils = pytest.importorskip("transformers.modeling_rope_utils",
-                                     reason="transformers is not installed (pip install -e '.[test]')")
+    rope_utils = pytest.importorskip(
+        "transformers.modeling_rope_utils",
+        reason="transformers is not installed (pip install -e '.[test]')")
     from transformers import LlamaConfig
 
 
