@@ -198,12 +198,17 @@ def pytest_terminal_summary(terminalreporter) -> None:
 
 
 # -- the order tests are handed to pytest-xdist's two workers ------------------------------------
-LONGEST_FIRST = ("test_solutions.py::test_solution_outputs_reproduce_under_strict_nbval",
-                 "test_public_checks.py", "test_hostile.py", "test_confinement.py",
-                 "test_hosted_gradescope.py")
+_STRICT_NBVAL = "test_solutions.py::test_solution_outputs_reproduce_under_strict_nbval"
+_PUBLIC_CHECKS = "test_public_checks.py::test_public_checks_tell_the_truth"
+LONGEST_FIRST = (f"{_STRICT_NBVAL}[05_context_extension]",
+                 f"{_PUBLIC_CHECKS}[05_context_extension]", f"{_PUBLIC_CHECKS}[04_rotary_embeddings]",
+                 _STRICT_NBVAL, "test_public_checks.py",
+                 "test_hostile.py", "test_confinement.py", "test_hosted_gradescope.py")
 """The tests that take longest one by one (5 to 45 s each on a quiet 2-core machine, measured
-with ``--durations``), as ``FILE`` or ``FILE::TEST`` prefixes, longest first: they are collected
-before the others (each in its own order). With ``--dist loadgroup`` the workers first take the
+with ``--durations``), as ``FILE`` or ``FILE::TEST`` prefixes (a test's id included or not),
+longest first: they are collected before the others (each in its own order; the first prefix a
+test matches places it, so strict nbval's and the public checks' two longest come first, the
+others of each after them). With ``--dist loadgroup`` the workers first take the
 groups (``xdist_group``: largest first), then the single tests in the order collected, each
 worker the next one when it is free; a long test that came last would leave one worker running
 it alone at the end of the run, while short ones at the end let both finish together. (The

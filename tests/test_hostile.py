@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.grade import grade_notebook, main as grade_main
+from grader.grade import grade_notebook, grade_notebooks, main as grade_main
 from grader.results import CRASHED, ERROR, FAILED, MISSING, PASSED, TIMED_OUT
 from grader.sandbox.parent import Limits
 from grader.notebook.read import read_notebook
@@ -36,12 +36,89 @@ def _full_marks(report, exercise):
     return tests and all(t.status == PASSED for t in tests)
 
 
+def _score(report, exercise):
+    return sum(t.score for t in report.tests if t.exercise == exercise)
+
+
+# -- submissions graded together -----------------------------------------------------------------
+OS_EXIT = "import os\ndef permutation_matrix(perm):\n    os._exit(0)\n"
+FIFTY_GIGABYTES = ("def permutation_matrix(perm):\n"
+                   "    waste = torch.ones(50 * 2**30, dtype=torch.uint8)\n"
+                   "    return torch.eye(len(perm))[torch.as_tensor(perm)]\n")
+PRINTS_ALL_PASSED = ("print('All tests passed! Score: 31/31')\n"
+                     "def permutation_matrix(perm):\n"
+                     "    print('All tests passed')\n"
+                     "    return torch.zeros(len(perm), len(perm))\n")
+MONKEYPATCHES = ("import numpy, numpy.testing\n"
+                 "torch.allclose = lambda *a, **k: True\n"
+                 "torch.equal = lambda *a, **k: True\n"
+                 "numpy.allclose = lambda *a, **k: True\n"
+                 "numpy.array_equal = lambda *a, **k: True\n"
+                 "numpy.testing.assert_allclose = lambda *a, **k: None\n"
+                 "def permutation_matrix(perm):\n    return torch.zeros(len(perm), len(perm))\n")
+LIAR = ("class Liar:\n"
+        "    def __eq__(self, other):\n        return True\n"
+        "    def __float__(self):\n        return 0.0\n"
+        "def max_equivariance_error(fn, x, perm):\n    return Liar()\n")
+SLOW_BUT_CORRECT = ("import time\n"
+                    "_started = []\n"
+                    "def _once(perm):\n"
+                    "    perm = torch.as_tensor(perm)\n"
+                    "    if perm.dim() != 1:\n"
+                    "        raise ValueError('perm must be 1-D')\n"
+                    "    t = perm.numel()\n"
+                    "    if not torch.equal(torch.sort(perm.long()).values, torch.arange(t)):\n"
+                    "        raise ValueError('perm must hold each of 0..T-1 once')\n"
+                    "    p = torch.zeros(t, t, dtype=torch.float32)\n"
+                    "    p[torch.arange(t), perm.long()] = 1.0\n"
+                    "    return p\n"
+                    "def permutation_matrix(perm):\n"
+                    "    if not _started:\n"
+                    "        _started.append(time.sleep(2.0))\n"
+                    "    return [_once(perm) for _ in range(4)][-1]\n")
+"""A learner's exercise that does four times the solution's work in every call, and waits 2 s in
+its first (building something once)."""
+TOGETHER = {"missing cell": {"drop": ("permutation_matrix",)},
+            "os._exit": {"replace": {"permutation_matrix": OS_EXIT}},
+            "50 GB": {"replace": {"permutation_matrix": FIFTY_GIGABYTES}},
+            "prints all passed": {"replace": {"permutation_matrix": PRINTS_ALL_PASSED}},
+            "monkeypatches": {"replace": {"permutation_matrix": MONKEYPATCHES}},
+            "liar": {"replace": {"max_equivariance_error": LIAR}},
+            "slow but correct": {"replace": {"permutation_matrix": SLOW_BUT_CORRECT}},
+            "renamed release": None}
+"""The submissions of notebook 01 graded without execution and with the default limits: in one
+grading run, as one learner's notebooks are (one zygote imports torch once for all of them), on
+every exercise; each test below reads its own report. One hostile notebook of a run spoiling
+another's report would fail the tests of the other."""
+ONE_RUN = pytest.mark.xdist_group("hostile-graded")
+"""The tests that read :func:`graded_together`: on one worker (course.py passes --dist loadgroup),
+which grades the submissions once."""
+
+
+@pytest.fixture(scope="module")
+def graded_together(tmp_path_factory) -> dict:
+    """Name of :data:`TOGETHER` -> its report, all graded in one run."""
+    folder = tmp_path_factory.mktemp("hostile")
+    paths = {}
+    for index, (name, edits) in enumerate(TOGETHER.items()):
+        (folder / str(index)).mkdir()
+        if edits is None:  # the solution released (its exercises stubbed), under another name
+            notebook = release_notebook(read_notebook(SOLUTIONS / f"{SUITE}.ipynb"), "solution",
+                                        SUITE)
+            paths[name] = folder / str(index) / "renamed submission.ipynb"
+            nbformat.write(notebook, str(paths[name]))
+        else:
+            paths[name] = variant(folder / str(index), SUITE, **edits)
+    return dict(zip(paths, grade_notebooks(list(paths.values()), skip_execution=True)))
+
+
 def test_corrupt_notebook_is_reported_and_others_still_graded(tmp_path):
     corrupt = tmp_path / f"{SUITE}.ipynb"
     corrupt.write_text('{"cells": [ this is not json')
     (tmp_path / "good").mkdir()
     good = variant(tmp_path / "good", SUITE)
-    reports = grade_main(paths=[corrupt, good], skip_execution=True,
+    reports = grade_main(paths=[corrupt, good], skip_execution=True,  # one exercise is enough
+                         exercises={"permutation_matrix"},
                          json_path=tmp_path / "results.json", echo=lambda *_: None)
     bad_report, good_report = reports
     assert "not a valid Jupyter notebook" in bad_report.error
@@ -53,9 +130,9 @@ def test_corrupt_notebook_is_reported_and_others_still_graded(tmp_path):
     assert any("not a valid Jupyter notebook" in t["output"] for t in results["tests"])
 
 
-def test_missing_exercise_cell_costs_only_that_exercise(tmp_path):
-    report = grade_notebook(variant(tmp_path, SUITE, drop=("permutation_matrix",)),
-                            skip_execution=True)
+@ONE_RUN
+def test_missing_exercise_cell_costs_only_that_exercise(graded_together):
+    report = graded_together["missing cell"]
     assert _statuses(report, "permutation_matrix") == {MISSING}
     assert all("no function named 'permutation_matrix'" in t.output
                for t in report.tests if t.status == MISSING)
@@ -72,21 +149,17 @@ def test_exercise_that_never_returns_times_out_and_is_restarted(tmp_path):
     assert _full_marks(report, "self_attention")
 
 
-def test_os_exit_crashes_only_its_own_tests(tmp_path):
-    source = "import os\ndef permutation_matrix(perm):\n    os._exit(0)\n"
-    report = grade_notebook(variant(tmp_path, SUITE, replace={"permutation_matrix": source}),
-                            skip_execution=True, exercises={"permutation_matrix", "self_attention"})
+@ONE_RUN
+def test_os_exit_crashes_only_its_own_tests(graded_together):
+    report = graded_together["os._exit"]
     assert _statuses(report, "permutation_matrix") == {CRASHED}
     assert all("exited with status 0" in t.output for t in report.tests if t.status == CRASHED)
     assert _full_marks(report, "self_attention")
 
 
-def test_fifty_gigabyte_allocation_fails_cleanly(tmp_path):
-    source = ("def permutation_matrix(perm):\n"
-              "    waste = torch.ones(50 * 2**30, dtype=torch.uint8)\n"
-              "    return torch.eye(len(perm))[torch.as_tensor(perm)]\n")
-    report = grade_notebook(variant(tmp_path, SUITE, replace={"permutation_matrix": source}),
-                            skip_execution=True, exercises={"permutation_matrix", "self_attention"})
+@ONE_RUN
+def test_fifty_gigabyte_allocation_fails_cleanly(graded_together):
+    report = graded_together["50 GB"]
     assert PASSED not in _statuses(report, "permutation_matrix")
     assert any("allocate" in t.output or "memory" in t.output.lower() for t in report.tests)
     # The first call that ran out of memory says so; the exercise is not called again (each call
@@ -98,39 +171,24 @@ def test_fifty_gigabyte_allocation_fails_cleanly(tmp_path):
     assert _full_marks(report, "self_attention")
 
 
-def test_printing_all_tests_passed_changes_nothing(tmp_path):
-    source = ("print('All tests passed! Score: 31/31')\n"
-              "def permutation_matrix(perm):\n"
-              "    print('All tests passed')\n"
-              "    return torch.zeros(len(perm), len(perm))\n")
-    report = grade_notebook(variant(tmp_path, SUITE, replace={"permutation_matrix": source}),
-                            skip_execution=True, exercises={"permutation_matrix"})
-    assert report.score == 0
+@ONE_RUN
+def test_printing_all_tests_passed_changes_nothing(graded_together):
+    report = graded_together["prints all passed"]
+    assert _score(report, "permutation_matrix") == 0
     assert all("All tests passed" not in t.output for t in report.tests)
 
 
-def test_monkeypatched_comparisons_do_not_reach_the_judge(tmp_path):
-    patch = ("import numpy, numpy.testing\n"
-             "torch.allclose = lambda *a, **k: True\n"
-             "torch.equal = lambda *a, **k: True\n"
-             "numpy.allclose = lambda *a, **k: True\n"
-             "numpy.array_equal = lambda *a, **k: True\n"
-             "numpy.testing.assert_allclose = lambda *a, **k: None\n")
-    source = patch + "def permutation_matrix(perm):\n    return torch.zeros(len(perm), len(perm))\n"
-    report = grade_notebook(variant(tmp_path, SUITE, replace={"permutation_matrix": source}),
-                            skip_execution=True, exercises={"permutation_matrix"})
-    assert report.score == 0
+@ONE_RUN
+def test_monkeypatched_comparisons_do_not_reach_the_judge(graded_together):
+    report = graded_together["monkeypatches"]
+    assert _score(report, "permutation_matrix") == 0
     assert _statuses(report, "permutation_matrix") <= {FAILED, ERROR}
 
 
-def test_object_whose_eq_is_always_true_is_rejected(tmp_path):
-    source = ("class Liar:\n"
-              "    def __eq__(self, other):\n        return True\n"
-              "    def __float__(self):\n        return 0.0\n"
-              "def max_equivariance_error(fn, x, perm):\n    return Liar()\n")
-    report = grade_notebook(variant(tmp_path, SUITE, replace={"max_equivariance_error": source}),
-                            skip_execution=True, exercises={"max_equivariance_error"})
-    assert report.score == 0
+@ONE_RUN
+def test_object_whose_eq_is_always_true_is_rejected(graded_together):
+    report = graded_together["liar"]
+    assert _score(report, "max_equivariance_error") == 0
     assert any("cannot read" in t.output for t in report.tests)
 
 
@@ -164,11 +222,9 @@ def test_cli_exit_codes_and_one_line_errors(tmp_path):
     assert "<testsuites>" in (tmp_path / "r.xml").read_text()
 
 
-def test_renamed_released_notebook_is_graded_by_its_suite(tmp_path):
-    notebook = release_notebook(read_notebook(SOLUTIONS / f"{SUITE}.ipynb"), "solution", SUITE)
-    path = tmp_path / "renamed submission.ipynb"
-    nbformat.write(notebook, str(path))
-    report = grade_notebook(path, skip_execution=True, exercises={"permutation_matrix"})
+@ONE_RUN
+def test_renamed_released_notebook_is_graded_by_its_suite(graded_together):
+    report = graded_together["renamed release"]
     assert report.suite == SUITE and report.error is None
     assert report.max_score > 0 and report.score == 0
 
@@ -287,7 +343,7 @@ def test_fork_bomb_is_bounded_and_cleaned_up(tmp_path, monkeypatch):
               "    time.sleep(60)\n")
     report = grade_notebook(variant(tmp_path, SUITE, replace={"permutation_matrix": source}),
                             skip_execution=True, exercises={"permutation_matrix", "self_attention"},
-                            limits=Limits(call_timeout=5.0, processes=64))
+                            limits=Limits(call_timeout=3.0, processes=64))
     pids = _pids(pid_file)
     assert 1 < len(pids) <= 64, f"{len(pids)} processes: the bound of 64 did not hold"
     assert not [pid for pid in pids if _alive(pid)], "fork-bomb processes outlived grading"
@@ -304,12 +360,12 @@ def test_execution_stops_at_the_first_cell_that_times_out(tmp_path):
               "def max_equivariance_error(fn, x, perm):\n    while True:\n        pass\n")
     report = grade_notebook(variant(tmp_path, SUITE, replace={"max_equivariance_error": source}),
                             exercises={"max_equivariance_error", "permutation_matrix"},
-                            cell_timeout=5, limits=FAST)
+                            cell_timeout=3, limits=FAST)  # the loop spins a core until then
     execution = report.execution
     assert execution is not None and execution.not_run > 0
-    assert "stopped early" in execution.error and "did not finish within 5 s" in execution.error
+    assert "stopped early" in execution.error and "did not finish within 3 s" in execution.error
     assert [f.message for f in execution.failures] == [
-        "Timeout: the cell did not finish within 5 s; the kernel was stopped"]
+        "Timeout: the cell did not finish within 3 s; the kernel was stopped"]
     assert _statuses(report, "max_equivariance_error") == {TIMED_OUT}
     assert sum(t.output.startswith("not run") for t in report.tests) >= 1
     assert _full_marks(report, "permutation_matrix")
@@ -354,28 +410,12 @@ def test_time_outs_follow_what_the_solution_takes():
     assert call_timeout(None) == 10.0 and default_cell_timeout(90) == 15.0  # not recorded
 
 
-def test_slow_but_correct_exercise_is_not_timed_out(tmp_path):
+@ONE_RUN
+def test_slow_but_correct_exercise_is_not_timed_out(graded_together):
     """A learner's exercise that does four times the solution's work in every call, and waits 2 s
     in its first (building something once), gets full marks: a call's time-out follows the
     solution's slowest call with a margin, and a floor for the ones that take milliseconds."""
-    source = ("import time\n"
-              "_started = []\n"
-              "def _once(perm):\n"
-              "    perm = torch.as_tensor(perm)\n"
-              "    if perm.dim() != 1:\n"
-              "        raise ValueError('perm must be 1-D')\n"
-              "    t = perm.numel()\n"
-              "    if not torch.equal(torch.sort(perm.long()).values, torch.arange(t)):\n"
-              "        raise ValueError('perm must hold each of 0..T-1 once')\n"
-              "    p = torch.zeros(t, t, dtype=torch.float32)\n"
-              "    p[torch.arange(t), perm.long()] = 1.0\n"
-              "    return p\n"
-              "def permutation_matrix(perm):\n"
-              "    if not _started:\n"
-              "        _started.append(time.sleep(2.0))\n"
-              "    return [_once(perm) for _ in range(4)][-1]\n")
-    report = grade_notebook(variant(tmp_path, SUITE, replace={"permutation_matrix": source}),
-                            skip_execution=True, exercises={"permutation_matrix"})
+    report = graded_together["slow but correct"]
     assert _full_marks(report, "permutation_matrix"), [t.output for t in report.tests]
 
 

@@ -12,9 +12,23 @@ import math
 import pytest
 import torch
 
-rope_utils = pytest.importorskip("transformers.modeling_rope_utils",
-                                 reason="transformers is not installed (pip install -e '.[test]')")
-from transformers import LlamaConfig  # noqa: E402
+# One xdist worker runs this file (course.py passes --dist loadgroup), so that one imports
+# transformers, and only when the first of its tests runs: not at collection, where each worker
+# paid its import (about 2 s of CPU) whichever tests it ran.
+pytestmark = pytest.mark.xdist_group("oracle-05")
+rope_utils = LlamaConfig = None
+"""transformers' ``modeling_rope_utils`` and ``LlamaConfig``, set by :func:`_transformers`."""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _transformers():
+    """Import transformers for this file's tests (skipping them where it is not installed)."""
+    global rope_utils, LlamaConfig
+    rope_utils = pytest.importorskip(
+        "transformers.modeling_rope_utils",
+        reason="transformers is not installed (pip install -e '.[test]')")
+    from transformers import LlamaConfig
+
 
 RTOL = 1e-6
 NAME = "05_context_extension"
