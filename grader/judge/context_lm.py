@@ -151,9 +151,9 @@ def windows(indices, source: str = "grader") -> tuple[torch.Tensor, torch.Tensor
     return chosen[:, :-1], chosen[:, 1:]
 
 
-TOKENS_AT_ONCE = 4096
+TOKENS_AT_ONCE = 2048
 """Tokens that held_out_loss runs through the model at a time (whole windows): the widest activation,
-the MLP's (4096, 384) float32, takes 6 MiB, below the size from which the grader's allocator maps
+the MLP's (2048, 384) float32, takes 3 MiB, below the size from which the grader's allocator maps
 fresh pages for every block (grader.grade.LARGE_BLOCK_BYTES), so the passes reuse the same memory."""
 
 
