@@ -123,3 +123,38 @@ def test_layout_scoring_by_blocks_is_the_fixtures_accuracy(pytestconfig):
         labels = torch.randint(classes, (rows,), generator=generator)
         weights = fixtures.lda_probe(x + torch.randn(rows, width, generator=generator, dtype=torch.float64), labels)
         assert suite._accuracy_by_blocks(x, labels, weights) == fixtures._accuracy(x, labels, weights)
+
+
+def test_hidden_rotary_tables_do_not_depend_on_the_block_size(monkeypatch):
+    """Notebook 05's hidden rotary modules compute their tables ROWS_AT_ONCE rows at a time: the same
+    float32 tables, bit for bit, as in one pass, for every method and bug, lengths that end inside a
+    block, and no rows at all."""
+    import torch
+
+    from grader.judge.hidden import context_extension as hidden
+
+    bugs = {"PI": (None, "scaled twice"), "dynamic NTK": (None, "stale base"),
+            "YaRN": (None, "scaled twice", "wrong original length"),
+            "Llama 3": (None, "scaled twice", "wrong original length", "reversed ramp")}
+    cases = [(seq_len, method, bug) for method, names in bugs.items() for bug in names for seq_len in (2500, 1)]
+    cases.append((0, "YaRN", None))
+    config = {"head_dim": 96, "base": 2e5, "scale": 6.0, "original_max_position_embeddings": 1024}
+    blockwise = [hidden.scaled_rope(n, method=m, bug=b, **config) for n, m, b in cases]
+    monkeypatch.setattr(hidden, "ROWS_AT_ONCE", 10**6)
+    for (n, m, b), got in zip(cases, blockwise):
+        for table, want in zip(got, hidden.scaled_rope(n, method=m, bug=b, **config)):
+            assert table.dtype == torch.float32 and table.shape == (n, 96) and table.is_contiguous()
+            assert torch.equal(table, want), (n, m, b)
+
+
+def test_context_lm_loss_does_not_depend_on_the_pass_size(monkeypatch):
+    """Notebook 05's judge runs the tiny LM TOKENS_AT_ONCE tokens at a time: three windows of 1,024
+    characters (two passes, the second one short) give the loss of one pass over all three, to float32
+    rounding."""
+    from grader.judge import context_lm
+
+    inv_freq = context_lm.default_inv_freq() / 3.0
+    assert 1024 <= context_lm.TOKENS_AT_ONCE < 3 * 1024
+    by_passes = context_lm.held_out_loss(inv_freq, 1.1, 1024, (5, 17, 40))
+    monkeypatch.setattr(context_lm, "TOKENS_AT_ONCE", 10**6)
+    assert by_passes == pytest.approx(context_lm.held_out_loss(inv_freq, 1.1, 1024, (5, 17, 40)), rel=1e-6, abs=0)
