@@ -158,3 +158,35 @@ def test_context_lm_loss_does_not_depend_on_the_pass_size(monkeypatch):
     by_passes = context_lm.held_out_loss(inv_freq, 1.1, 1024, (5, 17, 40))
     monkeypatch.setattr(context_lm, "TOKENS_AT_ONCE", 10**6)
     assert by_passes == pytest.approx(context_lm.held_out_loss(inv_freq, 1.1, 1024, (5, 17, 40)), rel=1e-6, abs=0)
+
+
+def test_rope_diagnoses_are_asked_once_per_learner_run(pytestconfig):
+    """Suite 05's diagnose_rope tests read the learner's diagnoses through one store per run: a case
+    already answered is not handed over again (its answer still judged on every read), a case whose
+    call raised is asked again, and the named tests ask the public case only after a named case failed."""
+    suite = _suite_module("05_context_extension", pytestconfig)
+    asked = []
+
+    class Learner:
+        def black_box(self, function, signature, **hidden):
+            return hidden
+
+        def diagnose_rope(self, rotary, method, head_dim, base, scale, original):
+            asked.append((method, rotary["bug"], head_dim))
+            if rotary["bug"] == "scaled twice":
+                raise RuntimeError("this case fails")
+            return "correct"
+
+    learner, store, config = Learner(), {}, suite._CONFIGS[4]
+    for _ in range(2):
+        suite._expect_diagnosis(learner, "PI", None, *config, store=store)
+        with pytest.raises(RuntimeError):
+            suite._diagnose(learner, "PI", "scaled twice", *config, store=store)
+    assert asked == [("PI", None, 96), ("PI", "scaled twice", 96), ("PI", "scaled twice", 96)]
+    assert store == {("PI", None, *config): "correct"}
+    store[("PI", None, *config)] = "stale base"  # a stored answer is still judged
+    with pytest.raises(AssertionError, match="called it 'stale base'"):
+        suite._expect_diagnosis(learner, "PI", None, *config, store=store)
+    asked.clear()
+    suite._check_cases(learner, None, {})  # every named case right: the public case is not asked
+    assert ("Llama 3", None, 128) not in asked and len(asked) == len(suite.NAMED_DIAGNOSES[None])
