@@ -1112,9 +1112,10 @@ def _rotary(seq_len):
 
 _LEARNER_DIAGNOSES = pytest.StashKey[dict]()
 """The learner's diagnosis of each hidden case, (method, bug, configuration), kept in the run's config (a
-pytest run of a suite judges one learner, as suite 03's stores): the named tests, the test over every case and
-the false-alarm and public-case checks meet the same cases again, the Llama 3.1 one with tables of 64 MiB. Only
-answers are kept: a case whose call raised is asked again by the next test, as without the store."""
+pytest run of a suite judges one learner, as suite 03's stores): the named tests and their false-alarm and
+public-case checks meet the same cases again. Only answers are kept: a case whose call raised is asked again by
+the next test, as without the store. The property test over every case asks its own (its examples are drawn
+from its source: derandomized hypothesis)."""
 
 
 def _diagnoses(request) -> dict:
@@ -1287,13 +1288,13 @@ def test_diagnose_depends_on_the_module(student, request):
 @pytest.mark.exercise("diagnose_rope", points=3)
 @grading(max_examples=10)
 @given(case=st.sampled_from([(m, b) for m, bugs in _BUGS.items() for b in bugs]), config=st.sampled_from(_CONFIGS))
-def test_diagnose_hidden_modules(student, request, case, config):
+def test_diagnose_hidden_modules(student, case, config):
     """Any method, correct or with any of its bugs, on any of five configurations (LLaMA-like and this chapter's)."""
     method, bug = case
 
     def owned(got):  # the named tests of this verdict (public and hidden) charge a detector that fails them
-        return _misses(student, PUBLIC_DIAGNOSES.get(bug, []) + NAMED_DIAGNOSES[bug], _diagnoses(request))
-    _expect_diagnosis(student, method, bug, *config, owned_elsewhere=owned, store=_diagnoses(request))
+        return _misses(student, PUBLIC_DIAGNOSES.get(bug, []) + NAMED_DIAGNOSES[bug])
+    _expect_diagnosis(student, method, bug, *config, owned_elsewhere=owned)
 
 
 # -- positional_pairs (interpret) ---------------------------------------------------------------------
