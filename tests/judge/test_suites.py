@@ -194,3 +194,70 @@ def test_fair_protocol_verdicts_are_asked_once_per_learner_run(pytestconfig):
                       (suite.hidden.best_of_splits, ()), (suite.hidden.fair_split, (("seed", 3),)),
                       (suite.hidden.fair_split, (("seed", 3),)), (suite.hidden.fit_on_all_rows, ())]
     assert verdicts == {suite.hidden.fair_split: True, suite.hidden.fit_on_all_rows: False}
+
+
+def test_hidden_rotary_tables_do_not_depend_on_the_block_size(monkeypatch):
+    """Notebook 05's hidden rotary modules compute their tables ROWS_AT_ONCE rows at a time: the same
+    float32 tables, bit for bit, as in one pass, for every method and bug, lengths that end inside a
+    block, and no rows at all."""
+    import torch
+
+    from grader.judge.hidden import context_extension as hidden
+
+    bugs = {"PI": (None, "scaled twice"), "dynamic NTK": (None, "stale base"),
+            "YaRN": (None, "scaled twice", "wrong original length"),
+            "Llama 3": (None, "scaled twice", "wrong original length", "reversed ramp")}
+    cases = [(seq_len, method, bug) for method, names in bugs.items() for bug in names for seq_len in (2500, 1)]
+    cases.append((0, "YaRN", None))
+    config = {"head_dim": 96, "base": 2e5, "scale": 6.0, "original_max_position_embeddings": 1024}
+    blockwise = [hidden.scaled_rope(n, method=m, bug=b, **config) for n, m, b in cases]
+    monkeypatch.setattr(hidden, "ROWS_AT_ONCE", 10**6)
+    for (n, m, b), got in zip(cases, blockwise):
+        for table, want in zip(got, hidden.scaled_rope(n, method=m, bug=b, **config)):
+            assert table.dtype == torch.float32 and table.shape == (n, 96) and table.is_contiguous()
+            assert torch.equal(table, want), (n, m, b)
+
+
+def test_context_lm_loss_does_not_depend_on_the_pass_size(monkeypatch):
+    """Notebook 05's judge runs the tiny LM TOKENS_AT_ONCE tokens at a time: three windows of 1,024
+    characters (two passes, the second one short) give the loss of one pass over all three, to float32
+    rounding."""
+    from grader.judge import context_lm
+
+    inv_freq = context_lm.default_inv_freq() / 3.0
+    assert 1024 <= context_lm.TOKENS_AT_ONCE < 3 * 1024
+    by_passes = context_lm.held_out_loss(inv_freq, 1.1, 1024, (5, 17, 40))
+    monkeypatch.setattr(context_lm, "TOKENS_AT_ONCE", 10**6)
+    assert by_passes == pytest.approx(context_lm.held_out_loss(inv_freq, 1.1, 1024, (5, 17, 40)), rel=1e-6, abs=0)
+
+
+def test_rope_diagnoses_are_asked_once_per_learner_run(pytestconfig):
+    """Suite 05's diagnose_rope tests read the learner's diagnoses through one store per run: a case
+    already answered is not handed over again (its answer still judged on every read), a case whose
+    call raised is asked again, and the named tests ask the public case only after a named case failed."""
+    suite = _suite_module("05_context_extension", pytestconfig)
+    asked = []
+
+    class Learner:
+        def black_box(self, function, signature, **hidden):
+            return hidden
+
+        def diagnose_rope(self, rotary, method, head_dim, base, scale, original):
+            asked.append((method, rotary["bug"], head_dim))
+            if rotary["bug"] == "scaled twice":
+                raise RuntimeError("this case fails")
+            return "correct"
+
+    learner, store, config = Learner(), {}, suite._CONFIGS[4]
+    for _ in range(2):
+        suite._expect_diagnosis(learner, "PI", None, *config, store=store)
+        with pytest.raises(RuntimeError):
+            suite._diagnose(learner, "PI", "scaled twice", *config, store=store)
+    assert asked == [("PI", None, 96), ("PI", "scaled twice", 96), ("PI", "scaled twice", 96)]
+    assert store == {("PI", None, *config): "correct"}
+    store[("PI", None, *config)] = "stale base"  # a stored answer is still judged
+    with pytest.raises(AssertionError, match="called it 'stale base'"):
+        suite._expect_diagnosis(learner, "PI", None, *config, store=store)
+    asked.clear()
+    suite._check_cases(learner, None, {})  # every named case right: the public case is not asked
+    assert ("Llama 3", None, 128) not in asked and len(asked) == len(suite.NAMED_DIAGNOSES[None])
