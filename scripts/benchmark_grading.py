@@ -460,13 +460,16 @@ def _profile_worker(paths: list[str], slowest: int = 3) -> None:
     listed below it.
     """
     started = time.monotonic()
+    from grader.sandbox import parent
+
+    zygote = parent.start_zygote()  # as `check --skip-execution` does, before the judge's imports
+    before_torch = time.monotonic()
     import torch  # noqa: F401 - the judge's own import, timed
-    torch_s = time.monotonic() - started
+    torch_s = time.monotonic() - before_torch
     import pytest
 
     from grader import grade
     from grader.judge import proxy
-    from grader.sandbox import parent
 
     suite: list[str] = [""]
     current: list[str] = [""]
@@ -528,7 +531,7 @@ def _profile_worker(paths: list[str], slowest: int = 3) -> None:
             rows.setdefault(name, {})["suite"] = time.monotonic() - start
     grade.run_suite = suite_run
     before = time.monotonic()
-    grade.grade_notebooks([Path(p) for p in paths], skip_execution=True)
+    grade.grade_notebooks([Path(p) for p in paths], skip_execution=True, zygote=zygote)
     total = time.monotonic() - before
     print(f"judge's start (interpreter, grader, import torch {torch_s:.2f} s): "
           f"{before - started:.2f} s; judging {total:.2f} s")
