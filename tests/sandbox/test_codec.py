@@ -98,3 +98,28 @@ def test_views_without_dimensions_arrive_as_they_are_and_bad_layouts_are_refused
         codec.encode(codec.View(torch.ones(2), "diagonal"))
     with pytest.raises(codec.CodecError, match="only tensors and arrays"):
         codec.encode(codec.View([1.0, 2.0], "strided"))
+
+
+def test_the_channel_reads_back_frames_of_any_length_written_in_one_go():
+    """The grader's end of a child's pipes writes a frame's prefix and payload in one call and
+    reads ahead: a long frame and the short ones after it arrive whole and in order."""
+    import os
+    import threading
+    import time
+
+    from grader.sandbox.parent import _Channel
+
+    read_fd, write_fd = os.pipe()
+    channel = _Channel(None, write_fd, read_fd)
+    messages = [os.urandom(3 << 20), b"x", b"", os.urandom(70_000)]
+    writer = threading.Thread(target=lambda: [channel._write(m) for m in messages])
+    writer.start()
+    try:
+        deadline = time.monotonic() + 30
+        received = [channel._read(codec.frame_length(channel._read(8, deadline, "test")),
+                                  deadline, "test") for _ in messages]
+    finally:
+        writer.join()
+        os.close(read_fd)
+        os.close(write_fd)
+    assert received == messages
