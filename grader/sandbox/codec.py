@@ -407,9 +407,14 @@ def _as_view(x: Any, layout: str | None, lib: Any) -> Any:
 
 
 def write_frame(stream: BinaryIO, payload: bytes) -> None:
-    """Write one length-prefixed frame and flush."""
-    stream.write(struct.pack(">Q", len(payload)))
-    stream.write(payload)
+    """Write one length-prefixed frame and flush; a frame of up to 1 MiB in one write (the
+    reader wakes once for it, not once for the prefix and again for the payload)."""
+    prefix = struct.pack(">Q", len(payload))
+    if len(payload) <= 1 << 20:
+        stream.write(prefix + payload)
+    else:
+        stream.write(prefix)
+        stream.write(payload)
     stream.flush()
 
 
