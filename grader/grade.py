@@ -416,7 +416,7 @@ def main(*, paths: list[Path], json_path: Path | None = None, junit_path: Path |
     start = time.monotonic()
     try:
         notebooks = find_notebooks(paths)
-    except GraderError:
+    except BaseException:
         if zygote is not None:
             zygote.close()
         raise

@@ -25,8 +25,9 @@ Sections (all by default):
   PSS/USS`` in MiB; USS: the pages only that process maps). Target: at most 768 MiB (Gradescope's
   default box) for every run.
 - ``profile``: where the hidden tests' seconds go, all the notebooks in one ``--skip-execution``
-  run inside this script's own child (nothing measured runs twice): the judge's start and
-  ``import torch``, then per suite pytest's collection, the wait for the notebook's template (the
+  run inside this script's own child (nothing measured runs twice; it starts the sandbox's
+  zygote first, as ``check --skip-execution`` does): the judge's start and ``import torch``, then
+  per suite pytest's collection, the wait for the notebook's template (the
   sandbox's zygote imports torch once per run and forks one template per notebook), the calls
   into the learner's sandbox (their own compute and the black boxes' callbacks) and the judge's
   own compute (references, comparisons), with the slowest tests (``--slowest N`` lists N per
