@@ -374,20 +374,27 @@ def main(argv: list[str] | None = None) -> int:
             merge.main(shard_dirs=args.shards, out=args.out, roster=args.roster, lms=args.lms,
                        assignment_name=args.assignment)
         else:
-            from grader import grade
-            from grader.judge import recorded
-            from grader.sandbox import supervise
+            from grader.sandbox import parent, supervise
 
             supervise.become_subreaper()  # this process starts nothing but the learner's code
             start = time.monotonic()
+            limits = _limits(args.run_as, args.memory_limit, require=args.require_confinement)
+            # Nothing to execute first: the sandbox's zygote starts now, so that its import of
+            # torch runs beside this process's imports of the grader's stages, suites and torch.
+            zygote = parent.start_zygote(limits) if args.skip_execution else None
+            try:
+                from grader import grade
+                from grader.judge import recorded
+            except BaseException:
+                if zygote is not None:
+                    zygote.close()
+                raise
             reports = grade.main(paths=args.paths or [ROOT / "notebooks"], json_path=None,
                                  junit_path=args.junit, skip_execution=args.skip_execution,
                                  exercises=set(args.exercise) if args.exercise else None,
                                  cell_timeout=args.cell_timeout,
-                                 execution_budget=args.execution_budget,
-                                 limits=_limits(args.run_as, args.memory_limit,
-                                                require=args.require_confinement),
-                                 verbose=args.verbose)
+                                 execution_budget=args.execution_budget, limits=limits,
+                                 verbose=args.verbose, zygote=zygote)
             status = _check_reports(args, reports, time.monotonic() - start)
             if recorded.is_starter():
                 print(recorded.hidden_note())

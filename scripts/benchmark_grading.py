@@ -25,8 +25,9 @@ Sections (all by default):
   PSS/USS`` in MiB; USS: the pages only that process maps). Target: at most 768 MiB (Gradescope's
   default box) for every run.
 - ``profile``: where the hidden tests' seconds go, all the notebooks in one ``--skip-execution``
-  run inside this script's own child (nothing measured runs twice): the judge's start and
-  ``import torch``, then per suite pytest's collection, the wait for the notebook's template (the
+  run inside this script's own child (nothing measured runs twice; it starts the sandbox's
+  zygote first, as ``check --skip-execution`` does): the judge's start and ``import torch``, then
+  per suite pytest's collection, the wait for the notebook's template (the
   sandbox's zygote imports torch once per run and forks one template per notebook), the calls
   into the learner's sandbox (their own compute and the black boxes' callbacks) and the judge's
   own compute (references, comparisons), with the slowest tests (``--slowest N`` lists N per
@@ -460,13 +461,16 @@ def _profile_worker(paths: list[str], slowest: int = 3) -> None:
     listed below it.
     """
     started = time.monotonic()
+    from grader.sandbox import parent
+
+    zygote = parent.start_zygote()  # as `check --skip-execution` does, before the judge's imports
+    before_torch = time.monotonic()
     import torch  # noqa: F401 - the judge's own import, timed
-    torch_s = time.monotonic() - started
+    torch_s = time.monotonic() - before_torch
     import pytest
 
     from grader import grade
     from grader.judge import proxy
-    from grader.sandbox import parent
 
     suite: list[str] = [""]
     current: list[str] = [""]
@@ -528,7 +532,7 @@ def _profile_worker(paths: list[str], slowest: int = 3) -> None:
             rows.setdefault(name, {})["suite"] = time.monotonic() - start
     grade.run_suite = suite_run
     before = time.monotonic()
-    grade.grade_notebooks([Path(p) for p in paths], skip_execution=True)
+    grade.grade_notebooks([Path(p) for p in paths], skip_execution=True, zygote=zygote)
     total = time.monotonic() - before
     print(f"judge's start (interpreter, grader, import torch {torch_s:.2f} s): "
           f"{before - started:.2f} s; judging {total:.2f} s")

@@ -263,7 +263,8 @@ class _Encoder:
         if _is_tensor(value):
             return self._tensor(value)
         if isinstance(value, np.ndarray):
-            array = np.array(value, copy=True, subok=False)
+            # No copy either (a plain array's view of a subclass): written before encode() returns.
+            array = np.asarray(value)
             if array.dtype.hasobject or array.dtype.kind not in "biufc":
                 raise CodecError(f"numpy arrays of dtype {array.dtype} cannot be sent")
             return self._array(array, "numpy", array.dtype.str)
@@ -300,8 +301,30 @@ def encode(value: Any, boxes: dict | None = None) -> bytes:
     encoder = _Encoder(boxes)
     header = json.dumps(encoder.encode(value)).encode()
     buffer = io.BytesIO()
-    np.savez(buffer, __header__=np.frombuffer(header, dtype=np.uint8), **encoder.arrays)
+    _write_archive(buffer, {"__header__": np.frombuffer(header, dtype=np.uint8), **encoder.arrays})
     return buffer.getvalue()
+
+
+def _write_archive(stream: BinaryIO, arrays: dict[str, np.ndarray]) -> None:
+    """What ``np.savez(stream, **arrays)`` writes (an uncompressed zip of ``.npy`` entries, zip64
+    forced, each array in C order), without its copy of every array into new 16 MiB chunks when
+    ``stream`` is not a file: each array's memory goes into the archive as it is, a large message
+    costs one copy (the stream's) instead of two, and the judge no page faults for the chunks."""
+    import zipfile
+
+    with zipfile.ZipFile(stream, mode="w", compression=zipfile.ZIP_STORED,
+                         allowZip64=True) as archive:
+        for key, array in arrays.items():
+            if not array.flags.c_contiguous:
+                array = np.array(array, order="C")
+            with archive.open(f"{key}.npy", "w", force_zip64=True) as entry:
+                header = np.lib.format.header_data_from_array_1_0(array)
+                try:
+                    np.lib.format.write_array_header_1_0(entry, header)
+                except ValueError:  # a header over 64 KiB (a very long shape)
+                    np.lib.format.write_array_header_2_0(entry, header)
+                if array.size and array.itemsize:
+                    entry.write(memoryview(array.reshape(-1).view(np.uint8)))
 
 
 def decode(message: bytes, resolve: Callable[[str, str, dict], Any] | None = None) -> Any:
@@ -384,9 +407,14 @@ def _as_view(x: Any, layout: str | None, lib: Any) -> Any:
 
 
 def write_frame(stream: BinaryIO, payload: bytes) -> None:
-    """Write one length-prefixed frame and flush."""
-    stream.write(struct.pack(">Q", len(payload)))
-    stream.write(payload)
+    """Write one length-prefixed frame and flush; a frame of up to 1 MiB in one write (the
+    reader wakes once for it, not once for the prefix and again for the payload)."""
+    prefix = struct.pack(">Q", len(payload))
+    if len(payload) <= 1 << 20:
+        stream.write(prefix + payload)
+    else:
+        stream.write(prefix)
+        stream.write(payload)
     stream.flush()
 
 

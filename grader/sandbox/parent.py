@@ -210,6 +210,8 @@ class _Channel:
 
     def __init__(self, child: _Child, to_child: int, from_child: int) -> None:
         self.child, self.to_child, self.from_child = child, to_child, from_child
+        self._ahead = b""
+        """Bytes read from the child beyond the frame asked for (:meth:`_read`)."""
 
     def request(self, request: dict, timeout: float, *, what: str) -> dict:
         deadline = time.monotonic() + timeout
@@ -252,27 +254,39 @@ class _Channel:
         return reply
 
     def _write(self, message: bytes) -> None:
-        os.write(self.to_child, len(message).to_bytes(8, "big"))
-        view = memoryview(message)
-        while view:
-            written = os.write(self.to_child, view[: 1 << 20])
-            view = view[written:]
+        """The length prefix and ``message`` in one system call (one wake-up of the reader), the
+        rest of a long message in more where the pipe takes it in parts."""
+        parts = [len(message).to_bytes(8, "big"), memoryview(message)]
+        while parts:
+            written = os.writev(self.to_child, parts)
+            while parts and written >= len(parts[0]):
+                written -= len(parts.pop(0))
+            if parts:
+                parts[0] = memoryview(parts[0])[written:]
+
+    _READ_AHEAD = 1 << 16
+    """Bytes asked of the pipe at least per read: a short reply's prefix and payload in one."""
 
     def _read(self, size: int, deadline: float, what: str) -> bytes:
-        chunks, remaining = [], size
-        while remaining:
+        chunks, have = ([self._ahead], len(self._ahead)) if self._ahead else ([], 0)
+        while have < size:
             left = deadline - time.monotonic()
             ready, _, _ = select.select([self.from_child], [], [], max(left, 0))
             if not ready:
                 self.close()
                 raise StudentTimeout(f"{what} did not finish within the time limit; "
                                      "look for an endless loop or a very slow computation")
-            chunk = os.read(self.from_child, min(remaining, 1 << 20))
+            chunk = os.read(self.from_child, min(max(size - have, self._READ_AHEAD), 1 << 20))
             if not chunk:
                 raise EOFError
             chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
+            have += len(chunk)
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        if have == size:
+            self._ahead = b""
+            return data
+        self._ahead = data[size:]
+        return data[:size]
 
     def crashed(self, what: str, cause: object) -> "StudentCrashed":
         code = self.child.exit_status(timeout=5)
@@ -448,6 +462,26 @@ class Zygote:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def start_zygote(limits: Limits | None = None) -> Zygote | None:
+    """A :class:`Zygote` started at once, or None where it cannot start (the first template then
+    starts one, and reports why it cannot).
+
+    For a run that judges without executing first (``check --skip-execution``): started before
+    the grader imports its own stages and torch, the zygote's ``import torch`` runs beside the
+    grader's on a second core instead of after it. Call it from the thread that outlives the
+    zygote; pass the zygote to :func:`grader.grade.grade_notebooks`, which closes it. Raises
+    :class:`grader.sandbox.confinement.ConfinementUnavailable` where ``limits`` require
+    bubblewrap and it cannot confine here.
+    """
+    zygote = Zygote(limits)
+    try:
+        zygote.start()
+    except OSError:
+        zygote.close()
+        return None
+    return zygote
 
 
 class Template:

@@ -123,3 +123,20 @@ def test_a_template_whose_cells_started_cuda_spawns_its_sandboxes(zygote):
         template.start()
         assert template.forkable is False
         assert _call(template, "forked") is False
+
+
+def test_a_zygote_started_before_the_grading_serves_it_and_is_closed_with_it():
+    """``check --skip-execution`` starts the zygote before it imports the judge
+    (:func:`grader.sandbox.parent.start_zygote`): the grading forks its template from that
+    zygote, starts no other, and closes it (process and folder) when it ends."""
+    from grader.grade import grade_notebooks
+    from grader.sandbox.parent import start_zygote
+    from tests.conftest import SOLUTIONS
+
+    solution = SOLUTIONS / "01_permutation_invariance.ipynb"
+    zygote = start_zygote()
+    assert zygote is not None and zygote.running()
+    (report,) = grade_notebooks([solution], skip_execution=True,
+                                exercises={"permutation_matrix"}, zygote=zygote)
+    assert report.tests and all(t.status == "passed" for t in report.tests), report.tests
+    assert zygote.starts == 1 and not zygote.running() and not zygote.workdir.exists()
