@@ -374,6 +374,26 @@ def _matching_mistakes(actual: np.ndarray, mistakes: dict | None, rtol: float, a
     return found
 
 
+def run_store(request: pytest.FixtureRequest, key: pytest.StashKey[dict]) -> dict:
+    """A dict kept under ``key`` for the whole pytest run of a suite, where hidden tests keep the
+    learner's answers that later tests of the run read again (:func:`asked_once`). It holds one
+    learner's answers because a run of a suite judges one learner (:func:`run_suite`); judging
+    several in one run would need a store per learner."""
+    return request.config.stash.setdefault(key, {})
+
+
+def asked_once(store: dict | None, case: Any, ask: Callable[[], Any]) -> Any:
+    """The learner's answer for ``case``: read from ``store`` where a test of this run already got
+    it, else ``ask()``, kept there. Only answers are kept: where ``ask`` raises, nothing is, and the
+    next test asks again. ``store`` None: asked every time."""
+    if store is not None and case in store:
+        return store[case]
+    got = ask()
+    if store is not None:
+        store[case] = got
+    return got
+
+
 def mistake_suffix(names: list[str]) -> str:
     """The end of a failure message that names the first of ``names``, the catalogued mistakes the
     learner's answer matches ('' if none); grader/report/render.py reads the mistake back from it."""
@@ -744,5 +764,6 @@ def run_suite(suite: str, connect: Callable[[str], tuple[Call, list[str]]], *,
 
 __all__ = [
     "StudentProxy", "fail", "expect_true", "expect_shape", "expect_dtype", "expect_close",
-    "expect_equal", "expect_raises", "as_array", "mistake_suffix", "run_suite", "known_suites", "suite_path", "view",
+    "expect_equal", "expect_raises", "as_array", "mistake_suffix", "run_suite", "run_store",
+    "asked_once", "known_suites", "suite_path", "view",
 ]

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from grader.fixtures import addition_vs_concatenation as fixtures
 from grader.judge.hidden import addition_vs_concatenation as hidden
-from grader.judge.proxy import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true, fail
+from grader.judge.proxy import (asked_once, expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
+                                expect_true, fail, run_store)
 from grader.judge.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 from grader.sandbox.codec import one_torch_thread
 from grader.sandbox.parent import StudentRaised
@@ -398,8 +399,8 @@ low one)."""
 _LAYOUT_SCORES: dict = {}
 """Scores already measured, by the layout's content (the thresholds' tests measure the same layouts)."""
 _LEARNER_LAYOUTS = pytest.StashKey[dict]()
-"""What the learner's share_width returned at each held-out setting, kept in the run's config (a
-pytest run of a suite judges one learner: grader.judge.proxy.run_suite): the middle and top thresholds' tests read the same five layouts, so the second
+"""What the learner's share_width returned at each held-out setting, kept in the run's store
+(grader.judge.proxy.run_store): the middle and top thresholds' tests read the same five layouts, so the second
 test takes them from here instead of running the learner's search again. Only answers are kept: a
 setting whose call raised is called again by the next test, as without the store."""
 
@@ -410,13 +411,8 @@ def _layout(student, d_model, vocab_size, num_positions, noise_std, *, store=Non
     ``store``: a dict of the learner's raw answers by setting (:data:`_LEARNER_LAYOUTS`), read and
     filled; the form is checked on every read."""
     what = f"share_width({d_model}, {vocab_size}, {num_positions}, {noise_std})"
-    setting = (d_model, vocab_size, num_positions, noise_std)
-    if store is not None and setting in store:
-        got = store[setting]
-    else:
-        got = student.share_width(d_model, vocab_size, num_positions, noise_std)
-        if store is not None:
-            store[setting] = got
+    got = asked_once(store, (d_model, vocab_size, num_positions, noise_std),
+                     lambda: student.share_width(d_model, vocab_size, num_positions, noise_std))
     expect_true(isinstance(got, (tuple, list)) and len(got) == 2,
                 f"{what} should return a pair (d_tok, pos_table), not {type(got).__name__}")
     d_tok, pos_table = got
@@ -478,7 +474,7 @@ def _accuracy_by_blocks(x, labels, weights, rows=1024) -> float:
 
 
 def _expect_layout_threshold(student, request, level):
-    store = request.config.stash.setdefault(_LEARNER_LAYOUTS, {})
+    store = run_store(request, _LEARNER_LAYOUTS)
     scores = [_layout_score(*_layout(student, *setting, store=store), *setting) for setting in LAYOUT_SETTINGS]
     mean = sum(scores) / len(scores)
     thresholds = ", ".join(f"{name} {value}" for name, value in LAYOUT_THRESHOLDS.items())
@@ -524,24 +520,18 @@ def _protocol(features, labels):
 
 _LEARNER_VERDICTS = pytest.StashKey[dict]()
 """The learner's verdict on each protocol handed over without hidden arguments, kept in the run's
-config (a pytest run of a suite judges one learner, as for :data:`_LEARNER_LAYOUTS`): test_verdict_depends_on_the_protocol compares verdicts on
+store (grader.judge.proxy.run_store): test_verdict_depends_on_the_protocol compares verdicts on
 protocols that earlier hidden tests of the exercise have already shown, about 60 calls of the
-protocol each.
-A protocol whose call raised is not kept (the next test asks again)."""
+protocol each. A protocol whose call raised is not kept (the next test asks again)."""
 
 
 def _verdicts(request) -> dict:
-    return request.config.stash.setdefault(_LEARNER_VERDICTS, {})
+    return run_store(request, _LEARNER_VERDICTS)
 
 
 def _verdict(student, function, verdicts=None):
     """The learner's is_fair_protocol on ``function`` as a black box, read from or kept in ``verdicts``."""
-    if verdicts is not None and function in verdicts:
-        return verdicts[function]
-    got = student.is_fair_protocol(student.black_box(function, _protocol))
-    if verdicts is not None:
-        verdicts[function] = got
-    return got
+    return asked_once(verdicts, function, lambda: student.is_fair_protocol(student.black_box(function, _protocol)))
 
 
 def _expect_verdict(student, function, fair, why, *, verdicts=None, **kwargs):

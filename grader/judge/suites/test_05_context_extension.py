@@ -17,7 +17,8 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from grader.judge.hidden import context_extension as hidden
-from grader.judge.proxy import expect_close, expect_dtype, expect_equal, expect_raises, expect_shape, expect_true, fail
+from grader.judge.proxy import (asked_once, expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
+                                expect_true, fail, run_store)
 from grader.judge.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds
 from grader.sandbox.parent import StudentRaised
 
@@ -1111,15 +1112,15 @@ def _rotary(seq_len):
 
 
 _LEARNER_DIAGNOSES = pytest.StashKey[dict]()
-"""The learner's diagnosis of each hidden case, (method, bug, configuration), kept in the run's config (a
-pytest run of a suite judges one learner, as suite 03's stores): the named tests and their false-alarm and
+"""The learner's diagnosis of each hidden case, (method, bug, configuration), kept in the run's store
+(grader.judge.proxy.run_store): the named tests and their false-alarm and
 public-case checks meet the same cases again. Only answers are kept: a case whose call raised is asked again by
 the next test, as without the store. The property test over every case asks its own (its examples are drawn
 from its source: derandomized hypothesis)."""
 
 
 def _diagnoses(request) -> dict:
-    return request.config.stash.setdefault(_LEARNER_DIAGNOSES, {})
+    return run_store(request, _LEARNER_DIAGNOSES)
 
 
 def _diagnose(student, method, bug, head_dim, base, scale, original, *, store=None):
@@ -1128,15 +1129,12 @@ def _diagnose(student, method, bug, head_dim, base, scale, original, *, store=No
     ``store``: the learner's answers by case (:func:`_diagnoses`), read and filled."""
     what = (f"diagnose_rope(<{method} rotary module>, {method!r}, head_dim={head_dim}, base={base:g}, "
             f"scale={scale:g}, original_max_position_embeddings={original})")
-    case = (method, bug, head_dim, base, scale, original)
-    if store is not None and case in store:
-        return store[case], what
-    rotary = student.black_box(hidden.scaled_rope, _rotary, method=method, head_dim=head_dim, base=base,
-                               scale=scale, original_max_position_embeddings=original, bug=bug)
-    got = student.diagnose_rope(rotary, method, head_dim, base, scale, original)
-    if store is not None:
-        store[case] = got
-    return got, what
+
+    def ask():
+        rotary = student.black_box(hidden.scaled_rope, _rotary, method=method, head_dim=head_dim, base=base,
+                                   scale=scale, original_max_position_embeddings=original, bug=bug)
+        return student.diagnose_rope(rotary, method, head_dim, base, scale, original)
+    return asked_once(store, (method, bug, head_dim, base, scale, original), ask), what
 
 
 def _expect_diagnosis(student, method, bug, head_dim, base, scale, original, *, owned_elsewhere=None, store=None):
