@@ -412,10 +412,7 @@ def _grade_notebooks(paths: list[Path], *, skip_execution: bool, exercises: set[
         zygote = Zygote(limits)
     if not zygote.running() and (exercises is None or exercises) \
             and any(_gradable(grading) and grading.notebook is not None for grading in gradings):
-        try:
-            zygote.start()
-        except OSError:  # the first template starts it again, and says why it cannot
-            zygote.close(release=False)
+        zygote.start_early()
 
     def connect(notebook, suite_exercises: set[str]) -> _Connections:
         return _Connections(notebook, limits, suite_exercises, zygote)

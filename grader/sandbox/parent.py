@@ -393,6 +393,17 @@ class Zygote:
         self._child, self._control, self._python = child, ours, None
         self.starts += 1
 
+    def start_early(self) -> bool:
+        """:meth:`start` it now, ahead of its first template; False where it cannot be spawned
+        (nothing is left running and its folder is kept: the first template starts it again, and
+        reports why it cannot)."""
+        try:
+            self.start()
+        except OSError:
+            self.close(release=False)
+            return False
+        return True
+
     def new_workdir(self) -> Path:
         """A fresh folder for one notebook's template, inside the zygote's view."""
         self._notebooks += 1
@@ -493,12 +504,10 @@ def start_zygote(limits: Limits | None = None) -> Zygote | None:
     bubblewrap and it cannot confine here.
     """
     zygote = Zygote(limits)
-    try:
-        zygote.start()
-    except OSError:
-        zygote.close()
-        return None
-    return zygote
+    if zygote.start_early():
+        return zygote
+    zygote.close()
+    return None
 
 
 class Template:
