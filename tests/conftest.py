@@ -152,6 +152,12 @@ def variant(tmp_path: Path, suite: str, replace: dict[str, str] | None = None,
     return path
 
 
+def exercise_score(report, exercise: str) -> tuple[float, float]:
+    """(score, max score) of ``exercise``'s tests in ``report``."""
+    tests = [t for t in report.tests if t.exercise == exercise]
+    return sum(t.score for t in tests), sum(t.max_score for t in tests)
+
+
 def inline_notebook(path: Path, cells: list[tuple[str, str, list[str]]]) -> Path:
     """Write a notebook built from ``(kind, source, tags)`` triples ('code' or 'markdown')."""
     built = []

@@ -26,7 +26,7 @@ import pytest
 
 from grader.results import PASSED
 from tests.catalogue import modules
-from tests.conftest import one_worker_per_notebook, solution_notebooks
+from tests.conftest import exercise_score, one_worker_per_notebook, solution_notebooks
 
 
 @functools.cache
@@ -50,12 +50,6 @@ def is_constant(wrong) -> bool:
             return (len(body) == 1 and isinstance(body[0], ast.Return)
                     and isinstance(body[0].value, ast.Constant))
     return False
-
-
-def exercise_score(report, exercise: str) -> tuple[float, float]:
-    """(score, max score) of ``exercise``'s tests in ``report``."""
-    tests = [t for t in report.tests if t.exercise == exercise]
-    return sum(t.score for t in tests), sum(t.max_score for t in tests)
 
 
 _CONSTANT_SCORES: dict[tuple[str, str], float] = {}

@@ -19,7 +19,7 @@ from grader.results import CRASHED, ERROR, FAILED, MISSING, PASSED, TIMED_OUT
 from grader.sandbox.parent import Limits
 from grader.notebook.read import read_notebook
 from grader.notebook.release import release_notebook
-from tests.conftest import ROOT, SOLUTIONS, variant
+from tests.conftest import ROOT, SOLUTIONS, exercise_score, variant
 
 SUITE = "01_permutation_invariance"
 EXERCISES = {"scaled_dot_product_attention", "self_attention", "permutation_matrix",
@@ -34,10 +34,6 @@ def _statuses(report, exercise):
 def _full_marks(report, exercise):
     tests = [t for t in report.tests if t.exercise == exercise]
     return tests and all(t.status == PASSED for t in tests)
-
-
-def _score(report, exercise):
-    return sum(t.score for t in report.tests if t.exercise == exercise)
 
 
 # -- submissions graded together -----------------------------------------------------------------
@@ -174,21 +170,21 @@ def test_fifty_gigabyte_allocation_fails_cleanly(graded_together):
 @ONE_RUN
 def test_printing_all_tests_passed_changes_nothing(graded_together):
     report = graded_together["prints all passed"]
-    assert _score(report, "permutation_matrix") == 0
+    assert exercise_score(report, "permutation_matrix")[0] == 0
     assert all("All tests passed" not in t.output for t in report.tests)
 
 
 @ONE_RUN
 def test_monkeypatched_comparisons_do_not_reach_the_judge(graded_together):
     report = graded_together["monkeypatches"]
-    assert _score(report, "permutation_matrix") == 0
+    assert exercise_score(report, "permutation_matrix")[0] == 0
     assert _statuses(report, "permutation_matrix") <= {FAILED, ERROR}
 
 
 @ONE_RUN
 def test_object_whose_eq_is_always_true_is_rejected(graded_together):
     report = graded_together["liar"]
-    assert _score(report, "max_equivariance_error") == 0
+    assert exercise_score(report, "max_equivariance_error")[0] == 0
     assert any("cannot read" in t.output for t in report.tests)
 
 
