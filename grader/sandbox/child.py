@@ -308,8 +308,14 @@ def call(namespace: dict, request: dict) -> dict:
     return reply
 
 
-def dispatch(namespace: dict, message: bytes) -> bytes:
+def dispatch(namespace: dict, message) -> bytes:
     """Answer one encoded request (``load`` or ``call``) with an encoded reply; never raises."""
+    return b"".join(reply_parts(namespace, message))
+
+
+def reply_parts(namespace: dict, message) -> list:
+    """:func:`dispatch`'s reply as :func:`grader.sandbox.codec.encode_parts`' buffers (each large
+    array from its own memory), to be written before anything changes the values it holds."""
     request: dict = {}
     try:
         request = codec.decode(message, _resolver(namespace))
@@ -320,14 +326,28 @@ def dispatch(namespace: dict, message: bytes) -> bytes:
     except BaseException as exc:  # noqa: BLE001 - e.g. a callable argument that does not resolve
         reply = _error_reply(exc)
     try:
-        return codec.encode(reply)
+        return codec.encode_parts(reply)
     except BaseException as exc:  # noqa: BLE001 - the learner returned something unreadable
-        return codec.encode({"error": {
+        return codec.encode_parts({"error": {
             "type": "BadReturn", "mro": ["BadReturn"], "traceback": "",
             "message": f"{request.get('name')} returned a value the grader cannot read: {exc}"}})
 
 
-def _read_exactly(fd: int, size: int) -> bytes:
+def _read_exactly(fd: int, size: int):
+    """The next ``size`` bytes of ``fd``: ``bytes``, or for a large message the writable buffer of
+    :func:`grader.sandbox.codec.receive_buffer`, whose arrays the decoded values share."""
+    buffer = codec.receive_buffer(size)
+    if buffer is not None:
+        view, have = memoryview(buffer), 0
+        try:
+            while have < size:
+                count = os.readv(fd, [view[have:]])
+                if not count:
+                    raise EOFError
+                have += count
+        finally:
+            view.release()
+        return buffer
     chunks, remaining = [], size
     while remaining:
         chunk = os.read(fd, min(remaining, 1 << 20))
@@ -350,7 +370,7 @@ def serve(read_fd: int, write_fd: int, namespace: dict | None = None, *,
             message = _read_exactly(read_fd, codec.frame_length(_read_exactly(read_fd, 8)))
         except EOFError:
             break
-        codec.write_frame(writer, dispatch(namespace, message))
+        codec.write_frame(writer, reply_parts(namespace, message))
         answered += 1
     writer.flush()
     _PIPE.clear()

@@ -30,14 +30,18 @@ grader serves callbacks while it waits for that call's reply; see
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import io
 import json
+import math
+import mmap
 import secrets
 import signal
 import struct
 import threading
 import weakref
+import zipfile
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable
 
@@ -45,6 +49,12 @@ import numpy as np
 
 MAX_MESSAGE_BYTES = 1 << 30
 """Largest message either side accepts (1 GiB)."""
+
+LARGE_BYTES = 1 << 20
+"""A message of at least this size (1 MiB) is read into memory of its own (:func:`receive_buffer`),
+whose arrays the decoded values then use in place; an array of at least this size is sent from its
+own memory (:func:`encode_parts`). Smaller ones are copied, which costs less than the system calls
+and page mappings that avoiding the copy would take."""
 
 
 class CodecError(ValueError):
@@ -298,49 +308,255 @@ def encode(value: Any, boxes: dict | None = None) -> bytes:
     :class:`BlackBox` values are sent by handle; with ``boxes`` given, each is also recorded there
     by handle, for the sender to serve the callbacks while the reply is pending.
     """
+    return b"".join(encode_parts(value, boxes))
+
+
+def encode_parts(value: Any, boxes: dict | None = None) -> list:
+    """:func:`encode`'s message as the list of buffers it is made of, in order, to be written out
+    with one ``writev`` (or joined): an array of :data:`LARGE_BYTES` or more is a view of its own
+    memory, the rest is copied into ``bytearray`` parts. The views are valid while the arrays and
+    tensors in ``value`` are alive and unchanged: write the parts before either changes.
+
+    A (65536, 128) table of float32 is 32 MiB: built into one ``bytes`` object, the message cost
+    the sender a copy of every table and the page faults of that fresh memory.
+    """
     encoder = _Encoder(boxes)
     header = json.dumps(encoder.encode(value)).encode()
-    buffer = io.BytesIO()
-    _write_archive(buffer, {"__header__": np.frombuffer(header, dtype=np.uint8), **encoder.arrays})
-    return buffer.getvalue()
+    stream = _Parts()
+    _write_archive(stream, {"__header__": np.frombuffer(header, dtype=np.uint8), **encoder.arrays})
+    return stream.parts()
+
+
+class _Parts(io.RawIOBase):
+    """A seekable stream that keeps what is written to it as a list of buffers (for
+    :func:`encode_parts`): a write of :data:`LARGE_BYTES` or more at the end is kept as a reference
+    to the caller's buffer, any other write is copied. ``zipfile`` goes back to rewrite each entry's
+    local header once the entry is written; such a rewrite lands in copied bytes, and one that
+    would touch a referenced buffer raises ``ValueError``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._starts: list[int] = [0]
+        self._buffers: list = [bytearray()]
+        self._position = self._size = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: self._size}[whence]
+        if base + offset < 0:
+            raise ValueError("negative seek position")
+        self._position = base + offset
+        return self._position
+
+    def write(self, data) -> int:
+        view = memoryview(data).cast("B")
+        length = len(view)
+        if self._position == self._size:
+            if length >= LARGE_BYTES:
+                self._starts += [self._size, self._size + length]
+                self._buffers += [view, bytearray()]
+            else:
+                self._buffers[-1] += view
+            self._size += length
+        else:
+            self._overwrite(view)
+        self._position += length
+        return length
+
+    def _overwrite(self, view: memoryview) -> None:
+        if self._position + len(view) > self._size:
+            raise ValueError("a write that starts inside the stream must end inside it")
+        done = 0
+        while done < len(view):
+            at = self._position + done
+            index = max(i for i, start in enumerate(self._starts) if start <= at)
+            buffer = self._buffers[index]
+            if not isinstance(buffer, bytearray):
+                raise ValueError("a rewrite would change a referenced buffer")
+            offset = at - self._starts[index]
+            count = min(len(view) - done, len(buffer) - offset)
+            buffer[offset:offset + count] = view[done:done + count]
+            done += count
+
+    def parts(self) -> list:
+        """The buffers, in order, empty ones left out."""
+        return [buffer for buffer in self._buffers if len(buffer)]
+
+
+ARRAY_ALIGNMENT = 64
+"""Every array's data starts at a multiple of this many bytes from the message's start (numpy's
+own alignment of an array in a ``.npy`` file), so that a receiver may use it in place."""
+
+_PADDING_FIELD = 0xD935
+"""The id of the extra field that pads an entry's local header to :data:`ARRAY_ALIGNMENT` (the
+one Android's ``zipalign`` writes); zip readers skip extra fields they do not know."""
+
+_ZIP64_FIELD_BYTES = struct.calcsize("<HHQQ")
+"""The zip64 extra field that ``zipfile`` adds to each local header when zip64 is forced."""
 
 
 def _write_archive(stream: BinaryIO, arrays: dict[str, np.ndarray]) -> None:
-    """What ``np.savez(stream, **arrays)`` writes (an uncompressed zip of ``.npy`` entries, zip64
-    forced, each array in C order), without its copy of every array into new 16 MiB chunks when
-    ``stream`` is not a file: each array's memory goes into the archive as it is, a large message
-    costs one copy (the stream's) instead of two, and the judge no page faults for the chunks."""
-    import zipfile
-
+    """An uncompressed zip of ``.npy`` entries, zip64 forced, each array in C order: the archive
+    ``np.savez(stream, **arrays)`` writes, with two differences. Each array's memory goes into the
+    archive as it is, without ``savez``'s copy into new 16 MiB chunks (a large message costs one
+    copy, or none with :func:`encode_parts`). And each entry's local header carries an extra field
+    of padding, so that the array's data starts at a multiple of :data:`ARRAY_ALIGNMENT` bytes
+    from the start of the archive (``np.load`` reads it as it reads ``savez``'s)."""
     with zipfile.ZipFile(stream, mode="w", compression=zipfile.ZIP_STORED,
                          allowZip64=True) as archive:
         for key, array in arrays.items():
             if not array.flags.c_contiguous:
                 array = np.array(array, order="C")
-            with archive.open(f"{key}.npy", "w", force_zip64=True) as entry:
-                header = np.lib.format.header_data_from_array_1_0(array)
-                try:
-                    np.lib.format.write_array_header_1_0(entry, header)
-                except ValueError:  # a header over 64 KiB (a very long shape)
-                    np.lib.format.write_array_header_2_0(entry, header)
+            npy = io.BytesIO()
+            header = np.lib.format.header_data_from_array_1_0(array)
+            try:
+                np.lib.format.write_array_header_1_0(npy, header)
+            except ValueError:  # a header over 64 KiB (a very long shape)
+                np.lib.format.write_array_header_2_0(npy, header)
+            entry = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            entry.external_attr = 0o600 << 16
+            fixed = (zipfile.sizeFileHeader + len(entry.filename.encode("ascii"))
+                     + _ZIP64_FIELD_BYTES + 4 + npy.tell())
+            padding = -(stream.tell() + fixed) % ARRAY_ALIGNMENT
+            entry.extra = struct.pack("<HH", _PADDING_FIELD, padding) + bytes(padding)
+            with archive.open(entry, "w", force_zip64=True) as out:
+                out.write(npy.getbuffer())
                 if array.size and array.itemsize:
-                    entry.write(memoryview(array.reshape(-1).view(np.uint8)))
+                    out.write(memoryview(array.reshape(-1).view(np.uint8)))
 
 
-def decode(message: bytes, resolve: Callable[[str, str, dict], Any] | None = None) -> Any:
+def decode(message, resolve: Callable[[str, str, dict], Any] | None = None) -> Any:
     """Read a message written by :func:`encode`, never unpickling anything.
+
+    ``message``: ``bytes``, or a writable buffer (``bytearray``, ``mmap``; :func:`receive_buffer`)
+    that the decoded arrays and tensors then share (each aligned array is a view of it; the others,
+    and every array of a read-only message, are copies).
 
     ``resolve(kind, name, kwargs)`` turns callable references into functions (``kind``
     ``"student"``, ``"fixture"`` or ``"box"``, whose ``name`` is the box's handle); without it they
     come back as :class:`StudentRef` / :class:`FixtureRef` records, and a box as its handle.
     """
     try:
-        archive = np.load(io.BytesIO(message), allow_pickle=False)
-        arrays = {key: archive[key] for key in archive.files}
+        arrays = _read_archive(message)
         header = json.loads(bytes(arrays.pop("__header__")).decode())
     except Exception as exc:  # any malformed input is the sender's fault
         raise CodecError(f"malformed message: {exc}") from None
     return _decode(header, arrays, resolve)
+
+
+class _Reader(io.RawIOBase):
+    """A read-only, seekable file over a buffer, for ``zipfile`` to read a message's directory
+    without a copy of the message (``io.BytesIO`` copies anything but ``bytes``)."""
+
+    def __init__(self, view: memoryview) -> None:
+        super().__init__()
+        self._view, self._position = view, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: len(self._view)}[whence]
+        self._position = max(base + offset, 0)
+        return self._position
+
+    def readinto(self, target) -> int:
+        chunk = self._view[self._position:self._position + len(target)]
+        target[:len(chunk)] = chunk
+        self._position += len(chunk)
+        return len(chunk)
+
+
+_NPY_MAGIC = b"\x93NUMPY"
+_NPY_LENGTH_FIELDS = {(1, 0): "<H", (2, 0): "<I"}
+"""The ``.npy`` format versions a message may use, with the format of their header-length field
+(numpy's ``numpy.lib.format``: magic, two version bytes, the length, then the header)."""
+
+
+def _read_archive(message) -> dict[str, np.ndarray]:
+    """The arrays of a message by name, ``.npy`` left off: what ``np.load`` gives, without its copy
+    of each array into new memory and its checksum pass over it, where ``message`` is writable.
+
+    ``zipfile`` reads the archive's directory and numpy each entry's ``.npy`` header
+    (:func:`_array_header`); each array is then read in place (``np.frombuffer``) at the offset the
+    entry's local header gives (PKWARE's APPNOTE 4.3.7). Raises on anything malformed: a
+    compressed entry, an entry outside the message, a size that does not match the header, an
+    object dtype.
+    """
+    view = memoryview(message).cast("B")
+    writable = not view.readonly
+    with zipfile.ZipFile(_Reader(view)) as archive:
+        entries = archive.infolist()
+    arrays: dict[str, np.ndarray] = {}
+    for entry in entries:
+        if entry.compress_type != zipfile.ZIP_STORED or not entry.filename.endswith(".npy"):
+            raise CodecError(f"entry {entry.filename!r} is not a stored .npy file")
+        local = struct.unpack(zipfile.structFileHeader,
+                              view[entry.header_offset:entry.header_offset + zipfile.sizeFileHeader])
+        if local[0] != zipfile.stringFileHeader:
+            raise CodecError(f"entry {entry.filename!r} has no local header")
+        start = entry.header_offset + zipfile.sizeFileHeader + local[10] + local[11]
+        end = start + entry.file_size
+        if end > len(view):
+            raise CodecError(f"entry {entry.filename!r} runs past the end of the message")
+        version = tuple(view[start + len(_NPY_MAGIC):start + len(_NPY_MAGIC) + 2])
+        if bytes(view[start:start + len(_NPY_MAGIC)]) != _NPY_MAGIC or version not in _NPY_LENGTH_FIELDS:
+            raise CodecError(f"entry {entry.filename!r} is not a .npy file of version 1.0 or 2.0")
+        field = _NPY_LENGTH_FIELDS[version]
+        prefix = len(_NPY_MAGIC) + 2 + struct.calcsize(field)
+        (length,) = struct.unpack(field, view[start + prefix - struct.calcsize(field):start + prefix])
+        shape, fortran, dtype = _array_header(bytes(view[start:start + prefix + length]))
+        count = math.prod(shape)
+        data = start + prefix + length
+        if data + count * dtype.itemsize != end:
+            raise CodecError(f"entry {entry.filename!r}: its size does not match its header")
+        array = (np.frombuffer(view, dtype=dtype, count=count, offset=data) if count
+                 else np.empty(0, dtype=dtype))
+        array = array.reshape(shape[::-1]).T if fortran else array.reshape(shape)
+        if not writable or not array.flags.aligned:
+            array = array.copy(order="K")
+        arrays[entry.filename[:-len(".npy")]] = array
+    return arrays
+
+
+@functools.lru_cache(maxsize=512)
+def _array_header(raw: bytes) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, Fortran order, dtype) of a ``.npy`` header (``raw``: magic to the header's end), as
+    numpy reads it; raises on a malformed header or an object dtype. Kept by header: a suite's
+    messages repeat a few shapes, and numpy's reading (``ast.literal_eval``) costs 30 us each."""
+    stream = io.BytesIO(raw)
+    version = np.lib.format.read_magic(stream)
+    read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+            else np.lib.format.read_array_header_2_0)
+    shape, fortran, dtype = read(stream)
+    if dtype.hasobject:
+        raise CodecError("arrays of objects cannot be read")
+    if stream.read():
+        raise CodecError("malformed .npy header")
+    return shape, bool(fortran), dtype
+
+
+def receive_buffer(size: int):
+    """Memory for a message of ``size`` bytes that is about to be read: for :data:`LARGE_BYTES` or
+    more, a fresh anonymous mapping (page-aligned, not zeroed by a pass of its own, given back whole
+    once the last array decoded from it is gone); None for a smaller one, read as ``bytes``."""
+    if size < LARGE_BYTES:
+        return None
+    return mmap.mmap(-1, size)
 
 
 def _decode(node: Any, arrays: dict, resolve) -> Any:
@@ -406,15 +622,19 @@ def _as_view(x: Any, layout: str | None, lib: Any) -> Any:
     return buffer[..., 1::2]
 
 
-def write_frame(stream: BinaryIO, payload: bytes) -> None:
+def write_frame(stream: BinaryIO, payload) -> None:
     """Write one length-prefixed frame and flush; a frame of up to 1 MiB in one write (the
-    reader wakes once for it, not once for the prefix and again for the payload)."""
-    prefix = struct.pack(">Q", len(payload))
-    if len(payload) <= 1 << 20:
-        stream.write(prefix + payload)
+    reader wakes once for it, not once for the prefix and again for the payload). ``payload``:
+    bytes, or :func:`encode_parts`' list of buffers (each large part written from its own memory)."""
+    parts = [payload] if isinstance(payload, (bytes, bytearray, memoryview)) else list(payload)
+    size = sum(len(part) for part in parts)
+    prefix = struct.pack(">Q", size)
+    if size <= 1 << 20:
+        stream.write(b"".join([prefix, *parts]))
     else:
         stream.write(prefix)
-        stream.write(payload)
+        for part in parts:
+            stream.write(part)
     stream.flush()
 
 

@@ -166,6 +166,13 @@ an unprivileged process, ``/proc/sys/fs/pipe-max-size``; 64 KiB by default): a b
 of 64 MiB crosses in 64 wake-ups of the reader instead of 1,024."""
 
 
+try:
+    _IOV_MAX = max(int(os.sysconf("SC_IOV_MAX")), 16)
+except (ValueError, OSError, AttributeError):
+    _IOV_MAX = 16
+"""How many buffers one ``writev`` takes (POSIX guarantees 16; Linux takes 1,024)."""
+
+
 def _pipe() -> tuple[int, int]:
     """``os.pipe()`` with a buffer of :data:`PIPE_BYTES` where the system allows it (else its own)."""
     read, write = os.pipe()
@@ -237,7 +244,7 @@ class _Channel:
     def send(self, request: dict, *, what: str) -> dict[str, codec.BlackBox]:
         """Write ``request``; the black boxes it lends, for :meth:`receive`."""
         boxes: dict[str, codec.BlackBox] = {}
-        message = codec.encode(request, boxes)
+        message = codec.encode_parts(request, boxes)
         try:
             self._write(message)
         except BrokenPipeError as exc:
@@ -258,11 +265,14 @@ class _Channel:
         try:
             while True:
                 prefix = self._read(8, deadline, what)
-                payload = self._read(codec.frame_length(prefix), deadline, what)
+                size = codec.frame_length(prefix)
+                buffer = codec.receive_buffer(size)
+                payload = (self._read(size, deadline, what) if buffer is None
+                           else self._read_into(buffer, deadline, what))
                 reply = codec.decode(payload)
                 if not (isinstance(reply, dict) and reply.get("op") == "callback"):
                     break
-                self._write(codec.encode(codec.run_callback(
+                self._write(codec.encode_parts(codec.run_callback(
                     boxes.get(str(reply.get("handle"))), reply.get("args"), reply.get("kwargs"))))
         except (BrokenPipeError, EOFError, codec.CodecError, RecursionError) as exc:
             raise self.crashed(what, exc) from None
@@ -270,16 +280,17 @@ class _Channel:
             raise self.crashed(what, "a reply that is not a message")
         return reply
 
-    def _write(self, message: bytes) -> None:
-        """The length prefix and ``message`` in one system call (one wake-up of the reader), the
-        rest of a long message in more where the pipe takes it in parts."""
-        parts = [len(message).to_bytes(8, "big"), memoryview(message)]
+    def _write(self, parts: list) -> None:
+        """The length prefix and the message's ``parts`` (:func:`grader.sandbox.codec.encode_parts`)
+        in one system call (one wake-up of the reader), the rest of a long message in more where
+        the pipe takes it in parts; each large part goes from its own memory."""
+        parts = [sum(len(part) for part in parts).to_bytes(8, "big"), *map(memoryview, parts)]
         while parts:
-            written = os.writev(self.to_child, parts)
+            written = os.writev(self.to_child, parts[:_IOV_MAX])
             while parts and written >= len(parts[0]):
                 written -= len(parts.pop(0))
             if parts:
-                parts[0] = memoryview(parts[0])[written:]
+                parts[0] = parts[0][written:]
 
     _READ_AHEAD = 1 << 16
     """Bytes asked of the pipe at least per read: a short reply's prefix and payload in one."""
@@ -287,12 +298,7 @@ class _Channel:
     def _read(self, size: int, deadline: float, what: str) -> bytes:
         chunks, have = ([self._ahead], len(self._ahead)) if self._ahead else ([], 0)
         while have < size:
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([self.from_child], [], [], max(left, 0))
-            if not ready:
-                self.close()
-                raise StudentTimeout(f"{what} did not finish within the time limit; "
-                                     "look for an endless loop or a very slow computation")
+            self._wait_readable(deadline, what)
             chunk = os.read(self.from_child, min(max(size - have, self._READ_AHEAD), 1 << 20))
             if not chunk:
                 raise EOFError
@@ -304,6 +310,33 @@ class _Channel:
             return data
         self._ahead = data[size:]
         return data[:size]
+
+    def _wait_readable(self, deadline: float, what: str) -> None:
+        """Wait until the pipe from the child can be read; past ``deadline``, close the channel
+        and raise :class:`StudentTimeout`."""
+        ready, _, _ = select.select([self.from_child], [], [], max(deadline - time.monotonic(), 0))
+        if not ready:
+            self.close()
+            raise StudentTimeout(f"{what} did not finish within the time limit; "
+                                 "look for an endless loop or a very slow computation")
+
+    def _read_into(self, buffer, deadline: float, what: str):
+        """Fill ``buffer`` (:func:`grader.sandbox.codec.receive_buffer`) with the next
+        ``len(buffer)`` bytes, never reading past them; returns ``buffer``."""
+        view = memoryview(buffer)
+        have = min(len(self._ahead), len(view))
+        view[:have] = self._ahead[:have]
+        self._ahead = self._ahead[have:]
+        try:
+            while have < len(view):
+                self._wait_readable(deadline, what)
+                count = os.readv(self.from_child, [view[have:]])
+                if not count:
+                    raise EOFError
+                have += count
+        finally:
+            view.release()
+        return buffer
 
     def crashed(self, what: str, cause: object) -> "StudentCrashed":
         code = self.child.exit_status(timeout=5)

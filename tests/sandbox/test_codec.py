@@ -101,8 +101,9 @@ def test_views_without_dimensions_arrive_as_they_are_and_bad_layouts_are_refused
 
 
 def test_the_channel_reads_back_frames_of_any_length_written_in_one_go():
-    """The grader's end of a child's pipes writes a frame's prefix and payload in one call and
-    reads ahead: a long frame and the short ones after it arrive whole and in order."""
+    """The grader's end of a child's pipes writes a frame's prefix and payload (in parts) in one
+    call and reads ahead: a long frame (read into a buffer of its own) and the short ones after it
+    arrive whole and in order."""
     import os
     import threading
     import time
@@ -112,12 +113,18 @@ def test_the_channel_reads_back_frames_of_any_length_written_in_one_go():
     read_fd, write_fd = os.pipe()
     channel = _Channel(None, write_fd, read_fd)
     messages = [os.urandom(3 << 20), b"x", b"", os.urandom(70_000)]
-    writer = threading.Thread(target=lambda: [channel._write(m) for m in messages])
+    writer = threading.Thread(target=lambda: [channel._write([m[:1000], m[1000:]]) for m in messages])
     writer.start()
+
+    def read(deadline):
+        size = codec.frame_length(channel._read(8, deadline, "test"))
+        buffer = codec.receive_buffer(size)
+        if buffer is None:
+            return channel._read(size, deadline, "test")
+        return bytes(channel._read_into(buffer, deadline, "test"))
     try:
         deadline = time.monotonic() + 30
-        received = [channel._read(codec.frame_length(channel._read(8, deadline, "test")),
-                                  deadline, "test") for _ in messages]
+        received = [read(deadline) for _ in messages]
     finally:
         writer.join()
         os.close(read_fd)
@@ -141,3 +148,72 @@ def test_messages_are_the_archives_numpy_writes():
     ours, numpys = zipfile.ZipFile(ours), zipfile.ZipFile(numpys)
     assert ours.namelist() == numpys.namelist()
     assert all(ours.read(name) == numpys.read(name) for name in numpys.namelist())
+
+
+def test_every_array_starts_aligned_and_a_writable_message_is_shared():
+    """Each array's data starts at a multiple of 64 bytes from the message's start (a padding
+    field in its local header), whatever the sizes before it; decoding a writable buffer gives
+    arrays and tensors that use it in place, decoding bytes gives copies; np.load reads both."""
+    import torch
+
+    value = [np.arange(3, dtype=np.int8), torch.arange(5.0), np.ones((7, 3), dtype=np.complex128),
+             torch.zeros(3, dtype=torch.bool), np.arange(1 << 18, dtype=np.float32)]
+    message = codec.encode(value)
+    assert b"".join(codec.encode_parts(value)) == message
+    shared = bytearray(message)
+    arrays = codec._read_archive(shared)
+    base = np.frombuffer(shared, dtype=np.uint8).ctypes.data
+    for key, array in arrays.items():
+        assert (array.ctypes.data - base) % codec.ARRAY_ALIGNMENT == 0, key
+    with np.load(io.BytesIO(message)) as archive:
+        assert sorted(archive.files) == sorted(arrays)
+        assert all(np.array_equal(archive[key], arrays[key]) for key in archive.files)
+    decoded = codec.decode(shared)
+    decoded[1][0] = 42.0  # a view of the buffer: the change shows in it
+    assert codec.decode(shared)[1][0] == 42.0
+    copied = codec.decode(message)
+    copied[1][0] = 7.0
+    assert codec.decode(message)[1][0] == 0.0
+    assert all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(copied[2:], value[2:]))
+
+
+def test_large_arrays_are_sent_from_their_own_memory():
+    """encode_parts keeps an array of LARGE_BYTES or more as a view of its memory (no copy), and
+    the parts join into the message encode writes."""
+    big = np.arange(codec.LARGE_BYTES // 4, dtype=np.float32)
+    parts = codec.encode_parts({"ok": (big, 3)})
+    assert any(isinstance(part, memoryview) and part.obj is not None and len(part) == big.nbytes
+               and np.shares_memory(np.frombuffer(part, dtype=np.uint8), big) for part in parts)
+    decoded = codec.decode(b"".join(parts))
+    assert np.array_equal(decoded["ok"][0], big) and decoded["ok"][1] == 3
+
+
+@pytest.mark.parametrize("damage", ["compressed", "past the end", "size", "object"])
+def test_malformed_archives_are_refused(damage):
+    """A message whose entry is compressed, runs past the end, disagrees with its header's size
+    or holds objects: CodecError, never a crash or a read outside the message."""
+    import zipfile
+
+    buffer = io.BytesIO()
+    array = np.arange(10, dtype=np.float64)
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED if damage == "compressed"
+                         else zipfile.ZIP_STORED) as archive:
+        archive.writestr("__header__.npy", _npy(np.frombuffer(b'{"array": "a0", "kind": "numpy", '
+                                                               b'"dtype": "<f8"}', dtype=np.uint8)))
+        body = _npy(array)
+        if damage == "size":
+            body = body[:-8]
+        if damage == "object":
+            body = body.replace(b"'<f8'", b"'|O' ")
+        archive.writestr("a0.npy", body)
+    message = buffer.getvalue()
+    if damage == "past the end":
+        message = message[:200] + message[260:]
+    with pytest.raises(codec.CodecError):
+        codec.decode(bytearray(message))
+
+
+def _npy(array: np.ndarray) -> bytes:
+    stream = io.BytesIO()
+    np.save(stream, array)
+    return stream.getvalue()
