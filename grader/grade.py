@@ -113,7 +113,8 @@ class _Connections:
 
     The template (started by :meth:`prepare`, or when the first test needs it) imports torch and
     loads the cells once; each exercise gets a child forked from it, closed as soon as a test of
-    another exercise starts, so at most one sandbox is alive at any moment. An exercise whose
+    another exercise starts, so at most one sandbox runs at any moment (the one closed may take
+    a few milliseconds more to exit, SIGKILLed, while the next forks). An exercise whose
     call timed out is not called again: its remaining tests fail at once (``TIMED_OUT``), which
     bounds the time a never-returning exercise can cost; nor is one whose call ran out of memory
     (each call would fill the memory up to the limit again).
@@ -222,7 +223,9 @@ class _Connections:
         if self.current is not None and self.current[0] == exercise:
             return self.current[1]
         if self.current is not None:
-            self.current[1].close()
+            # Not waited for: the next sandbox forks while this one exits (about 10 ms of giving
+            # its memory back, on the other core); closing the template waits for both.
+            self.current[1].close(wait=False)
             self.current = None
         if exercise in self.failures:
             raise self.failures[exercise]

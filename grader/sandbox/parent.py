@@ -134,13 +134,15 @@ class _Child:
         self.inner = pid if inner is None else inner
         self.bwrap = bwrap
 
-    def kill(self) -> None:
+    def kill(self, *, wait: bool = True) -> None:
+        """SIGKILL the child and everything below it; with ``wait``, until all of it is gone
+        (:func:`grader.sandbox.supervise.kill_tree`; a spawned child is always waited for)."""
         if self.pid > 0:
             try:
                 os.killpg(self.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-            supervise.kill_tree(self.pid)
+            supervise.kill_tree(self.pid, wait=wait or self.popen is not None)
         if self.popen is not None:
             self.popen.wait()
 
@@ -351,8 +353,8 @@ class _Channel:
             how = f"exited with status {code} (sys.exit or os._exit in your code?)"
         return StudentCrashed(f"the sandbox process {how} while {what}")
 
-    def close(self) -> None:
-        self.child.kill()
+    def close(self, *, wait: bool = True) -> None:
+        self.child.kill(wait=wait)
         for fd in (self.to_child, self.from_child):
             try:
                 os.close(fd)
@@ -815,10 +817,12 @@ class Sandbox:
             self.close(remove_workdir=False)
             self.start()
 
-    def close(self, *, remove_workdir: bool = True) -> None:
-        """Kill the child (and anything it started) and release the pipes."""
+    def close(self, *, remove_workdir: bool = True, wait: bool = True) -> None:
+        """Kill the child (and anything it started) and release the pipes. Without ``wait``, a
+        forked child is sent SIGKILL and not waited for: its template's close, which waits for
+        every process below the template, still finds anything left."""
         if self._channel is not None:
-            self._channel.close()
+            self._channel.close(wait=wait)
             self._channel = None
             keep = {self.template.root} if self.template is not None and self.template.root else set()
             supervise.kill_strays(keep)
