@@ -741,7 +741,7 @@ def run_suite(suite: str, connect: Callable[[str], tuple[Call, list[str]]], *,
     # run gc.collect() several times at the end (over a second with torch loaded).
     args = [str(path), "-s", "-p", "no:cacheprovider", "-p", "no:terminal",
             "-p", "no:legacypath", "-p", "no:unraisableexception", "-p", "no:threadexception",
-            "-p", "no:logging", "-p", "no:faulthandler", "-p", "no:doctest", "-p", "no:junitxml",
+            "-p", "no:logging", "-p", "no:faulthandler", "-p", "no:doctest",
             "-p", "no:pastebin", "-p", "no:stepwise", "-p", "no:setuponly", "-p", "no:setupplan",
             "--import-mode=importlib", "-c", str(SUITES_DIR / "pytest.ini"),
             "--rootdir", str(SUITES_DIR), "-W", "ignore::DeprecationWarning"]
