@@ -1,9 +1,14 @@
 """The data format that crosses the boundary between the grader and the learner's code.
 
-A message is one ``.npz`` archive (read back with ``allow_pickle=False``): every array is an
-entry of its own, and a JSON header (entry ``__header__``, bytes) describes the structure that
-holds them. Nothing in a message can execute code when it is read, so the grader may decode
-whatever the sandboxed learner code sends.
+A message is one ``.npz`` archive (``np.load`` reads it): every array is an entry of its own, its
+data aligned to 64 bytes from the message's start, and a JSON header (entry ``__header__``,
+bytes) describes the structure that holds them. ``zipfile`` reads the archive's directory and
+numpy each entry's ``.npy`` header; no object dtype is accepted, and nothing in a message can
+execute code when it is read, so the grader may decode whatever the sandboxed learner code sends.
+A large message is read into memory of its own and its arrays are used in place
+(:func:`receive_buffer`, :func:`decode`), and its arrays are written from their own memory
+(:func:`encode_parts`): a (65536, 128) float32 table crosses with no copy on either side but the
+pipe's.
 
 Supported values: ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, lists, tuples,
 dicts with string keys, numpy arrays of numeric or bool dtype, torch tensors of those dtypes
