@@ -338,16 +338,7 @@ def _read_exactly(fd: int, size: int):
     :func:`grader.sandbox.codec.receive_buffer`, whose arrays the decoded values share."""
     buffer = codec.receive_buffer(size)
     if buffer is not None:
-        view, have = memoryview(buffer), 0
-        try:
-            while have < size:
-                count = os.readv(fd, [view[have:]])
-                if not count:
-                    raise EOFError
-                have += count
-        finally:
-            view.release()
-        return buffer
+        return codec.fill(fd, buffer)
     chunks, remaining = [], size
     while remaining:
         chunk = os.read(fd, min(remaining, 1 << 20))

@@ -41,6 +41,7 @@ import io
 import json
 import math
 import mmap
+import os
 import secrets
 import signal
 import struct
@@ -332,7 +333,30 @@ def encode_parts(value: Any, boxes: dict | None = None) -> list:
     return stream.parts()
 
 
-class _Parts(io.RawIOBase):
+class _Seekable(io.RawIOBase):
+    """The position of a seekable stream of ``self._end()`` bytes held in memory (:class:`_Parts`,
+    :class:`_Reader`). No ``__len__``: ``zipfile`` takes a stream that is false for a closed one."""
+
+    _position = 0
+
+    def _end(self) -> int:
+        raise NotImplementedError
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: self._end()}[whence]
+        if base + offset < 0:
+            raise ValueError("negative seek position")
+        self._position = base + offset
+        return self._position
+
+
+class _Parts(_Seekable):
     """A seekable stream that keeps what is written to it as a list of buffers (for
     :func:`encode_parts`): a write of :data:`LARGE_BYTES` or more at the end is kept as a reference
     to the caller's buffer, any other write is copied. ``zipfile`` goes back to rewrite each entry's
@@ -343,23 +367,13 @@ class _Parts(io.RawIOBase):
         super().__init__()
         self._starts: list[int] = [0]
         self._buffers: list = [bytearray()]
-        self._position = self._size = 0
+        self._size = 0
+
+    def _end(self) -> int:
+        return self._size
 
     def writable(self) -> bool:
         return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._position
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: self._size}[whence]
-        if base + offset < 0:
-            raise ValueError("negative seek position")
-        self._position = base + offset
-        return self._position
 
     def write(self, data) -> int:
         view = memoryview(data).cast("B")
@@ -457,27 +471,19 @@ def decode(message, resolve: Callable[[str, str, dict], Any] | None = None) -> A
     return _decode(header, arrays, resolve)
 
 
-class _Reader(io.RawIOBase):
+class _Reader(_Seekable):
     """A read-only, seekable file over a buffer, for ``zipfile`` to read a message's directory
     without a copy of the message (``io.BytesIO`` copies anything but ``bytes``)."""
 
     def __init__(self, view: memoryview) -> None:
         super().__init__()
-        self._view, self._position = view, 0
+        self._view = view
+
+    def _end(self) -> int:
+        return len(self._view)
 
     def readable(self) -> bool:
         return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._position
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: len(self._view)}[whence]
-        self._position = max(base + offset, 0)
-        return self._position
 
     def readinto(self, target) -> int:
         chunk = self._view[self._position:self._position + len(target)]
@@ -553,6 +559,24 @@ def _array_header(raw: bytes) -> tuple[tuple[int, ...], bool, np.dtype]:
     if stream.read():
         raise CodecError("malformed .npy header")
     return shape, bool(fortran), dtype
+
+
+def fill(fd: int, buffer, have: int = 0, wait: Callable[[], None] | None = None):
+    """Read from ``fd`` into ``buffer`` (:func:`receive_buffer`) from offset ``have`` to its end,
+    never past it; ``wait()`` before each read (it may raise, e.g. at a deadline). Raises
+    ``EOFError`` if ``fd`` ends first; returns ``buffer``."""
+    view = memoryview(buffer)
+    try:
+        while have < len(view):
+            if wait is not None:
+                wait()
+            count = os.readv(fd, [view[have:]])
+            if not count:
+                raise EOFError
+            have += count
+    finally:
+        view.release()
+    return buffer
 
 
 def receive_buffer(size: int):

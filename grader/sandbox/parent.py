@@ -325,20 +325,11 @@ class _Channel:
     def _read_into(self, buffer, deadline: float, what: str):
         """Fill ``buffer`` (:func:`grader.sandbox.codec.receive_buffer`) with the next
         ``len(buffer)`` bytes, never reading past them; returns ``buffer``."""
-        view = memoryview(buffer)
-        have = min(len(self._ahead), len(view))
-        view[:have] = self._ahead[:have]
+        have = min(len(self._ahead), len(buffer))
+        buffer[:have] = self._ahead[:have]
         self._ahead = self._ahead[have:]
-        try:
-            while have < len(view):
-                self._wait_readable(deadline, what)
-                count = os.readv(self.from_child, [view[have:]])
-                if not count:
-                    raise EOFError
-                have += count
-        finally:
-            view.release()
-        return buffer
+        return codec.fill(self.from_child, buffer, have,
+                          wait=lambda: self._wait_readable(deadline, what))
 
     def crashed(self, what: str, cause: object) -> "StudentCrashed":
         code = self.child.exit_status(timeout=5)
