@@ -328,8 +328,13 @@ def encode_parts(value: Any, boxes: dict | None = None) -> list:
     """
     encoder = _Encoder(boxes)
     header = json.dumps(encoder.encode(value)).encode()
+    arrays = {"__header__": np.frombuffer(header, dtype=np.uint8), **encoder.arrays}
+    if all(array.nbytes < LARGE_BYTES for array in encoder.arrays.values()):
+        small = io.BytesIO()  # nothing to keep by reference: one buffer, written by C code
+        _write_archive(small, arrays)
+        return [small.getbuffer()]
     stream = _Parts()
-    _write_archive(stream, {"__header__": np.frombuffer(header, dtype=np.uint8), **encoder.arrays})
+    _write_archive(stream, arrays)
     return stream.parts()
 
 
