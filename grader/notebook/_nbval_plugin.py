@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import deque
 from pathlib import Path
 from queue import Empty
 
@@ -52,13 +53,23 @@ class KernelDiedError(RuntimeError):
 def _await_reply(self, msg_id, timeout=None):
     """nbval's wait for a cell's reply, which also records the reply (for the check of hidden
     errors below) and ends as soon as the kernel's process is gone: a kernel that died (an
-    ``os._exit`` in the learner's code) would otherwise be waited for until the cell's time-out."""
+    ``os._exit`` in the learner's code) would otherwise be waited for until the cell's time-out.
+    Meanwhile it reads what the kernel publishes every :data:`OUTPUT_POLL_SECONDS`
+    (:func:`_read_output`), so that a cell's output is cut at :data:`OUTPUT_BYTES_PER_CELL` as it
+    comes instead of piling up in this process until nbval reads it after the reply."""
     deadline = None if timeout is None else time.monotonic() + timeout
+    alive_checked = time.monotonic()
     while True:
-        wait = POLL_SECONDS if deadline is None else min(POLL_SECONDS, deadline - time.monotonic())
+        _read_output(self)
+        wait = OUTPUT_POLL_SECONDS if deadline is None else min(OUTPUT_POLL_SECONDS,
+                                                                deadline - time.monotonic())
         try:
             msg = self.get_message(stream="shell", timeout=max(wait, 0))
         except Empty:
+            if time.monotonic() - alive_checked < POLL_SECONDS and (
+                    deadline is None or time.monotonic() < deadline):
+                continue
+            alive_checked = time.monotonic()
             if not self.is_alive():
                 raise KernelDiedError("the kernel died while running this cell (os._exit, a signal, "
                                  "or the memory limit?)") from None
@@ -95,10 +106,63 @@ def _interrupt(self):
     self.timed_out = True
 
 
+OUTPUT_BYTES_PER_CELL = 8 << 20
+"""What nbval keeps of one cell's printed output (stdout and stderr together, 8 MiB); the rest is
+dropped as it arrives, with one line that says so (:func:`_kept`)."""
+
+OUTPUT_POLL_SECONDS = 0.02
+"""How often the wait for a cell's reply reads what the kernel published meanwhile."""
+
+
+def _kept(self, msg):
+    """``msg`` as nbval is to see it, or None: a stream message beyond the first
+    :data:`OUTPUT_BYTES_PER_CELL` of its cell's output is dropped (the one that crosses the limit
+    is cut, and says so). A cell that prints without end publishes faster than nbval reads until
+    its time-out: one took nbval's process to 709 MiB in 5 s."""
+    if msg["msg_type"] != "stream":
+        return msg
+    printed = self.__dict__.setdefault("_printed", {})
+    parent = msg["parent_header"].get("msg_id")
+    before = printed.get(parent, 0)
+    text = msg["content"].get("text", "")
+    printed[parent] = before + len(text)
+    if before >= OUTPUT_BYTES_PER_CELL:
+        return None
+    if before + len(text) > OUTPUT_BYTES_PER_CELL:
+        msg["content"]["text"] = (text[:OUTPUT_BYTES_PER_CELL - before] + "\n[grader: this cell "
+                                  f"printed more than {OUTPUT_BYTES_PER_CELL >> 20} MiB; the rest "
+                                  "is not kept]\n")
+    return msg
+
+
+def _read_output(self):
+    """Read what the kernel has published so far (its iopub messages), to keep for nbval in their
+    order (:func:`_get_message` hands them out first), less what :func:`_kept` drops."""
+    held = self.__dict__.setdefault("_held", deque())
+    while True:
+        try:
+            msg = self.kc.get_iopub_msg(timeout=0)
+        except Empty:
+            return
+        msg = _kept(self, msg)
+        if msg is not None:
+            held.append(msg)
+
+
 def _get_message(self, stream, timeout=None):
     if getattr(self, "timed_out", False):
         raise Empty  # nbval then stops the kernel and reports the time-out
-    return _original_get_message(self, stream, timeout=timeout)
+    if stream != "iopub":
+        return _original_get_message(self, stream, timeout=timeout)
+    held = self.__dict__.setdefault("_held", deque())
+    while True:
+        if held:
+            return held.popleft()
+        msg = _kept(self, self.kc.get_iopub_msg(timeout=timeout))  # Empty at the time-out
+        if msg is not None:
+            return msg
+        if getattr(self, "timed_out", False):
+            raise Empty
 
 
 nbval_kernel.RunningKernel.interrupt = _interrupt
