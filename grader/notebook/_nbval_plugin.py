@@ -27,6 +27,7 @@ from queue import Empty
 
 import psutil
 import pytest
+import zmq
 
 from grader.notebook._imports import skip_slow_optional_imports
 from grader.sandbox.supervise import TRIM_SECONDS
@@ -54,22 +55,23 @@ def _await_reply(self, msg_id, timeout=None):
     """nbval's wait for a cell's reply, which also records the reply (for the check of hidden
     errors below) and ends as soon as the kernel's process is gone: a kernel that died (an
     ``os._exit`` in the learner's code) would otherwise be waited for until the cell's time-out.
-    Meanwhile it reads what the kernel publishes every :data:`OUTPUT_POLL_SECONDS`
-    (:func:`_read_output`), so that a cell's output is cut at :data:`OUTPUT_BYTES_PER_CELL` as it
-    comes instead of piling up in this process until nbval reads it after the reply."""
+    Meanwhile it reads what the kernel publishes as it comes (:func:`_read_output`): a cell's
+    output is cut at :data:`OUTPUT_BYTES_PER_CELL` as it arrives instead of piling up in this
+    process until nbval reads it after the reply."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    alive_checked = time.monotonic()
+    shell = self.kc.shell_channel.socket
+    poller = zmq.Poller()
+    for socket in (shell, self.kc.iopub_channel.socket):
+        poller.register(socket, zmq.POLLIN)
     while True:
         _read_output(self)
-        wait = OUTPUT_POLL_SECONDS if deadline is None else min(OUTPUT_POLL_SECONDS,
-                                                                deadline - time.monotonic())
+        wait = POLL_SECONDS if deadline is None else min(POLL_SECONDS, deadline - time.monotonic())
         try:
-            msg = self.get_message(stream="shell", timeout=max(wait, 0))
+            # Wakes for the reply or for output, whichever comes first.
+            if shell not in dict(poller.poll(max(wait, 0) * 1000)):
+                raise Empty
+            msg = self.get_message(stream="shell", timeout=0)
         except Empty:
-            if time.monotonic() - alive_checked < POLL_SECONDS and (
-                    deadline is None or time.monotonic() < deadline):
-                continue
-            alive_checked = time.monotonic()
             if not self.is_alive():
                 raise KernelDiedError("the kernel died while running this cell (os._exit, a signal, "
                                  "or the memory limit?)") from None
@@ -109,10 +111,6 @@ def _interrupt(self):
 OUTPUT_BYTES_PER_CELL = 8 << 20
 """What nbval keeps of one cell's printed output (stdout and stderr together, 8 MiB); the rest is
 dropped as it arrives, with one line that says so (:func:`_kept`)."""
-
-OUTPUT_POLL_SECONDS = 0.02
-"""How often the wait for a cell's reply reads what the kernel published meanwhile."""
-
 
 def _kept(self, msg):
     """``msg`` as nbval is to see it, or None: a stream message beyond the first
