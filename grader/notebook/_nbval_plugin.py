@@ -112,6 +112,12 @@ OUTPUT_BYTES_PER_CELL = 8 << 20
 """What nbval keeps of one cell's printed output (stdout and stderr together, 8 MiB); the rest is
 dropped as it arrives, with one line that says so (:func:`_kept`)."""
 
+
+def _held(self) -> deque:
+    """The iopub messages read ahead of nbval (:func:`_read_output`), in order."""
+    return self.__dict__.setdefault("_held", deque())
+
+
 def _kept(self, msg):
     """``msg`` as nbval is to see it, or None: a stream message beyond the first
     :data:`OUTPUT_BYTES_PER_CELL` of its cell's output is dropped (the one that crosses the limit
@@ -136,7 +142,7 @@ def _kept(self, msg):
 def _read_output(self):
     """Read what the kernel has published so far (its iopub messages), to keep for nbval in their
     order (:func:`_get_message` hands them out first), less what :func:`_kept` drops."""
-    held = self.__dict__.setdefault("_held", deque())
+    held = _held(self)
     while True:
         try:
             msg = self.kc.get_iopub_msg(timeout=0)
@@ -152,10 +158,12 @@ def _get_message(self, stream, timeout=None):
         raise Empty  # nbval then stops the kernel and reports the time-out
     if stream != "iopub":
         return _original_get_message(self, stream, timeout=timeout)
-    held = self.__dict__.setdefault("_held", deque())
+    held = _held(self)
     while True:
         if held:
             return held.popleft()
+        # Read from the client itself, as _read_output does: nbval's get_message formats every
+        # message for its debug log (pformat), even with the log off.
         msg = _kept(self, self.kc.get_iopub_msg(timeout=timeout))  # Empty at the time-out
         if msg is not None:
             return msg
