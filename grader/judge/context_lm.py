@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -156,25 +157,46 @@ TOKENS_AT_ONCE = 2048
 the MLP's (2048, 384) float32, takes 3 MiB, below the size from which the grader's allocator maps
 fresh pages for every block (grader.grade.LARGE_BLOCK_BYTES), so the passes reuse the same memory."""
 
+PASSES_AT_ONCE = 2
+"""Passes of TOKENS_AT_ONCE tokens that held_out_loss runs at once, each on a thread of its own.
+
+torch runs each pass's operations on one thread (the grader's setting, :func:`one_torch_thread`) and
+releases the interpreter's lock while they run, so two passes use two cores: while the grader scores
+the model, the learner's sandbox waits for it. Each pass computes what it computed alone (the same rows,
+the same order of operations), so the losses do not depend on this number; the memory of one more
+pass's activations is the price (a few MiB)."""
+
 
 @torch.no_grad()
 def held_out_loss(inv_freq: torch.Tensor, attention_factor: float, length: int, indices,
                   source: str = "grader") -> float:
     """Mean next-character loss (nats/char) of the base checkpoint over the first ``length`` characters
     of windows ``indices`` of ``source``, with RoPE frequencies ``inv_freq`` (HEAD_DIM // 2,) and cos and
-    sin multiplied by ``attention_factor``. One thread, so the figure reproduces on any machine; the
-    windows go through the model TOKENS_AT_ONCE tokens at a time (each window's logits do not depend on
-    the others), and the mean is taken in float64 over every character's loss."""
+    sin multiplied by ``attention_factor``. One thread per pass, so the figure reproduces on any machine;
+    the windows go through the model TOKENS_AT_ONCE tokens at a time (each window's logits do not depend
+    on the others), PASSES_AT_ONCE passes at once, and the mean is taken in float64 over every
+    character's loss."""
     if not 1 <= length <= WINDOW:
         raise ValueError(f"length must be in [1, {WINDOW}], got {length}")
     inputs, targets = windows(indices, source)
     inputs, targets = inputs[:, :length], targets[:, :length]
     per_pass = max(1, TOKENS_AT_ONCE // length)
     losses = torch.empty(targets.shape, dtype=torch.float32)                            # (n, length)
-    with one_torch_thread(torch):
-        for start in range(0, len(inputs), per_pass):
-            rows = slice(start, start + per_pass)
-            logits = base_model()(inputs[rows], inv_freq.float(), float(attention_factor))
+    model, inv_freq, attention_factor = base_model(), inv_freq.float(), float(attention_factor)
+
+    def one_pass(start: int) -> None:
+        rows = slice(start, start + per_pass)
+        with torch.no_grad():  # per thread: the decorator's mode holds in the caller's thread only
+            logits = model(inputs[rows], inv_freq, attention_factor)
             losses[rows] = F.cross_entropy(logits.transpose(1, 2), targets[rows], reduction="none")
+
+    starts = range(0, len(inputs), per_pass)
+    with one_torch_thread(torch):
+        if len(starts) == 1:
+            one_pass(0)
+        else:
+            with ThreadPoolExecutor(min(PASSES_AT_ONCE, len(starts)), "grader-lm") as pool:
+                for _ in pool.map(one_pass, starts):  # raises a pass's exception here
+                    pass
     value = float(losses.double().mean())
     return value if math.isfinite(value) else math.inf

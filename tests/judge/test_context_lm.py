@@ -62,3 +62,20 @@ def test_unscaled_model_breaks_past_its_training_length(source):
     short = context_lm.held_out_loss(theta, 1.0, 128, range(40, 44), source)
     long = context_lm.held_out_loss(theta, 1.0, 1024, range(40, 44), source)
     assert 1.0 < short < 1.6 and long > short + 1.0
+
+
+def test_passes_at_once_change_no_loss(monkeypatch):
+    """The passes that held_out_loss runs on threads of their own compute what each computes alone: the
+    same float, to the last bit, with one pass at a time and with several (five passes of 2 windows at
+    1,024; 3 passes of 5 and 1 window at 400), and no pass records an autograd graph."""
+    inv_freq, factor = context_lm.default_inv_freq() / 8, 1.2
+    cases = ((1024, range(10)), (400, range(30, 41)))
+    monkeypatch.setattr(context_lm, "PASSES_AT_ONCE", 1)
+    alone = [context_lm.held_out_loss(inv_freq, factor, length, windows) for length, windows in cases]
+    monkeypatch.setattr(context_lm, "PASSES_AT_ONCE", 3)
+    graphs = []
+    forward = context_lm.ContextLM.forward
+    monkeypatch.setattr(context_lm.ContextLM, "forward",
+                        lambda self, *a: graphs.append(torch.is_grad_enabled()) or forward(self, *a))
+    together = [context_lm.held_out_loss(inv_freq, factor, length, windows) for length, windows in cases]
+    assert together == alone and len(graphs) == 5 + 3 and not any(graphs)
