@@ -49,8 +49,8 @@ SOLUTION_SECONDS = {
     "01_permutation_invariance": {"cells": 1.43, "slowest_cell": 0.48},
     "02_sinusoidal_encoding": {"cells": 2.24, "slowest_cell": 0.56},
     "03_addition_vs_concatenation": {"cells": 6.46, "slowest_cell": 1.92},
-    "04_rotary_embeddings": {"cells": 4.04, "slowest_cell": 1.23},
-    "05_context_extension": {"cells": 28.37, "slowest_cell": 11.63},
+    "04_rotary_embeddings": {"cells": 3.85, "slowest_cell": 1.27},
+    "05_context_extension": {"cells": 27.22, "slowest_cell": 11.45},
     "06_gpu_rope_kernel": {"cells": 6.07, "slowest_cell": 1.81},
 }
 """What each solution's execution takes, as the grader runs it: the sum of its code cells'
