@@ -185,8 +185,12 @@ def held_out_loss(inv_freq: torch.Tensor, attention_factor: float, length: int, 
     model, inv_freq, attention_factor = base_model(), inv_freq.float(), float(attention_factor)
 
     def one_pass(start: int) -> None:
+        # Per thread, as the decorator's no_grad: a thread's OpenMP and MKL thread counts are its own,
+        # and a new thread's default is every core (without this line each pass's matrix products ran
+        # on two threads: four threads on two cores).
+        torch.set_num_threads(1)
         rows = slice(start, start + per_pass)
-        with torch.no_grad():  # per thread: the decorator's mode holds in the caller's thread only
+        with torch.no_grad():
             logits = model(inputs[rows], inv_freq, attention_factor)
             losses[rows] = F.cross_entropy(logits.transpose(1, 2), targets[rows], reduction="none")
 
