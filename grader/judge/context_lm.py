@@ -167,7 +167,6 @@ the same order of operations), so the losses do not depend on this number; the m
 pass's activations is the price (a few MiB)."""
 
 
-@torch.no_grad()
 def held_out_loss(inv_freq: torch.Tensor, attention_factor: float, length: int, indices,
                   source: str = "grader") -> float:
     """Mean next-character loss (nats/char) of the base checkpoint over the first ``length`` characters
@@ -185,9 +184,9 @@ def held_out_loss(inv_freq: torch.Tensor, attention_factor: float, length: int, 
     model, inv_freq, attention_factor = base_model(), inv_freq.float(), float(attention_factor)
 
     def one_pass(start: int) -> None:
-        # Per thread, as the decorator's no_grad: a thread's OpenMP and MKL thread counts are its own,
-        # and a new thread's default is every core (without this line each pass's matrix products ran
-        # on two threads: four threads on two cores).
+        # Both set here, in the pass's own thread: grad mode and a thread's OpenMP and MKL thread
+        # counts are per thread, and a new thread's count defaults to every core (without this line
+        # each pass's matrix products ran on two threads: four threads on two cores).
         torch.set_num_threads(1)
         rows = slice(start, start + per_pass)
         with torch.no_grad():
