@@ -31,7 +31,7 @@ from grader.sandbox import supervise
 from grader.sandbox.child import ALLOWED_GRADER_MODULES
 from grader.notebook.read import cell_label, code_cells, read_notebook
 from grader.results import CellFailure, ExecutionResult
-from grader.sandbox.confinement import Confinement, Limits, mask_grader_only
+from grader.sandbox.confinement import Confinement, Limits, learner_environment, mask_grader_only
 from grader.sandbox.parent import GRADER_ROOT
 
 ASSETS_DIR = GRADER_ROOT / "assets"
@@ -276,9 +276,8 @@ def _run_nbval(notebook: Path, scratch: Path, confinement: Confinement, *, total
         "-c", str(scratch / "pytest.ini"), "--rootdir", str(scratch),
         f"--junitxml={junit}", "-q", "--no-header", "-W", "ignore::DeprecationWarning", *kernel,
     ]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GRADER_"))}
-    env.update({"PYTHONPATH": str(GRADER_ROOT), "MPLBACKEND": "Agg",
-                "PYTHONDONTWRITEBYTECODE": "1", "GRADER_EXECUTION": "1", **LEAN_MALLOC})
+    # The allow-list, with the notebook's folder as home: nbval passes it on to the kernel.
+    env = learner_environment(copy.parent, {"GRADER_EXECUTION": "1", **LEAN_MALLOC})
     process = subprocess.Popen(command, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                start_new_session=True,

@@ -322,6 +322,7 @@ def reply_parts(namespace: dict, message) -> list:
         if request["op"] == "load":
             reply = load_cells(namespace, request["cells"])
         else:
+            fresh_scratch()
             reply = call(namespace, request)
     except BaseException as exc:  # noqa: BLE001 - e.g. a callable argument that does not resolve
         reply = _error_reply(exc)
@@ -529,16 +530,17 @@ def _mount_points() -> list[str]:
 
 def _empty(folder: str) -> None:
     """Remove what ``folder`` holds, except what holds a mount point (the scratch folder and the
-    assets that bubblewrap binds inside ``/tmp`` are the grader's, not the learner's)."""
+    assets that bubblewrap binds inside ``/tmp`` are the grader's, not the learner's) or the
+    Python environment (bound at the path it is launched by, which may lie in ``/tmp``)."""
     import shutil
 
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return
-    mounts = _mount_points()
+    kept = [*_mount_points(), sys.prefix, sys.executable, *(p for p in sys.path if p)]
     for entry in entries:
-        if any(m == entry.path or m.startswith(entry.path + "/") for m in mounts):
+        if any(k == entry.path or k.startswith(entry.path + "/") for k in kept):
             continue
         try:
             if entry.is_dir(follow_symlinks=False):
@@ -547,6 +549,38 @@ def _empty(folder: str) -> None:
                 os.unlink(entry.path)
         except OSError:
             pass
+
+
+_SCRATCH: dict = {"workdir": None, "private": False}
+"""The scratch folder of this process's learner code, and whether ``/tmp`` and ``/dev/shm`` are
+its own (bubblewrap's view): :func:`fresh_scratch` empties them before every call."""
+
+
+def _use_scratch(workdir: str, *, private: bool) -> None:
+    """Make ``workdir`` this process's scratch folder: its working folder, ``HOME`` and ``TMPDIR``."""
+    import tempfile
+
+    _SCRATCH.update(workdir=workdir, private=private)
+    os.chdir(workdir)
+    os.environ["HOME"] = os.environ["TMPDIR"] = workdir
+    tempfile.tempdir = None  # computed again from TMPDIR
+
+
+def fresh_scratch() -> None:
+    """Before each call: back to the scratch folder, empty, and an empty ``/tmp`` and
+    ``/dev/shm`` where they are the view's own; so no call finds what an earlier one wrote (another
+    exercise's, or one test's of the same), and a learner's score does not depend on which
+    calls ran before (``--exercise``, the route, a restart after a crash). Files only: a call
+    still finds what earlier calls of the same sandbox left in its memory."""
+    workdir = _SCRATCH["workdir"]
+    if workdir is None:
+        return
+    try:
+        os.chdir(workdir)
+    except OSError:
+        return
+    for folder in (workdir, *(_PRIVATE_FOLDERS if _SCRATCH["private"] else ())):
+        _empty(folder)
 
 
 def _fork_template(control: socket.socket, fds: list[int], workdir: str) -> None:
@@ -558,8 +592,7 @@ def _fork_template(control: socket.socket, fds: list[int], workdir: str) -> None
         os.setsid()
         control.close()  # the zygote's socket: no template (nor the learner's code) may use it
         read_fd, write_fd, own = fds
-        os.chdir(workdir)
-        os.environ["HOME"] = workdir
+        _use_scratch(workdir, private=_SCRATCH["private"])
         answer = socket.socket(fileno=own)
         _send_pid(answer, str(os.getpid()))
         answer.detach()
@@ -605,6 +638,8 @@ def serve_zygote(control_fd: int, *, private: bool = False) -> None:
 def main() -> None:
     read_fd, write_fd = int(sys.argv[1]), int(sys.argv[2])
     mode = sys.argv[3:4]
+    private = "--private-tmp" in sys.argv[3:]
+    _use_scratch(os.getcwd(), private=private)
     if mode == ["--template"]:
         import torch  # noqa: F401 - imported once here, shared by every forked child
 
@@ -614,7 +649,7 @@ def main() -> None:
     elif mode == ["--zygote"]:
         os.close(read_fd)
         os.close(write_fd)
-        serve_zygote(int(sys.argv[4]), private=sys.argv[5:6] == ["--private-tmp"])
+        serve_zygote(int(sys.argv[4]), private=private)
     else:
         serve(read_fd, write_fd)
     os._exit(0)  # skip interpreter teardown: the learner's atexit handlers are not ours to run

@@ -9,7 +9,13 @@ read-write, a private ``/tmp``, a PID namespace of its own and no network
 (:func:`bwrap_arguments`). Where bubblewrap cannot run (not installed, a container without user
 namespaces), the learner's processes get the limits and, with ``--run-as``, another user and file
 permissions; :attr:`Confinement.description` says which held, and ``require_confinement``
-refuses to grade without bubblewrap.
+refuses to grade without bubblewrap (the instructor's routes set it unless told
+``--allow-unconfined``).
+
+Every learner process also gets a minimal environment (:func:`learner_environment`): the
+variables of :data:`ALLOWED_VARIABLES` taken from the grader's, and those the grader sets itself
+(:data:`SET_VARIABLES`: ``HOME``, ``TMPDIR`` and matplotlib's folder in the scratch folder), never
+anything else of the grader's (a token, a secret).
 """
 from __future__ import annotations
 
@@ -43,7 +49,60 @@ class Limits:
     run_as: str | None = None
     """Run the learner's processes as this unprivileged user (the grader must be root)."""
     require_confinement: bool = False
-    """Refuse to grade (:class:`ConfinementUnavailable`) when bubblewrap cannot confine here."""
+    """Refuse to grade (:class:`ConfinementUnavailable`) when bubblewrap cannot confine here: set
+    on the instructor's routes (``batch``, Gradescope, the class workflows) unless the instructor
+    passes ``--allow-unconfined``; a learner's own ``check`` falls back."""
+
+
+# -- the learner's environment: an allow-list --------------------------------------------------------
+ALLOWED_VARIABLES = (
+    # locale and time zone
+    "LANG", "LANGUAGE", "LC_*", "TZ",
+    # where programs are found (the Python environment's own included)
+    "PATH", "LD_LIBRARY_PATH",
+    # thread counts of the numeric libraries
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    # Python's own switches that change no path
+    "PYTHONHASHSEED", "PYTHONUTF8", "PYTHONIOENCODING",
+    # Triton and CUDA (notebook 06): where it runs, and where the GPU's tools are
+    "TRITON_INTERPRET", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH", "CUDA_HOME",
+    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+)
+"""The grader's variables a learner's process may see (``LC_*``: every ``LC_`` variable). Nothing
+else of the grader's environment reaches the learner's code: not a token (``GH_TOKEN``), an
+instructor's secret, a proxy (which may hold a password), ``XDG_*`` or ``MPLCONFIGDIR`` folders of
+the grader's, ``COURSE_ASSETS`` (the grader lays the assets out itself) or the grader's own
+``GRADER_*`` switches."""
+
+SET_VARIABLES = ("HOME", "TMPDIR", "MPLCONFIGDIR", "MPLBACKEND", "PYTHONPATH", "PYTHONNOUSERSITE",
+                 "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED")
+"""What :func:`learner_environment` sets itself: ``HOME`` and ``TMPDIR`` are the scratch folder,
+matplotlib's configuration and cache (``MPLCONFIGDIR``) a folder in it and its backend ``Agg``;
+Python finds the grader's learner-side modules (``PYTHONPATH``), no user site-packages, writes no
+bytecode, and hashes strings with the grader's ``PYTHONHASHSEED`` where it has one, else with
+seed 0 (the same set of strings iterates in the same order on every route and every run)."""
+
+
+def learner_environment(home: Path | str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The whole environment of a learner's process whose scratch folder is ``home``: the
+    grader's variables that :data:`ALLOWED_VARIABLES` names, then :data:`SET_VARIABLES`, then
+    ``extra`` (the caller's markers, e.g. ``GRADER_SANDBOX``). This is the one place that decides
+    what a learner's code can read of the grader's environment (the sandboxes, the zygote and
+    its templates, and the executed notebook's kernel)."""
+    exact = {name for name in ALLOWED_VARIABLES if not name.endswith("*")}
+    prefixes = tuple(name[:-1] for name in ALLOWED_VARIABLES if name.endswith("*"))
+    env = {key: value for key, value in os.environ.items()
+           if key in exact or (prefixes and key.startswith(prefixes))}
+    home = str(home)
+    env.update({
+        "HOME": home, "TMPDIR": home,
+        "MPLCONFIGDIR": str(Path(home) / ".cache" / "matplotlib"), "MPLBACKEND": "Agg",
+        "PYTHONPATH": str(GRADER_ROOT), "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"),
+    })
+    env.update(extra or {})
+    return env
 
 
 def _limit(kind: int, value: int) -> None:
@@ -195,6 +254,25 @@ def _python_folders() -> list[Path]:
     return sorted(f for f in folders if not any(o != f and o in f.parents for o in folders))
 
 
+def _python_launch_paths(bound: list[Path]) -> list[tuple[str, str]]:
+    """``(resolved, as_launched)`` for the Python environment where the path it is launched by
+    holds a symbolic link: the grader launches ``sys.executable`` as it was started
+    (``/course/.venv/bin/python``, with ``.venv`` a link to an environment elsewhere), while the
+    view binds the resolved environment (:func:`_python_folders`). The view then binds it at the
+    launch path too, so that the interpreter finds its environment there as it does outside (its
+    ``pyvenv.cfg``: ``sys.prefix`` and the environment's site-packages are the same). Empty where
+    no link is on the way, or where the path lies in a folder the view binds already."""
+    import sys
+
+    found = []
+    for path in dict.fromkeys([Path(sys.prefix), Path(os.path.abspath(sys.executable)).parent.parent]):
+        resolved = Path(os.path.realpath(path))
+        if resolved == path or any(b == path or b in path.parents for b in bound):
+            continue
+        found.append((str(resolved), str(path)))
+    return found
+
+
 def bwrap_arguments(*, writable: list[Path], readable: list[Path] = (), workdir: Path,
                     grader_modules: tuple[str, ...] | list[str] = (),
                     unset: tuple[str, ...] = ()) -> list[str]:
@@ -228,15 +306,20 @@ def bwrap_arguments(*, writable: list[Path], readable: list[Path] = (), workdir:
         for device in devices:
             args += ["--dev-bind", device, device]
         args += ["--ro-bind", "/sys", "/sys"]
-    for folder in _python_folders():
+    python = _python_folders()
+    for folder in python:
         args += ["--ro-bind", str(folder), str(folder)]
+    system = [Path(f) for f in _SYSTEM_FOLDERS if os.path.isdir(f)]
+    for resolved, launched in _python_launch_paths([*system, *python]):
+        args += ["--ro-bind", resolved, launched]
     for path in [*grader_paths(grader_modules), *readable]:
         args += ["--ro-bind", str(path), str(path)]
     for path in readable:
         args += mask_grader_only(Path(path), Path(path))
     for path in writable:
         args += ["--bind", str(path), str(path)]
-    args += ["--chdir", str(workdir), "--setenv", "HOME", str(workdir), "--unsetenv", "TMPDIR"]
+    args += ["--chdir", str(workdir), "--setenv", "HOME", str(workdir),
+             "--setenv", "TMPDIR", str(workdir)]
     for name in unset:
         args += ["--unsetenv", name]
     return args
@@ -319,10 +402,11 @@ def describe(limits: Limits) -> str:
 
 
 def _refusal(problem: str) -> str:
-    return (f"--require-confinement: bubblewrap cannot confine the learner's code here "
-            f"({problem}); install bubblewrap (apt-get install bubblewrap) or allow user "
-            "namespaces, or grade without --require-confinement")
+    return (f"not graded: bubblewrap cannot confine the learner's code here ({problem}); install "
+            "bubblewrap (apt-get install bubblewrap) and let it create user namespaces, or pass "
+            "--allow-unconfined to grade with resource limits only")
 
 
 class ConfinementUnavailable(GraderError):
-    """``require`` was asked for and bubblewrap cannot confine the learner's processes here."""
+    """Confinement is required (:attr:`Limits.require_confinement`) and bubblewrap cannot confine
+    the learner's processes here; the message is one line with bubblewrap's own reason."""

@@ -6,7 +6,7 @@ learner's notebooks), each template is forked from it, torch already imported, i
 child forked from the template (copy-on-write, milliseconds), or, where fork is unavailable or no
 template is given, a freshly spawned child that loads the cells itself. Every such child runs with
 limits on address space, CPU time, file size and process count, in a scratch working directory,
-in a session of its own, with its output sent to a log file, optionally as an unprivileged user,
+in a session of its own, with its output discarded (a log would fill up to the file-size limit and then fail the calls that print), optionally as an unprivileged user,
 and, where the host allows it, under bubblewrap: a filesystem view that holds the Python
 environment, the course's assets and the grader's learner-side modules
 (:data:`grader.sandbox.child.ALLOWED_GRADER_MODULES`) read-only and the scratch folder read-write, its
@@ -40,7 +40,8 @@ from typing import Any
 
 from grader.sandbox import codec, supervise
 from grader.sandbox.child import ALLOWED_GRADER_MODULES
-from grader.sandbox.confinement import Confinement, Limits  # noqa: F401 - Limits is re-exported
+from grader.sandbox.confinement import (Confinement, Limits,  # noqa: F401 - Limits is re-exported
+                                        learner_environment)
 from grader.results import CRASHED, ERROR, FAILED, MISSING, NOT_IMPLEMENTED, TIMED_OUT
 
 GRADER_ROOT = Path(__file__).resolve().parents[2]
@@ -109,15 +110,11 @@ class ExerciseMissing(StudentError):
     status = MISSING
 
 
-def _environment() -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("GRADER_", "PYTEST_", "JPY_"))}
-    env.update({
-        "PYTHONPATH": str(GRADER_ROOT), "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1",
-        "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-        "GRADER_SANDBOX": "1",
-    })
-    return env
+def _environment(workdir: Path) -> dict[str, str]:
+    """A sandbox's environment: the allow-list (:func:`grader.sandbox.confinement.learner_environment`)
+    with ``workdir`` as its home, one thread per numeric library, and the sandbox's marker."""
+    return learner_environment(workdir, {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                                         "GRADER_SANDBOX": "1"})
 
 
 class _Child:
@@ -190,15 +187,19 @@ def _spawn(confinement: Confinement, workdir: Path, extra: list[str] = (),
     """Start ``python -m grader.sandbox.child`` with pipes; returns (child, to_child, from_child)."""
     parent_read, child_write = _pipe()
     child_read, parent_write = _pipe()
-    log = open(workdir / "sandbox.log", "ab")
+    # The learner's output goes nowhere: a file would fill up to the file-size limit, after which
+    # a print raises (EFBIG) and the calls that print would fail or pass by how much came before.
+    log = open(os.devnull, "wb")
+    private = ["--private-tmp"] if confinement.confined else []
     command = confinement.command(
-        [sys.executable, "-m", "grader.sandbox.child", str(child_read), str(child_write), *extra],
+        [sys.executable, "-m", "grader.sandbox.child", str(child_read), str(child_write), *extra,
+         *private],
         scratch=[workdir], workdir=workdir, readable=_assets(),
         grader_modules=ALLOWED_GRADER_MODULES)
     try:
         popen = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            cwd=workdir, env=_environment(), pass_fds=(child_read, child_write, *pass_fds),
+            cwd=workdir, env=_environment(workdir), pass_fds=(child_read, child_write, *pass_fds),
             start_new_session=True, preexec_fn=confinement.preexec,
         )
     except BaseException:
@@ -412,8 +413,7 @@ class Zygote:
     def start(self) -> None:
         """Spawn the zygote (it imports torch at once; nothing here waits for it)."""
         child, to_child, from_child, ours = _spawn_controlled(
-            self.confinement, self.workdir, "--zygote",
-            ["--private-tmp"] if self.confinement.confined else [])
+            self.confinement, self.workdir, "--zygote")
         for fd in (to_child, from_child):
             os.close(fd)
         self._child, self._control, self._python = child, ours, None
