@@ -17,7 +17,13 @@ GPU_MEMORY_GIB = 64.0
 """The default ``--memory-limit`` where an NVIDIA GPU is present: CUDA reserves a large address
 space, and under the usual 6 GiB it cannot start at all (torch then sees no GPU)."""
 REQUIRE_HELP = ("refuse to grade (exit status 2, one line) unless bubblewrap confines the "
-                "learner's code here: its own filesystem view, PID namespace and no network")
+                "learner's code here: its own filesystem view, PID namespace and no network "
+                "(default: fall back to resource limits, saying so on the report's first line)")
+ALLOW_HELP = ("grade a learner whose code bubblewrap cannot confine here with resource limits "
+              "only (the reports' first line says so); default: that learner is not graded, "
+              "with bubblewrap's reason in one line")
+DEPRECATED = ("grader: --require-confinement is the default of {} now and does nothing; drop it "
+              "(--allow-unconfined grades without bubblewrap)")
 MEMORY_HELP = ("address space of each learner process, in GiB (default: 6, or "
                f"{GPU_MEMORY_GIB:g} where an NVIDIA GPU is present: CUDA cannot start below about 32)")
 
@@ -92,7 +98,8 @@ def _add_batch(commands) -> None:
     batch.add_argument("--run-as", metavar="USER",
                        help="run the learners' code as this unprivileged user (grader as root)")
     batch.add_argument("--memory-limit", type=_gibibytes, metavar="GIB", help=MEMORY_HELP)
-    batch.add_argument("--require-confinement", action="store_true", help=REQUIRE_HELP)
+    batch.add_argument("--allow-unconfined", action="store_true", help=ALLOW_HELP)
+    batch.add_argument("--require-confinement", action="store_true", help=argparse.SUPPRESS)
     batch.add_argument("--notebooks", nargs="+", metavar="NN",
                        help="the assignment's notebooks, by number or name: only these are "
                             "graded, and max_total and percent are out of their points "
@@ -156,14 +163,20 @@ def _batch(args) -> None:
     shard = None if args.shard is None else shards.parse(args.shard)
     from grader.sandbox.confinement import describe
 
-    limits = _limits(args.run_as, require=args.require_confinement)  # validates the user
-    print(f"learner code confined by: {describe(limits)}")  # refuses here if it must
+    if args.require_confinement:
+        print(DEPRECATED.format("batch"), file=sys.stderr)
+    held = describe(_limits(args.run_as))  # validates the user
+    if not held.startswith("bubblewrap"):
+        held = (f"NOT CONFINED (--allow-unconfined): {held}" if args.allow_unconfined else
+                f"{held}: no learner is graded here (each one's report says why); pass "
+                "--allow-unconfined to grade with resource limits only")
+    print(f"learner code confined by: {held}")
     supervise.become_subreaper()  # batch starts nothing but learners' workers
     run.grade_class(run.ClassOptions(
         submissions=args.submissions, out=args.out, jobs=args.jobs, students=args.student,
         force=args.force, flat=args.flat, timeout_per_student=args.timeout_per_student,
         grading=Options(skip_execution=args.skip_execution, cell_timeout=args.cell_timeout,
-                        run_as=args.run_as, require_confinement=args.require_confinement,
+                        run_as=args.run_as, require_confinement=not args.allow_unconfined,
                         memory_limit=_memory_limit(args.memory_limit)),
         shard=shard, notebooks=args.notebooks, assignment_name=args.assignment,
         roster=args.roster, lms=args.lms, due=args.due, late_policy=args.late_policy,
@@ -223,9 +236,11 @@ def _add_hosted_commands(commands) -> None:
     gradescope.add_argument("--minutes", type=float, default=20, metavar="MINUTES",
                             help="the time limit set on Gradescope, at most 40 (default: 20, as "
                                  "advised)")
-    gradescope.add_argument("--require-confinement", action="store_true",
-                            help="grade no submission (score 0 and the reason) where bubblewrap "
-                                 "cannot confine the learner's code on Gradescope's machine")
+    gradescope.add_argument("--allow-unconfined", action="store_true",
+                            help="grade a submission with resource limits only where bubblewrap "
+                                 "cannot confine the learner's code on Gradescope's machine "
+                                 "(default: score 0 and bubblewrap's reason in one line)")
+    gradescope.add_argument("--require-confinement", action="store_true", help=argparse.SUPPRESS)
 
     classroom = commands.add_parser("classroom", help="print a GitHub Classroom grading workflow")
     classroom.add_argument("--out", type=Path, metavar="FILE",
@@ -273,8 +288,8 @@ def _add_hosted_commands(commands) -> None:
     shards.add_argument("--assignment", metavar="NAME",
                         help="the assignment's name (canvas.csv's column; nbgrader's folder)")
     shards.add_argument("--allow-unconfined", action="store_true",
-                        help="let shards grade without bubblewrap (default: they refuse to, "
-                             "batch --require-confinement)")
+                        help="let shards grade without bubblewrap (default: a learner whose "
+                             "code bubblewrap cannot confine is not graded)")
 
 
 def _hosted(args: argparse.Namespace) -> None:
@@ -302,10 +317,12 @@ def _hosted(args: argparse.Namespace) -> None:
     elif args.command == "gradescope":
         from grader.export.hosted import gradescope
 
+        if args.require_confinement:
+            print(DEPRECATED.format("gradescope"), file=sys.stderr)
         gradescope.build(out=args.out, notebooks=args.notebooks,
                          hidden_visibility=args.hidden_visibility, memory_limit_mb=args.memory_mb,
                          time_limit_minutes=args.minutes,
-                         require_confinement=args.require_confinement)
+                         allow_unconfined=args.allow_unconfined)
         print(f"Gradescope autograder written to {args.out}")
     else:
         from grader.export.hosted import classroom

@@ -158,6 +158,22 @@ def exercise_score(report, exercise: str) -> tuple[float, float]:
     return sum(t.score for t in tests), sum(t.max_score for t in tests)
 
 
+BWRAP_FAILS = ("bwrap: No permissions to create new namespace, likely because the kernel does "
+               "not allow non-privileged user namespaces.")
+"""What bubblewrap says where the host forbids it user namespaces (the fake of
+:func:`path_with_failing_bwrap` says it too)."""
+
+
+def path_with_failing_bwrap(folder: Path) -> str:
+    """``PATH`` with a ``bwrap`` first that fails to start anything: it prints
+    :data:`BWRAP_FAILS` and exits 1, as bubblewrap does on a host without user namespaces."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fake = folder / "bwrap"
+    fake.write_text(f"#!/bin/sh\necho '{BWRAP_FAILS}' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    return os.pathsep.join([str(folder), os.environ["PATH"]])
+
+
 def inline_notebook(path: Path, cells: list[tuple[str, str, list[str]]]) -> Path:
     """Write a notebook built from ``(kind, source, tags)`` triples ('code' or 'markdown')."""
     built = []

@@ -29,6 +29,7 @@ from grader.report import render as reporters
 from grader.batch import deadlines, shards
 from grader.batch.assignment import scope_points
 from grader.sandbox import supervise
+from grader.sandbox.confinement import NOT_CONFINED
 from grader.errors import GraderError
 from grader.batch.gradebook import RECORD, full_reports, read_record, report_from_dict
 from grader.results import TIMED_OUT, NotebookReport
@@ -36,6 +37,9 @@ from grader.batch.roster import Options, Plan, sha256
 
 GRADER_ROOT = Path(__file__).resolve().parents[2]
 OK = "ok"
+REFUSED = 3
+"""The worker's exit status where bubblewrap cannot confine the learner's code and confinement is
+required: nothing of the learner's ran, and the last line of its log is the reason."""
 
 
 # -- points possible ----------------------------------------------------------------------------
@@ -173,7 +177,9 @@ def grade_learner(work: Plan, options: Options, *, timeout: float,
                 status = f"could not be graded: the grader wrote an unreadable report ({exc})"
                 continue
             reports[report.suite] = report
-        if status == OK and process.returncode != 0:
+        if status == OK and process.returncode == REFUSED:  # one line: bubblewrap's reason
+            status = _tail(scratch / "worker.log", limit=2000)
+        elif status == OK and process.returncode != 0:
             status = (f"could not be graded: the grader stopped with exit status "
                       f"{process.returncode} ({_tail(scratch / 'worker.log')})")
         return Outcome(reports=reports, status=status, seconds=time.monotonic() - start)
@@ -197,12 +203,18 @@ def _worker(argv: list[str]) -> int:
         reporters.write_text(args.worker / "points.json", json.dumps(_collect_points()))
         return 0
     from grader.grade import grade_notebook
+    from grader.sandbox.confinement import ConfinementUnavailable, describe
     from grader.sandbox.parent import Limits
 
     supervise.become_subreaper()  # the worker starts nothing but the learner's code
+    limits = Limits(run_as=args.run_as, require_confinement=args.require_confinement,
+                    **supervise.memory_bytes(args.memory_limit))
+    try:
+        describe(limits)  # before anything of the learner's runs
+    except ConfinementUnavailable as exc:
+        print(exc, file=sys.stderr)
+        return REFUSED
     for index, (suite, name, path) in enumerate(args.notebook):
-        limits = Limits(run_as=args.run_as, require_confinement=args.require_confinement,
-                        **supervise.memory_bytes(args.memory_limit))
         report = grade_notebook(Path(path), skip_execution=args.skip_execution,
                                 cell_timeout=args.cell_timeout, limits=limits)
         supervise.kill_strays()  # nothing of the learner's may be alive when the record is written
@@ -328,8 +340,11 @@ def _stored_outcome(record: dict) -> Outcome:
 
 # -- the class loop -----------------------------------------------------------------------------
 def _up_to_date(out: Path, work: Plan) -> bool:
+    """Whether the learner's record holds a grade of their files as they are (a learner left
+    ungraded for want of confinement is graded again)."""
     record = read_record(out, work.student_id)
-    return record is not None and record["fingerprint"] == work.fingerprint
+    return (record is not None and record["fingerprint"] == work.fingerprint
+            and not record["grading_status"].startswith(NOT_CONFINED))
 
 
 def _grade_all(todo: list[Plan], run, *, jobs: int, stopping: threading.Event, bar) -> None:

@@ -42,8 +42,10 @@ class Options:
     memory_limit: float | None = None
     """Address space of each learner process in GiB (None: the sandbox's default)."""
     require_confinement: bool = False
-    """Refuse to grade without bubblewrap's confinement (``--require-confinement``). Not part of
-    the fingerprint: it changes whether a learner is graded, never the grade."""
+    """Grade a learner only under bubblewrap's confinement: where it cannot confine their code,
+    they are not graded, with bubblewrap's reason in one line. ``batch`` sets it unless given
+    ``--allow-unconfined``. Not part of the fingerprint: it changes whether a learner is graded,
+    never the grade."""
 
 
 @dataclass

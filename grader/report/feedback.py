@@ -13,7 +13,7 @@ from html import escape
 from pathlib import Path
 
 from grader.report.render import (HIDDEN_WHEN, exercise_numbers, exercise_status, mistakes, public_part,
-                           shows_hidden, without_mistake)
+                           shows_hidden, unconfined_notice, without_mistake)
 from grader.results import PASSED, NotebookReport, TestResult
 
 TEXT_LIMIT = 2000
@@ -199,6 +199,9 @@ def render(reports: list[NotebookReport], *, title: str = "Feedback", student_id
     maximum = sum(r.max_score for r in reports)
     percent = f" ({100 * total / maximum:.1f}%)" if maximum else ""
     head = [f"<h1>{escape(title)}</h1>"]
+    notice = unconfined_notice(reports)
+    if notice:
+        head.insert(0, f'<p class="status-line"><strong>{escape(notice)}</strong></p>')
     if student_id:
         head.append(f'<p class="meta">Learner: {escape(student_id)}</p>')
     head.append(f'<p class="total"><strong>{label}: {_points(total)}/{_points(maximum)} points'

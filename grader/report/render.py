@@ -157,6 +157,19 @@ def _failing_lines(tests: list[TestResult], width: int, verbose: bool) -> list[s
     return lines
 
 
+UNCONFINED = "NOT CONFINED"
+"""How the first line of every report begins where the learner's code ran without bubblewrap."""
+
+
+def unconfined_notice(reports: list[NotebookReport]) -> str | None:
+    """The first line of every report (the table, ``results.json``'s ``output``, the feedback
+    page) where the learner's code ran without bubblewrap's confinement, saying what held
+    instead and why; None where it ran confined (or nothing ran)."""
+    held = [r.confinement for r in reports
+            if r.confinement and not r.confinement.startswith("bubblewrap")]
+    return f"{UNCONFINED}: the learner's code ran with {held[0]}" if held else None
+
+
 def table(reports: list[NotebookReport], width: int = 100, *, verbose: bool = False) -> str:
     """A plain-text table per notebook and exercise, for people.
 
@@ -164,7 +177,8 @@ def table(reports: list[NotebookReport], width: int = 100, *, verbose: bool = Fa
     points: each named mistake once with the points it cost, and what the first failing test
     found (every failing test when ``verbose``), wrapped to ``width``, never cut.
     """
-    lines = []
+    notice = unconfined_notice(reports)
+    lines = [notice] if notice else []  # one line, never wrapped
     for report in reports:
         head = f"{report.path}"
         lines.append("=" * width)
@@ -326,6 +340,9 @@ def gradescope(reports: list[NotebookReport], execution_time: float, *,
     held = list(dict.fromkeys(r.confinement for r in reports if r.confinement))
     if held:  # which confinement held says nothing about the hidden tests: shown at once
         text += "".join(f"\nLearner code confined by: {line}" for line in held)
+    notice = unconfined_notice(reports)
+    if notice:
+        text = f"{notice}\n{text}"
     return {
         "score": sum(r.score for r in reports),
         "execution_time": round(execution_time, 3),

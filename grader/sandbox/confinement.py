@@ -401,8 +401,12 @@ def describe(limits: Limits) -> str:
     return _description(problem, user)
 
 
+NOT_CONFINED = "not graded: bubblewrap cannot confine"
+"""How the one line begins that says a learner was not graded for want of confinement."""
+
+
 def _refusal(problem: str) -> str:
-    return (f"not graded: bubblewrap cannot confine the learner's code here ({problem}); install "
+    return (f"{NOT_CONFINED} the learner's code here ({problem}); install "
             "bubblewrap (apt-get install bubblewrap) and let it create user namespaces, or pass "
             "--allow-unconfined to grade with resource limits only")
 

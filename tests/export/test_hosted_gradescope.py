@@ -23,7 +23,8 @@ import pytest
 from grader.grade import grade_notebook
 from grader.export.hosted import SCHEMA
 from grader.export.hosted.gradescope import build
-from tests.conftest import NOTEBOOKS, ROOT, SOLUTIONS, one_worker_per_notebook, variant
+from tests.conftest import (BWRAP_FAILS, NOTEBOOKS, ROOT, SOLUTIONS, one_worker_per_notebook,
+                            path_with_failing_bwrap, variant)
 
 SUITES = ["01_permutation_invariance", "02_sinusoidal_encoding"]
 
@@ -109,7 +110,7 @@ def _layout(tmp_path: Path, autograder_zip: Path, submission: dict[str, bytes]) 
 
 
 def _run(root: Path, tmp_path: Path, *, python: str = sys.executable,
-         args: tuple[str, ...] = ("--no-run-as", "--skip-execution")) -> dict:
+         args: tuple[str, ...] = ("--no-run-as", "--skip-execution", "--allow-unconfined")) -> dict:
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "GRADER_HOME": str(tmp_path / "home"),
            "GRADER_PYTHON": python}
     env.pop("PYTHONPATH", None)
@@ -201,17 +202,31 @@ def test_results_are_written_when_grading_fails(autograder_zip, tmp_path):
     assert "autograder.json" in results["output"]
 
 
-def test_required_confinement_refuses_to_grade_without_bubblewrap(autograder_zip, tmp_path,
-                                                                  monkeypatch):
-    """With require_confinement in autograder.json, nothing is graded where bubblewrap cannot
-    confine the learner's code (here: turned off): score 0 and the one-line reason."""
-    root = _layout(tmp_path, autograder_zip, {"x.ipynb": b"{}"})
-    config = root / "source" / "autograder.json"
-    config.write_text(json.dumps({**json.loads(config.read_text()), "require_confinement": True}))
-    monkeypatch.setenv("GRADER_NO_BWRAP", "1")
-    results = _run(root, tmp_path)
+def test_no_submission_is_graded_without_confinement_unless_allowed(autograder_zip, tmp_path,
+                                                                   monkeypatch):
+    """By default nothing is graded where bubblewrap fails to start (here: a ``bwrap`` that exits
+    1, as on a host without user namespaces): score 0 and bubblewrap's reason in one line. With
+    ``allow_unconfined`` in autograder.json (the export's --allow-unconfined) it is graded, and
+    the output's first line says it ran unconfined."""
+    config = json.loads(zipfile.ZipFile(autograder_zip).read("autograder.json"))
+    assert config["allow_unconfined"] is False and "require_confinement" not in config
+    submission = {"01_permutation_invariance.ipynb": _with_suite(
+        SOLUTIONS / "01_permutation_invariance.ipynb", "01_permutation_invariance")}
+    root = _layout(tmp_path / "refused", autograder_zip, submission)
+    monkeypatch.setenv("PATH", path_with_failing_bwrap(tmp_path / "bin"))
+    results = _run(root, tmp_path / "refused", args=("--no-run-as", "--skip-execution"))
     assert results["score"] == 0 and results["tests"] == []
-    assert "--require-confinement: bubblewrap cannot confine" in results["output"]
+    reason = results["output"].splitlines()[0]
+    assert "not graded: bubblewrap cannot confine the learner's code here" in reason
+    assert BWRAP_FAILS in reason and "--allow-unconfined" in reason
+
+    root = _layout(tmp_path / "allowed", autograder_zip, submission)
+    path = root / "source" / "autograder.json"
+    path.write_text(json.dumps({**config, "allow_unconfined": True}))
+    results = _run(root, tmp_path / "allowed", args=("--no-run-as", "--skip-execution"))
+    assert results["score"] > 0
+    assert results["output"].splitlines()[0].startswith(
+        "NOT CONFINED: the learner's code ran with resource limits only; no bubblewrap")
 
 
 def test_cli_builds_the_zip_and_rejects_an_unknown_notebook(tmp_path, capsys):

@@ -207,7 +207,7 @@ def test_slurm_array_runs_the_workflows_shard_and_merge_commands(tmp_path):
         in_actions = _calls(["bash", "-e", "-c", shard_run], tmp_path, SHARD=str(index))
         assert in_slurm == in_actions == [[
             "python", "-m", "grader", "batch", "submissions", "--out", f"shards/shard-{index}",
-            "--shard", f"{index}/2", "--jobs", "2", "--require-confinement", "--skip-execution"]]
+            "--shard", f"{index}/2", "--jobs", "2", "--skip-execution"]]
     wrapped = _calls(["sh", "-c", merge_run], tmp_path)  # sbatch --wrap runs its command with sh
     assert wrapped == _calls(["bash", "-e", "-c", merge_run], tmp_path) == [[
         "python", "-m", "grader", "merge", "shards/shard-1", "shards/shard-2", "--out", "grades"]]
@@ -303,7 +303,7 @@ def test_class_workflow_grades_only_the_assignments_notebooks():
     document = yaml.safe_load(class_workflow.actions(2, notebooks=["01", "02"]))
     shard_runs = [run for run in _runs(document) if "--shard" in run]
     assert shard_runs == [class_workflow.shard_command(2, notebooks=["01", "02"])]
-    assert shard_runs[0].endswith("--jobs 2 --require-confinement --notebooks 01 02")
+    assert shard_runs[0].endswith("--jobs 2 --notebooks 01 02")
     assert "--notebooks 01 02" in class_workflow.slurm(2, notebooks=["01", "02"])
     assert "--notebooks 01" in class_workflow.k8s(2, notebooks=["01"])
 
@@ -432,7 +432,7 @@ def test_class_workflow_passes_the_class_options_to_every_route_and_checks_them(
     expected = ("--roster roster.csv --lms canvas --due 2026-03-01T23:59+01:00 "
                 "--late-policy 10,50 --assignment ps1")
     command = class_workflow.shard_command(4, **settings)
-    assert command.endswith(f"--jobs 2 --require-confinement {expected}")
+    assert command.endswith(f"--jobs 2 {expected}")
     document = yaml.safe_load(class_workflow.actions(4, **settings))
     assert command in _runs(document)
     assert f"\n{command}\n" in class_workflow.slurm(4, **settings)
@@ -462,7 +462,8 @@ def test_class_workflow_passes_the_class_options_to_every_route_and_checks_them(
 
 
 def test_class_workflows_confine_the_learners_code_and_keep_no_token():
-    """Every engine's shards require bubblewrap; the Actions workflow installs it, and no checkout
+    """Every engine's shards grade a learner only under bubblewrap (``batch``'s default: no
+    ``--allow-unconfined`` unless asked for); the Actions workflow installs it, and no checkout
     keeps its token nor does a step that runs learner code see one."""
     document = yaml.safe_load(class_workflow.actions(2))
     for job in document["jobs"].values():
@@ -475,14 +476,17 @@ def test_class_workflows_confine_the_learners_code_and_keep_no_token():
         "Grade the shard")
     for step in grade["steps"]:
         assert "secrets." not in str(step) and "github.token" not in str(step)
-    assert "--require-confinement" in class_workflow.slurm(2)
+    assert "--allow-unconfined" not in class_workflow.slurm(2)
+    assert "--allow-unconfined" not in str(document)
     shards, merge = class_workflow.k8s_manifests(2, image="course:1")
     (container,) = shards["spec"]["template"]["spec"]["containers"]
-    assert "--require-confinement" in container["command"][-1]
+    assert "grader batch" in container["command"][-1]
+    assert "--allow-unconfined" not in container["command"][-1]
     assert class_workflow.CONFINING_CONTEXT.items() <= container["securityContext"].items()
     assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}  # nothing added
     (merging,) = merge["spec"]["template"]["spec"]["containers"]
     assert "seccompProfile" not in merging["securityContext"]  # the merge runs no learner code
     assert "bubblewrap" in class_workflow.dockerfile()
     unconfined = yaml.safe_load(class_workflow.actions(2, allow_unconfined=True))
-    assert "--require-confinement" not in str(unconfined)
+    assert "--allow-unconfined" in str(unconfined)
+    assert "--allow-unconfined" in class_workflow.k8s(2, image="course:1", allow_unconfined=True)

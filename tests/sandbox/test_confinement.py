@@ -218,16 +218,21 @@ def test_batch_learner_reaches_no_other_learner(tmp_path, listener, hidden_point
 
 
 def test_require_confinement_refuses_without_bubblewrap_in_one_line(tmp_path):
-    """Without bubblewrap (here: turned off), --require-confinement grades nothing, exit 2."""
+    """Without bubblewrap (here: turned off), check --require-confinement grades nothing, exit 2;
+    batch's --require-confinement (its default now) is accepted with one line saying so."""
     env = {**os.environ, "GRADER_NO_BWRAP": "1"}
-    for command in (["check", str(SOLUTIONS / f"{SUITE}.ipynb"), "--skip-execution"],
-                    ["batch", str(tmp_path), "--out", str(tmp_path / "out")]):
-        done = subprocess.run([sys.executable, "-m", "grader", *command, "--require-confinement"],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 2, done.stdout + done.stderr
-        assert done.stderr.count("\n") == 1 and "--require-confinement" in done.stderr
-        assert "GRADER_NO_BWRAP" in done.stderr
-    assert not (tmp_path / "out").exists()
+    done = subprocess.run([sys.executable, "-m", "grader", "check",
+                           str(SOLUTIONS / f"{SUITE}.ipynb"), "--skip-execution",
+                           "--require-confinement"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "not graded: bubblewrap cannot confine the learner's code here" in done.stderr
+    assert "GRADER_NO_BWRAP" in done.stderr
+    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(tmp_path), "--out",
+                           str(tmp_path / "out"), "--require-confinement"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert "--require-confinement is the default of batch now and does nothing" in done.stderr
 
 
 def test_reports_say_which_confinement_held(tmp_path):
@@ -240,8 +245,12 @@ def test_reports_say_which_confinement_held(tmp_path):
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "confined by: resource limits only; no bubblewrap" in done.stdout
+    # a learner's own check falls back, and says so on the report's first line
+    assert done.stdout.startswith("NOT CONFINED: the learner's code ran with resource limits "
+                                  "only; no bubblewrap (turned off (GRADER_NO_BWRAP=1))")
     output = json.loads(report.read_text())["output"]
     assert "Learner code confined by: resource limits only; no bubblewrap" in output
+    assert output.startswith("NOT CONFINED: ")
 
 
 @needs_bwrap

@@ -13,14 +13,15 @@ learner, or any layout ``batch`` reads):
 The class's options (``--roster``, ``--lms``, ``--due``, ``--late-policy``, ``--assignment``)
 are given to the shard command; each shard records them (:mod:`grader.batch.shards`) and the merge
 writes from them what one ``batch`` run would, ``canvas.csv`` included. The grader schedules
-nothing itself: the engine starts the shards and the merge. The shards grade with
-``--require-confinement``: a learner's code runs under bubblewrap (its own filesystem view
-without the repository, the hidden tests or the other learners' folders, and no network), or the
-shard refuses to grade (:mod:`grader.sandbox.confinement`). The Actions workflow installs bubblewrap and
+nothing itself: the engine starts the shards and the merge. A learner's code runs under
+bubblewrap (its own filesystem view without the repository, the hidden tests or the other
+learners' folders, and no network), or that learner is not graded, with bubblewrap's reason in
+one line (``batch``'s default; :mod:`grader.sandbox.confinement`). The Actions workflow installs bubblewrap and
 lets it create user namespaces, and no step that runs learner code holds a token (the checkout
 keeps no credentials); a Slurm cluster needs bubblewrap on its nodes, a Kubernetes image needs it
-and shard pods that may create user namespaces. ``allow_unconfined`` drops the requirement (the
-shard then grades with the fallback and its reports say so).
+and shard pods that may create user namespaces. ``allow_unconfined`` passes
+``--allow-unconfined`` (the shard then grades with the fallback and its reports' first line says
+so).
 """
 from __future__ import annotations
 
@@ -80,9 +81,9 @@ def shard_command(count: int, *, jobs: int = 2, skip_execution: bool = False,
                   **settings) -> str:
     """The command that grades shard ``$SHARD`` of ``count`` (a shell command line); with
     ``notebooks``, only the assignment's notebooks (``batch --notebooks``); ``settings`` are the
-    class's options (:data:`CLASS_OPTIONS`). It requires bubblewrap's confinement unless
-    ``allow_unconfined``."""
-    extra = "" if allow_unconfined else " --require-confinement"
+    class's options (:data:`CLASS_OPTIONS`). It grades only under bubblewrap's confinement
+    unless ``allow_unconfined``."""
+    extra = " --allow-unconfined" if allow_unconfined else ""
     extra += " --skip-execution" if skip_execution else ""
     extra += f" --notebooks {' '.join(notebooks)}" if notebooks else ""
     extra += _class_arguments(settings)

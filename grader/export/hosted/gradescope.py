@@ -111,11 +111,12 @@ def _script(name: str) -> bytes:
 def build(*, out: Path, notebooks: list[str] | None = None,
           hidden_visibility: str = "after_due_date", memory_limit_mb: int = MEMORY_LIMIT_MB,
           time_limit_minutes: float = TIME_LIMIT_MINUTES,
-          require_confinement: bool = False) -> list[str]:
+          allow_unconfined: bool = False) -> list[str]:
     """Write the autograder zip to ``out``; returns the names it holds.
 
-    With ``require_confinement``, a submission is not graded (score 0 and the reason) where
-    bubblewrap cannot confine the learner's code on Gradescope's machine."""
+    A submission is graded only where bubblewrap confines the learner's code on Gradescope's
+    machine (else score 0 and bubblewrap's reason in one line), unless ``allow_unconfined``: then
+    it is graded with resource limits only, and the output's first line says so."""
     if not 0 < time_limit_minutes <= MAX_MINUTES:
         raise GraderError(f"--minutes {time_limit_minutes:g}: Gradescope allows 1 to {MAX_MINUTES} "
                           "minutes; set the same number as the assignment's timeout")
@@ -125,7 +126,7 @@ def build(*, out: Path, notebooks: list[str] | None = None,
     suites = select_suites(notebooks)
     config = {"suites": suites, "hidden_visibility": hidden_visibility,
               "memory_limit_mb": memory_limit_mb, "time_limit_minutes": time_limit_minutes,
-              "require_confinement": require_confinement}
+              "allow_unconfined": allow_unconfined}
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w") as archive:
         for name in SCRIPTS:

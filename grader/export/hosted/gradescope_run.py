@@ -8,10 +8,11 @@
    notebooks carry, else by a course name inside its file name) and copied under that name.
 3. Grade with ``python -m grader check --run-as USER`` in a child process, sampling the memory of
    its whole process tree; notebooks that were not submitted score 0 with a message. The learner's
-   code runs under bubblewrap where the machine allows it (``setup.sh`` installs it), else with
-   the fallback (:mod:`grader.sandbox.confinement`); the ``output`` says which. With
-   ``require_confinement`` in ``autograder.json`` (or ``--require-confinement``), nothing is graded
-   without bubblewrap: score 0 and the one-line reason.
+   code runs under bubblewrap (``setup.sh`` installs it); where bubblewrap cannot confine it,
+   nothing is graded: score 0 and bubblewrap's reason in one line. With ``allow_unconfined`` in
+   ``autograder.json`` (the export's ``--allow-unconfined``, or ``--allow-unconfined`` here) it is
+   graded with the fallback (:mod:`grader.sandbox.confinement`), and the ``output``'s first line
+   says so.
 4. Write ``results/results.json``, checked against the JSON Schema of Gradescope's specification,
    with a warning in ``output`` when the run came close to the memory or time limit. Unless the
    hidden tests are ``visible``, the top-level ``output`` (which Gradescope always shows) depends
@@ -200,7 +201,7 @@ def collect(submission: Path, work: Path, suites: list[str]) -> tuple[dict[str, 
 # -- 3. grade ---------------------------------------------------------------------------------
 def grade_in_child(notebooks: list[Path], *, app: Path, python: str, json_path: Path,
                    hidden_visibility: str, run_as: str | None, skip_execution: bool,
-                   timeout: float, require_confinement: bool = False) -> tuple[int, float, float]:
+                   timeout: float, allow_unconfined: bool = False) -> tuple[int, float, float]:
     """Run ``python -m grader check`` on ``notebooks``; returns its exit status and peak memory
     (PSS, RSS; MiB) of its process tree. Raises GraderError when it runs past ``timeout``."""
     command = [python, "-m", "grader", "check", *map(str, notebooks), "--json", str(json_path),
@@ -209,7 +210,7 @@ def grade_in_child(notebooks: list[Path], *, app: Path, python: str, json_path: 
         command.append("--skip-execution")
     if run_as:
         command += ["--run-as", run_as]
-    if require_confinement:
+    if not allow_unconfined:
         command.append("--require-confinement")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GRADER_", "PYTHON"))}
     env.update({"PYTHONPATH": str(app), "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg"})
@@ -265,8 +266,10 @@ def message(check_output: str, *, tests: list[dict], score: float, graded: int,
         head += f": {reporters._points(score)}/{reporters._points(maximum)} points."
     else:
         head += f"; the hidden tests' results {reporters.HIDDEN_WHEN[hidden_visibility]}."
-    per_notebook = check_output.splitlines()[1:]  # check's first line is its own total
-    return [head, *per_notebook, *(f"Not graded: {problem}" for problem in problems)]
+    lines = check_output.splitlines()
+    notice = lines[:1] if lines and lines[0].startswith(reporters.UNCONFINED) else []
+    per_notebook = lines[len(notice) + 1:]  # check's first line (after the notice) is its total
+    return [*notice, head, *per_notebook, *(f"Not graded: {problem}" for problem in problems)]
 
 
 def failure_results(reason: str, seconds: float) -> dict:
@@ -283,7 +286,7 @@ def validate(results: dict) -> None:
 
 
 def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
-                     skip_execution: bool, start: float, require_confinement: bool = False) -> dict:
+                     skip_execution: bool, start: float, allow_unconfined: bool = False) -> dict:
     """Steps 1-4 for one submission; returns the results (raises when the grader fails)."""
     source = root / "source"
     config = json.loads((source / "autograder.json").read_text())
@@ -292,8 +295,8 @@ def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
     stage(source, app)
     if run_as:
         ensure_user(run_as)
-    require_confinement = require_confinement or bool(config.get("require_confinement"))
-    if require_confinement:  # refuse before anything of the learner's runs, with the reason
+    allow_unconfined = allow_unconfined or bool(config.get("allow_unconfined"))
+    if not allow_unconfined:  # refuse before anything of the learner's runs, with the reason
         confinement.describe(confinement.Limits(run_as=run_as, require_confinement=True))
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -305,7 +308,7 @@ def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
         status, peak_pss, peak_rss = grade_in_child(
             list(copies.values()), app=app, python=python, json_path=json_path,
             hidden_visibility=visibility, run_as=run_as, skip_execution=skip_execution,
-            require_confinement=require_confinement,
+            allow_unconfined=allow_unconfined,
             timeout=max(60.0, minutes * 60 - (time.monotonic() - start) - 30))
         if status != 0 or not json_path.is_file():
             raise GraderError(f"the grader stopped with exit status {status} before writing "
@@ -333,14 +336,14 @@ def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
 
 
 def main(*, root: Path, home: Path, python: str, run_as: str | None,
-         skip_execution: bool = False, require_confinement: bool = False) -> int:
+         skip_execution: bool = False, allow_unconfined: bool = False) -> int:
     """Grade the submission under ``root`` and write ``root/results/results.json``; returns 0."""
     start = time.monotonic()
     results_path = root / "results" / "results.json"
     try:
         results = grade_submission(root=root, home=home, python=python, run_as=run_as,
                                    skip_execution=skip_execution, start=start,
-                                   require_confinement=require_confinement)
+                                   allow_unconfined=allow_unconfined)
     except Exception as exc:  # noqa: BLE001 - any failure must still leave a valid results.json
         traceback.print_exc()
         reason = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -365,9 +368,11 @@ def _parser() -> argparse.ArgumentParser:
                         help="keep the learner's code under this user (simulations only)")
     parser.add_argument("--skip-execution", action="store_true",
                         help="run the hidden tests only (simulations only)")
+    parser.add_argument("--allow-unconfined", action="store_true",
+                        help="grade with resource limits only where bubblewrap cannot confine "
+                             "the learner's code (also set by the export's --allow-unconfined)")
     parser.add_argument("--require-confinement", action="store_true",
-                        help="grade nothing (score 0 and the reason) unless bubblewrap confines "
-                             "the learner's code (also set by the export's --require-confinement)")
+                        help="the default; accepted and ignored")
     return parser
 
 
@@ -376,4 +381,4 @@ if __name__ == "__main__":
     sys.exit(main(root=arguments.root, home=arguments.home, python=arguments.python,
                   run_as=None if arguments.no_run_as else arguments.run_as,
                   skip_execution=arguments.skip_execution,
-                  require_confinement=arguments.require_confinement))
+                  allow_unconfined=arguments.allow_unconfined))
