@@ -166,11 +166,13 @@ def _batch(args) -> None:
     if args.require_confinement:
         print(DEPRECATED.format("batch"), file=sys.stderr)
     held = describe(_limits(args.run_as))  # validates the user
-    if not held.startswith("bubblewrap"):
-        held = (f"NOT CONFINED (--allow-unconfined): {held}" if args.allow_unconfined else
-                f"{held}: no learner is graded here (each one's report says why); pass "
-                "--allow-unconfined to grade with resource limits only")
-    print(f"learner code confined by: {held}")
+    if held.startswith("bubblewrap"):
+        print(f"learner code confined by: {held}")
+    elif args.allow_unconfined:
+        print(f"NOT CONFINED (--allow-unconfined): the learners' code runs with {held}")
+    else:
+        print(f"not confined here: {held}; no learner is graded (each one's row says why); pass "
+              "--allow-unconfined to grade with resource limits only")
     supervise.become_subreaper()  # batch starts nothing but learners' workers
     run.grade_class(run.ClassOptions(
         submissions=args.submissions, out=args.out, jobs=args.jobs, students=args.student,

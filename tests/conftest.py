@@ -174,6 +174,35 @@ def path_with_failing_bwrap(folder: Path) -> str:
     return os.pathsep.join([str(folder), os.environ["PATH"]])
 
 
+PLANTED = {"INSTRUCTOR_SECRET": "instructor-secret-6d1f", "GH_TOKEN": "ghp_token9c2e",
+           "LC_TELEPHONE": "allowed-marker-41ab"}
+"""Variables planted in the grader's environment: two it must never hand to a learner's code, and
+one of the allow-list (``LC_*``), which proves that what the learner's code saw reaches the
+reports."""
+
+
+def environment_probe(folder: Path, outside: Path | None = None) -> Path:
+    """Notebook 01 as a hostile learner could hand it in: its exercise ``permutation_matrix`` and
+    an ordinary (top-level) cell print ``os.environ`` and raise with the planted variables
+    (:data:`PLANTED`) they see, so whatever they see lands in the test's and the execution's
+    messages. With ``outside``, each also writes a file there (it ran, and unconfined)."""
+    mark = ("" if outside is None else
+            f"    open(os.path.join({str(outside)!r}, where + str(os.getpid())), 'w').close()\n")
+    probe = ("import os\n"
+             f"PLANTED = {sorted(PLANTED)!r}\n"
+             "def _seen(where):\n" + mark +
+             "    print(dict(os.environ))\n"
+             "    return {name: os.environ.get(name) for name in PLANTED}\n"
+             "def permutation_matrix(perm):\n"
+             "    raise RuntimeError(f'environment seen: {_seen(\"exercise\")}')\n")
+    folder.mkdir(parents=True, exist_ok=True)
+    return inline_notebook(folder / "01_permutation_invariance.ipynb", [
+        ("code", "import torch", ["setup"]),
+        ("code", probe, ["exercise"]),
+        ("code", "raise RuntimeError(f'environment seen: {_seen(\"cell\")}')", []),
+    ])
+
+
 def inline_notebook(path: Path, cells: list[tuple[str, str, list[str]]]) -> Path:
     """Write a notebook built from ``(kind, source, tags)`` triples ('code' or 'markdown')."""
     built = []
