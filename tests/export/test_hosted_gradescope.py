@@ -23,8 +23,8 @@ import pytest
 from grader.grade import grade_notebook
 from grader.export.hosted import SCHEMA
 from grader.export.hosted.gradescope import build
-from tests.conftest import (BWRAP_FAILS, NOTEBOOKS, ROOT, SOLUTIONS, one_worker_per_notebook,
-                            path_with_failing_bwrap, variant)
+from tests.conftest import (BWRAP_FAILS, NOTEBOOKS, PLANTED, ROOT, SOLUTIONS, environment_probe,
+                            one_worker_per_notebook, path_with_failing_bwrap, variant)
 
 SUITES = ["01_permutation_invariance", "02_sinusoidal_encoding"]
 
@@ -185,6 +185,24 @@ def test_stub_scores_zero_and_os_exit_still_gives_valid_results(autograder_zip, 
         assert all(t["status"] == "failed" for t in tests if t["max_score"] > 0)
     assert any("not implemented" in t["output"] for t in _tests(results, SUITES[1]))
     assert any("crashed" in t["output"] for t in _tests(results, SUITES[0]))
+
+
+@pytest.mark.slow  # executes a (small) notebook
+def test_no_secret_reaches_the_results_of_a_gradescope_run(autograder_zip, tmp_path, monkeypatch):
+    """The Gradescope route of ``tests/sandbox/test_learner_environment.py``: secrets planted in
+    the autograder's environment reach neither ``results.json`` nor anything else it writes."""
+    from tests.sandbox.test_learner_environment import assert_no_secret
+
+    notebook = environment_probe(tmp_path / "work")
+    root = _layout(tmp_path, autograder_zip, {"mine.ipynb": _with_suite(notebook, SUITES[0])})
+    for name, value in PLANTED.items():
+        monkeypatch.setenv(name, value)
+    results = _run(root, tmp_path, args=("--no-run-as", "--allow-unconfined"))
+    texts = {"output": results["output"],
+             **{f"test {t['name']}": t["output"] for t in results["tests"]},
+             **{str(p): p.read_text(errors="replace")
+                for p in (root / "results").rglob("*") if p.is_file()}}
+    assert_no_secret(texts)
 
 
 def test_results_are_written_when_the_grader_cannot_start(autograder_zip, tmp_path):

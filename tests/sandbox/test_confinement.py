@@ -28,7 +28,8 @@ from grader.grade import grade_notebook
 from grader.notebook.read import read_notebook
 from grader.results import PASSED
 from grader.batch.variants import exercise_cell_index
-from tests.conftest import ROOT, SOLUTIONS
+from tests.conftest import (BWRAP_FAILS, ROOT, SOLUTIONS, environment_probe,
+                            path_with_failing_bwrap)
 
 SUITE = "01_permutation_invariance"
 EXERCISE = "scaled_dot_product_attention"
@@ -233,6 +234,45 @@ def test_require_confinement_refuses_without_bubblewrap_in_one_line(tmp_path):
                            str(tmp_path / "out"), "--require-confinement"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert "--require-confinement is the default of batch now and does nothing" in done.stderr
+
+
+@pytest.mark.slow  # a batch, twice, with execution
+def test_batch_grades_no_learner_whose_code_bubblewrap_cannot_confine(tmp_path, hidden_points):
+    """Where bubblewrap fails to start (a ``bwrap`` that exits 1, as on a host without user
+    namespaces), ``batch`` does not grade the learner: one line, bubblewrap's own, and nothing of
+    their code ran (their top-level cell and exercise would each leave a file outside). With
+    --allow-unconfined they are graded (again: the refusal kept no grade), and the first line of
+    the run, of their results.json's output and of their feedback page says so."""
+    outside = _outside(tmp_path)
+    environment_probe(tmp_path / "submissions" / "amy", outside=outside)
+    out = tmp_path / "grades"
+    out.mkdir()
+    shutil.copy(hidden_points, out)
+    env = {**os.environ, "PATH": path_with_failing_bwrap(tmp_path / "bin")}
+    command = [sys.executable, "-m", "grader", "batch", str(tmp_path / "submissions"), "--out",
+               str(out), "--jobs", "1"]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("not confined here: ") and BWRAP_FAILS in done.stdout
+    record = json.loads((out / "amy" / "record.json").read_text())
+    status = record["grading_status"]
+    assert status.startswith("not graded: bubblewrap cannot confine the learner's code here (")
+    assert BWRAP_FAILS in status and "\n" not in status and record["notebooks"] == []
+    assert not list(outside.iterdir()), "the learner's code ran unconfined"
+    assert "amy," in (out / "gradebook.csv").read_text()
+
+    done = subprocess.run([*command, "--allow-unconfined"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("NOT CONFINED (--allow-unconfined): the learners' code runs "
+                                  "with resource limits only; no bubblewrap (bwrap failed: ")
+    record = json.loads((out / "amy" / "record.json").read_text())
+    assert record["grading_status"] == "ok" and record["notebooks"]
+    output = json.loads((out / "amy" / "results.json").read_text())["output"]
+    assert output.startswith("NOT CONFINED: the learner's code ran with resource limits only")
+    page = (out / "amy" / "feedback.html").read_text()
+    assert page.index("NOT CONFINED: ") < page.index("<h1>")
+    assert {p.name.rstrip("0123456789") for p in outside.iterdir()} == {"cell", "exercise"}
 
 
 def test_reports_say_which_confinement_held(tmp_path):
