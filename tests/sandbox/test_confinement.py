@@ -11,6 +11,7 @@ that the probe finds what is there.
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -273,6 +274,35 @@ def test_batch_grades_no_learner_whose_code_bubblewrap_cannot_confine(tmp_path, 
     page = (out / "amy" / "feedback.html").read_text()
     assert page.index("NOT CONFINED: ") < page.index("<h1>")
     assert {p.name.rstrip("0123456789") for p in outside.iterdir()} == {"cell", "exercise"}
+
+
+@needs_bwrap
+def test_python_environment_behind_a_symbolic_link_is_launched_confined(tmp_path):
+    """With the Python environment reached through a symbolic link (``course/.venv``, a link to
+    the environment elsewhere, as ``course.py`` users set it up), bubblewrap starts the learner's
+    Python by that path (``bwrap: execvp ... No such file or directory`` before), and it is the
+    same environment: its ``sys.prefix`` is the link's, its packages the environment's."""
+    link = tmp_path / "course" / ".venv"
+    link.parent.mkdir()
+    link.symlink_to(Path(sys.prefix).resolve(), target_is_directory=True)
+    python = link / "bin" / Path(sys.executable).name
+    assert python.exists()
+    script = (
+        "from grader.sandbox.confinement import bwrap_problem\n"
+        "from grader.sandbox.parent import Sandbox\n"
+        "print(bwrap_problem())\n"
+        "cells = [('cell', 'import sys, numpy\\ndef where():\\n"
+        "    return [sys.prefix, sys.executable, numpy.__file__]')]\n"
+        "with Sandbox(cells) as sandbox:\n"
+        "    print(sandbox.call('where', (), {}, timeout=60))\n")
+    done = subprocess.run([str(python), "-c", script], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    problem, where = done.stdout.strip().splitlines()
+    assert problem == "None"  # the probe launched through the link, confined
+    prefix, executable, numpy_file = ast.literal_eval(where)
+    assert prefix == str(link) and executable == str(python)
+    assert numpy_file.startswith(f"{link}/lib/")
 
 
 def test_reports_say_which_confinement_held(tmp_path):
