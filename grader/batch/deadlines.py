@@ -13,7 +13,12 @@ read, in this order, from:
 3. the newest modification time of the learner's notebooks (file times survive a copy only when
    it keeps them: ``cp -p``, ``rsync -t``, an unzip);
 
-and the gradebook says which one was used for each learner. File times are the least sure:
+and the gradebook says which one was used for each learner. Only records the instructor's side
+wrote count: in the plain layout (``SUBMISSIONS/STUDENT/``) a ``timestamp.txt`` or
+``submission_metadata.json`` inside a learner's own folder is theirs, which they could have forged,
+and is ignored (:func:`class_lateness`'s ``own_folders``; a warning names each such learner); it
+counts in nbgrader's layout, where the exchange wrote it, and beside the learners' folders. File
+times are the least sure:
 ``batch`` says in the terminal and in ``summary.json`` which learners' times came from them, and
 ``--no-file-times`` refuses to grade when any would. Each learner's record (``record.json``),
 ``results.json`` and feedback page carry their lateness (:func:`to_dict`), so that the shards of
@@ -128,16 +133,28 @@ def collected_commit(folder: Path) -> dict | None:
     return {k: rows[0][k] for k in ("repository", "commit", "committed_at")}
 
 
-def submitted_at(folder: Path, notebooks: list[Path]) -> tuple[datetime | None, str]:
-    """When the learner handed in, and which source said so (see the module's list)."""
+OWN_RECORDS = ("timestamp.txt", "submission_metadata.json")
+"""Hand-in records that, inside a learner's own folder of the plain layout, are the learner's."""
+
+
+def own_records(folder: Path) -> list[str]:
+    """The hand-in records (:data:`OWN_RECORDS`) in the learner's own ``folder``."""
+    return [name for name in OWN_RECORDS if (folder / name).is_file()]
+
+
+def submitted_at(folder: Path, notebooks: list[Path], *,
+                 own_folder: bool = False) -> tuple[datetime | None, str]:
+    """When the learner handed in, and which source said so (see the module's list). With
+    ``own_folder`` (the plain layout: the learner wrote what ``folder`` holds) the records inside
+    ``folder`` are not read, only the instructor's beside it, then file times."""
     commit = collected_commit(folder)
     if commit is not None:
         return parse_time(commit["committed_at"], str(folder.parent / COMMITS)), COMMIT_SOURCE
-    for candidate in (folder / "timestamp.txt", folder.parent / "timestamp.txt"):
+    places = [folder.parent] if own_folder else [folder, folder.parent]
+    for candidate in (place / "timestamp.txt" for place in places):
         if candidate.is_file():
             return parse_time(candidate.read_text().strip(), str(candidate)), SOURCES[0]
-    for candidate in (folder / "submission_metadata.json",
-                      folder.parent / "submission_metadata.json"):
+    for candidate in (place / "submission_metadata.json" for place in places):
         if candidate.is_file():
             try:
                 created = json.loads(candidate.read_text())["created_at"]
@@ -165,9 +182,10 @@ def due_for(due: datetime, person: dict[str, str] | None) -> datetime:
 
 
 def lateness(folder: Path, notebooks: list[Path], due: datetime, policy: LatePolicy | None,
-             person: dict[str, str] | None = None) -> Lateness:
-    """How late the learner in ``folder`` handed in, and the penalty ``policy`` gives."""
-    moment, source = submitted_at(folder, notebooks)
+             person: dict[str, str] | None = None, *, own_folder: bool = False) -> Lateness:
+    """How late the learner in ``folder`` handed in, and the penalty ``policy`` gives
+    (``own_folder``: see :func:`submitted_at`)."""
+    moment, source = submitted_at(folder, notebooks, own_folder=own_folder)
     deadline = due_for(due, person)
     late = 0
     if moment is not None and moment > deadline:
@@ -178,12 +196,15 @@ def lateness(folder: Path, notebooks: list[Path], due: datetime, policy: LatePol
 
 def class_lateness(learners: dict[str, tuple[Path, list[Path]]], due: datetime | None,
                    policy: LatePolicy | None, people: dict[str, dict[str, str]], *,
-                   no_file_times: bool = False) -> dict[str, Lateness]:
+                   no_file_times: bool = False, own_folders: bool = False) -> dict[str, Lateness]:
     """Each learner's :func:`lateness` (learner id -> (folder, notebooks) in ``learners``; the
-    roster's columns per learner in ``people``); empty without a ``due`` time. Raises GraderError
-    with ``no_file_times`` when a hand-in time could only be read from file times."""
+    roster's columns per learner in ``people``); empty without a ``due`` time. ``own_folders``:
+    each learner's folder holds what they handed in (the plain layout), so no hand-in record in
+    it is trusted. Raises GraderError with ``no_file_times`` when a hand-in time could only be
+    read from file times."""
     late = {} if due is None else {
-        student_id: lateness(folder, files, due, policy, people.get(student_id))
+        student_id: lateness(folder, files, due, policy, people.get(student_id),
+                             own_folder=own_folders)
         for student_id, (folder, files) in learners.items()}
     guessed = sorted(s for s, e in late.items() if e.source == FILE_TIMES)
     if no_file_times and guessed:
@@ -213,6 +234,19 @@ def summary(late: dict[str, Lateness], due: datetime, policy: LatePolicy | None)
             "time_sources": dict(sorted(Counter(
                 e.source for e in late.values()).items())),
             "from_file_times": sorted(s for s, e in late.items() if e.source == FILE_TIMES)}
+
+
+def own_records_warning(learners: dict[str, tuple[Path, list[Path]]]) -> str | None:
+    """One line naming the learners whose own folder holds a hand-in record that was ignored
+    (the plain layout), or None."""
+    found = {s: own_records(folder) for s, (folder, _) in learners.items()}
+    named = [f"{s} ({', '.join(names)})" for s, names in sorted(found.items()) if names]
+    if not named:
+        return None
+    shown = ", ".join(named[:8]) + (f" and {len(named) - 8} more" if len(named) > 8 else "")
+    return (f"warning: ignored the hand-in records that {len(named)} learner(s) handed in "
+            f"themselves: {shown}; their hand-in times come from the instructor's side (commits, "
+            "records beside their folders, file times)")
 
 
 def file_times_warning(late: dict[str, Lateness]) -> str | None:

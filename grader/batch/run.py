@@ -166,8 +166,12 @@ def _grade_assignment(o: ClassOptions, settings: _Settings,
     plans, suites = assignment.scope(learners, o.grading, suites=settings.suites, shard=o.shard,
                                      handed_in_only=handed_in_only)
     # lateness
+    own_folders = not handed_in_only and not o.flat  # the plain layout: STUDENT/ is theirs
     late = deadlines.class_lateness(learners, settings.due, settings.policy, settings.columns,
-                                    no_file_times=o.no_file_times)
+                                    no_file_times=o.no_file_times, own_folders=own_folders)
+    ignored = deadlines.own_records_warning(learners) if late and own_folders else None
+    if ignored:
+        o.echo(ignored)
     stamps = {s: deadlines.to_dict(e) for s, e in late.items()}
     warning = None if o.shard is None else deadlines.file_times_warning(
         {s: late[s] for s in late if o.shard.holds(s)})

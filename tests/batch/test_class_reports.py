@@ -17,6 +17,8 @@ from grader import results
 from grader.results import FAILED, NOT_IMPLEMENTED, PASSED, NotebookReport
 from grader.batch.roster import Plan
 
+from tests.conftest import NOTEBOOKS, ROOT
+
 SUITE = "01_permutation_invariance"
 MISTAKE = "missing the 1/sqrt(d_k) scaling"
 POINTS = {SUITE: [
@@ -220,6 +222,55 @@ def test_file_times_are_named_and_can_be_refused(tmp_path, capsys):
     assert "bob, cyd (2 learner(s))" in error and not (tmp_path / "out").exists()
     assert cli.main(["batch", str(tmp_path / "subs"), "--no-file-times"]) == 2
     assert "--no-file-times needs --due" in capsys.readouterr().err
+
+
+def _forged(folder):
+    """A learner's folder holding their notebook, dated 2026-11-28 12:00 UTC, and a
+    ``timestamp.txt`` they wrote themselves, eight days earlier."""
+    folder.mkdir(parents=True)
+    (folder / "timestamp.txt").write_text("2026-11-20 12:00:00 UTC\n")
+    notebook = folder / f"{SUITE}.ipynb"
+    notebook.write_bytes((NOTEBOOKS / f"{SUITE}.ipynb").read_bytes())
+    handed_in = deadlines.parse_time("2026-11-28T12:00").timestamp()
+    os.utime(notebook, (handed_in, handed_in))
+    return notebook
+
+
+def test_a_timestamp_the_learner_wrote_is_not_their_hand_in_time(tmp_path):
+    """In the plain layout a learner's own timestamp.txt (2026-11-20; their files are dated eight
+    days later) is not trusted: the time comes from the instructor's side (here the files' times),
+    and warnings name the learner; in nbgrader's layout the exchange wrote it, and it counts."""
+    due = deadlines.parse_time("2026-11-21T00:00")
+    notebook = _forged(tmp_path / "subs" / "amy")
+    learners = {"amy": (notebook.parent, [notebook])}
+    late = deadlines.class_lateness(learners, due, None, {}, own_folders=True)
+    assert (late["amy"].source, late["amy"].days_late) == (deadlines.FILE_TIMES, 8)
+    assert "(amy)" in deadlines.file_times_warning(late)
+    assert "amy (timestamp.txt)" in deadlines.own_records_warning(learners)
+    exchange = deadlines.class_lateness(learners, due, None, {})  # nbgrader's submitted/
+    assert (exchange["amy"].source, exchange["amy"].days_late) == (deadlines.SOURCES[0], 0)
+
+
+@pytest.mark.slow  # a batch (the hidden tests of a released stub)
+def test_batch_takes_no_hand_in_time_from_a_learners_own_timestamp(tmp_path, hidden_points):
+    import shutil
+    import subprocess
+    import sys
+
+    _forged(tmp_path / "subs" / "amy")
+    out = tmp_path / "out"
+    out.mkdir()
+    shutil.copy(hidden_points, out)
+    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(tmp_path / "subs"),
+                           "--out", str(out), "--skip-execution", "--allow-unconfined",
+                           "--due", "2026-11-21T00:00", "--late-policy", "10"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    row = next(csv.DictReader(io.StringIO((out / "gradebook.csv").read_text())))
+    assert (row["student_id"], row["time_source"], row["days_late"]) == ("amy", "file times", "8")
+    assert row["submitted_at"] == "2026-11-28T12:00:00+00:00"
+    warnings = [line for line in done.stdout.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 2 and all("amy" in line for line in warnings), done.stdout
 
 
 def test_lateness_travels_in_records_and_shows_on_the_feedback_page():
