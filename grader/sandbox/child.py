@@ -528,17 +528,26 @@ def _mount_points() -> list[str]:
     return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), p) for p in points]
 
 
-def _empty(folder: str) -> None:
-    """Remove what ``folder`` holds, except what holds a mount point (the scratch folder and the
-    assets that bubblewrap binds inside ``/tmp`` are the grader's, not the learner's) or the
-    Python environment (bound at the path it is launched by, which may lie in ``/tmp``)."""
+def _kept() -> list[str]:
+    """Paths :func:`_empty` never removes, nor any folder above them: mount points (the scratch
+    folder and the assets that bubblewrap binds inside ``/tmp`` are the grader's, not the
+    learner's) and the Python environment (bound at the path it is launched by, which may lie in
+    ``/tmp``)."""
+    return [*_mount_points(), sys.prefix, sys.executable, *(p for p in sys.path if p)]
+
+
+def _empty(folder: str, kept: list[str] | None = None) -> None:
+    """Remove what ``folder`` holds, except what holds a path of ``kept`` (default
+    :func:`_kept`)."""
     import shutil
 
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return
-    kept = [*_mount_points(), sys.prefix, sys.executable, *(p for p in sys.path if p)]
+    if not entries:
+        return
+    kept = _kept() if kept is None else kept
     for entry in entries:
         if any(k == entry.path or k.startswith(entry.path + "/") for k in kept):
             continue
@@ -551,7 +560,7 @@ def _empty(folder: str) -> None:
             pass
 
 
-_SCRATCH: dict = {"workdir": None, "private": False}
+_SCRATCH: dict = {"workdir": None, "private": False, "kept": None}
 """The scratch folder of this process's learner code, and whether ``/tmp`` and ``/dev/shm`` are
 its own (bubblewrap's view): :func:`fresh_scratch` empties them before every call."""
 
@@ -560,7 +569,7 @@ def _use_scratch(workdir: str, *, private: bool) -> None:
     """Make ``workdir`` this process's scratch folder: its working folder, ``HOME`` and ``TMPDIR``."""
     import tempfile
 
-    _SCRATCH.update(workdir=workdir, private=private)
+    _SCRATCH.update(workdir=workdir, private=private, kept=None)
     os.chdir(workdir)
     os.environ["HOME"] = os.environ["TMPDIR"] = workdir
     tempfile.tempdir = None  # computed again from TMPDIR
@@ -579,8 +588,10 @@ def fresh_scratch() -> None:
         os.chdir(workdir)
     except OSError:
         return
+    if _SCRATCH.get("kept") is None:  # no mount changes in a view without capabilities
+        _SCRATCH["kept"] = _kept()
     for folder in (workdir, *(_PRIVATE_FOLDERS if _SCRATCH["private"] else ())):
-        _empty(folder)
+        _empty(folder, _SCRATCH["kept"])
 
 
 def _fork_template(control: socket.socket, fds: list[int], workdir: str) -> None:
