@@ -566,7 +566,7 @@ its own (bubblewrap's view): :func:`fresh_scratch` empties them before every cal
 
 
 def _use_scratch(workdir: str, *, private: bool) -> None:
-    """Make ``workdir`` this process's scratch folder: its working folder, ``HOME`` and ``TMPDIR``."""
+    """Make ``workdir`` this process's scratch folder: its working folder, ``HOME``, ``TMPDIR``."""
     import tempfile
 
     _SCRATCH.update(workdir=workdir, private=private, kept=None)

@@ -54,7 +54,7 @@ class Limits:
     passes ``--allow-unconfined``; a learner's own ``check`` falls back."""
 
 
-# -- the learner's environment: an allow-list --------------------------------------------------------
+# -- the learner's environment: an allow-list ------------------------------------------------------
 ALLOWED_VARIABLES = (
     # locale and time zone
     "LANG", "LANGUAGE", "LC_*", "TZ",
@@ -265,7 +265,8 @@ def _python_launch_paths(bound: list[Path]) -> list[tuple[str, str]]:
     import sys
 
     found = []
-    for path in dict.fromkeys([Path(sys.prefix), Path(os.path.abspath(sys.executable)).parent.parent]):
+    launched = [Path(sys.prefix), Path(os.path.abspath(sys.executable)).parent.parent]
+    for path in dict.fromkeys(launched):
         resolved = Path(os.path.realpath(path))
         if resolved == path or any(b == path or b in path.parents for b in bound):
             continue

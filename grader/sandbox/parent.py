@@ -6,7 +6,8 @@ learner's notebooks), each template is forked from it, torch already imported, i
 child forked from the template (copy-on-write, milliseconds), or, where fork is unavailable or no
 template is given, a freshly spawned child that loads the cells itself. Every such child runs with
 limits on address space, CPU time, file size and process count, in a scratch working directory,
-in a session of its own, with its output discarded (a log would fill up to the file-size limit and then fail the calls that print), optionally as an unprivileged user,
+in a session of its own, with its output discarded (a log would fill up to the file-size limit,
+then fail the calls that print), optionally as an unprivileged user,
 and, where the host allows it, under bubblewrap: a filesystem view that holds the Python
 environment, the course's assets and the grader's learner-side modules
 (:data:`grader.sandbox.child.ALLOWED_GRADER_MODULES`) read-only and the scratch folder read-write, its
@@ -111,8 +112,8 @@ class ExerciseMissing(StudentError):
 
 
 def _environment(workdir: Path) -> dict[str, str]:
-    """A sandbox's environment: the allow-list (:func:`grader.sandbox.confinement.learner_environment`)
-    with ``workdir`` as its home, one thread per numeric library, and the sandbox's marker."""
+    """A sandbox's environment: the allow-list
+    (:func:`grader.sandbox.confinement.learner_environment`) with ``workdir`` as its home, one thread per numeric library, and the sandbox's marker."""
     return learner_environment(workdir, {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                                          "GRADER_SANDBOX": "1"})
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox.confinement import ALLOWED_VARIABLES, learner_environment
+from grader.sandbox.confinement import ALLOWED_VARIABLES, SET_VARIABLES, learner_environment
 from tests.conftest import PLANTED, ROOT, environment_probe
 
 SECRETS = [value for name, value in PLANTED.items() if not name.startswith("LC_")]
@@ -62,8 +62,7 @@ def test_learner_environment_is_the_allow_list(monkeypatch, tmp_path):
     assert env["MPLCONFIGDIR"].startswith(str(tmp_path)) and "COURSE_ASSETS" not in env
     exact = {n for n in ALLOWED_VARIABLES if not n.endswith("*")}
     allowed_prefixes = tuple(n[:-1] for n in ALLOWED_VARIABLES if n.endswith("*"))
-    set_here = {"HOME", "TMPDIR", "MPLCONFIGDIR", "MPLBACKEND", "PYTHONPATH", "PYTHONNOUSERSITE",
-                "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "GRADER_SANDBOX"}
+    set_here = {*SET_VARIABLES, "GRADER_SANDBOX"}
     assert set(env) <= exact | set_here | {k for k in env if k.startswith(allowed_prefixes)}
 
 

@@ -16,7 +16,8 @@ writes from them what one ``batch`` run would, ``canvas.csv`` included. The grad
 nothing itself: the engine starts the shards and the merge. A learner's code runs under
 bubblewrap (its own filesystem view without the repository, the hidden tests or the other
 learners' folders, and no network), or that learner is not graded, with bubblewrap's reason in
-one line (``batch``'s default; :mod:`grader.sandbox.confinement`). The Actions workflow installs bubblewrap and
+one line (``batch``'s default; :mod:`grader.sandbox.confinement`). The Actions workflow installs
+bubblewrap and
 lets it create user namespaces, and no step that runs learner code holds a token (the checkout
 keeps no credentials); a Slurm cluster needs bubblewrap on its nodes, a Kubernetes image needs it
 and shard pods that may create user namespaces. ``allow_unconfined`` passes
