@@ -8,7 +8,9 @@ NOTEBOOK is a solution notebook's name or its number (``02``). Each entry of
 solution with the exercise cell replaced, through ``grader.batch.variants.VariantGrader``); one line per
 entry gives the tests failed and points lost out of the exercise's, then the failing tests. DESIGN's
 "one mistake costs once" asks for one failing test per mistake; an entry over its ``costs`` is
-flagged, and ``--over`` prints only those. It prints; it asserts nothing.
+flagged, and ``--over`` prints only those. An entry that passes every public check of its exercise
+is flagged PUBLIC-BLIND ("unmarked" where its ``public_blind`` gives no reason). It prints; it
+asserts nothing.
 """
 from __future__ import annotations
 
@@ -54,6 +56,9 @@ def main() -> None:
             if args.over and len(failed) <= wrong.costs:
                 continue
             flag = f"  OVER (costs {wrong.costs})" if len(failed) > wrong.costs else ""
+            public = [t for t in report.tests if t.public and t.exercise == wrong.exercise]
+            if all(t.status == PASSED for t in public):
+                flag += "  PUBLIC-BLIND" + ("" if wrong.public_blind else " (unmarked)")
             print(f"{wrong.exercise:30s} {wrong.mistake[:50]:50s} fails {len(failed)}/{len(report.tests)} tests, "
                   f"{sum(t.max_score for t in failed):g}/{report.max_score:g} pts, "
                   f"{time.monotonic() - start:.1f} s{flag}")

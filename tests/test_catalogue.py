@@ -11,6 +11,11 @@ runs the solution's very code and keeps the solution's full marks. Where the cat
 own exercise and in every other: one mistake costs once, across exercises too (an exercise that
 calls an earlier one is judged with the trusted version of the earlier one).
 
+Every entry fails a public check of its exercise, unless its ``public_blind`` says why the public
+checks' inputs cannot reveal it (and then it passes them all); a ``core`` entry (DESIGN.md: a
+mistake that breaks the exercise's defining property) loses at least half of its exercise's
+points, and the failing public check names it (the entry's ``feedback``).
+
 A ``shallow`` entry (a constant verdict, a read of a black box's attributes, an import of the
 grader's fixtures) scores at most half its exercise's points, and no more than the exercise's
 constant answers (the entries whose function only returns a literal) score.
@@ -89,6 +94,19 @@ def test_wrong_answer_is_rejected(variant_grader, suite, wrong, costs_once):
     if wrong.feedback:
         feedback = " ".join(t.output for t in report.tests if t.status != PASSED)
         assert wrong.feedback in feedback, f"feedback does not name the mistake: {feedback[:600]}"
+    public = [t for t in report.tests if t.exercise == wrong.exercise and t.public]
+    if wrong.public_blind is None:  # the public check fails on every mistake its inputs can reveal
+        assert any(t.status != PASSED for t in public), (
+            f"'{wrong.mistake}' passes the public checks of {wrong.exercise} (if their inputs cannot "
+            "reveal it, say why in the entry's public_blind)")
+    else:  # a mistake said to be invisible to the public inputs is invisible to them
+        assert all(t.status == PASSED for t in public), (
+            f"'{wrong.mistake}' fails a public check, yet its entry says: {wrong.public_blind}")
+    if wrong.core:  # DESIGN.md: a core mistake costs at least half, and its public check names it
+        assert score <= max_score / 2, f"core mistake '{wrong.mistake}' scores {score:g} of {max_score:g}"
+        assert wrong.public_blind is None and wrong.feedback, "a core mistake's public check names it"
+        named = " ".join(t.output for t in public if t.status != PASSED)
+        assert wrong.feedback in named, f"the public check does not name '{wrong.mistake}': {named[:600]}"
     if wrong.min_lost:  # a shallow answer loses at least this share of the exercise's points
         lost = 1 - score / max_score
         assert lost >= wrong.min_lost, (

@@ -443,6 +443,30 @@ def _fmt(value: Any) -> str:
     return f"{float(value):.6g}"
 
 
+def expect_finite(actual: Any, what: str = "output") -> np.ndarray:
+    """Fail, naming the value, unless every number in ``actual`` (a learner's number, tensor or
+    array) is finite; returns it as an array. A NaN or an infinity never passes: a check written
+    ``abs(got - want) > tol`` is False for NaN, so it would."""
+    got = as_array(actual, what)
+    if got.dtype.kind in "fc" and not np.all(np.isfinite(got)):
+        index = tuple(int(i) for i in np.argwhere(~np.isfinite(got))[0]) if got.ndim else ()
+        where = f" at index {index}" if got.ndim else ""
+        fail(f"{what} is {got[index]!r}{where}: not a finite number (NaN and infinities never pass)")
+    return got
+
+
+def within(actual: Any, expected: float, *, atol: float = 0.0, rtol: float = 0.0,
+           what: str = "output") -> bool:
+    """Whether the learner's number ``actual`` lies within ``atol + rtol * |expected|`` of
+    ``expected``: the one comparison of a learner's scalar answer (the caller words the failure).
+    A NaN or an infinity fails the test here, named (:func:`expect_finite`), instead of comparing."""
+    got = expect_finite(actual, what)
+    if got.size != 1:
+        fail(f"{what} should be one number, not an array of shape {tuple(got.shape)}")
+    value, want = float(got.reshape(-1)[0].real), float(expected)
+    return abs(value - want) <= atol + rtol * abs(want)
+
+
 def expect_equal(actual: Any, expected: Any, *, what: str = "output",
                  mistakes: dict | None = None) -> None:
     """Fail unless ``actual`` equals ``expected`` exactly (arrays elementwise, same shape)."""

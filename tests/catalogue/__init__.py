@@ -48,6 +48,14 @@ class WrongAnswer:
     """The least share of its exercise's points the entry must lose (0.5 for a shallow answer to a
     thinking exercise: a constant, the notebook's own recipe, the public case hard-coded...;
     DESIGN.md "Grading rules that keep it fair")."""
+    core: bool = False
+    """A core mistake (DESIGN.md "A core mistake costs at least half"): it breaks the exercise's
+    defining property, so ``tests/test_catalogue.py`` holds it to losing at least half of the
+    exercise's points and to failing its public check."""
+    public_blind: str | None = None
+    """Why the exercise's public checks cannot reveal this mistake (their inputs give the same
+    answer with it and without it), or None: ``tests/test_catalogue.py`` then holds the entry to
+    failing a public check of its exercise."""
     shallow: bool = False
     """A shallow answer of a thinking exercise (a constant, a read of a black box's name, keywords,
     ``repr`` or attributes, an import of the grader's fixtures): ``tests/test_catalogue.py`` holds it

@@ -111,8 +111,11 @@ def _script(name: str) -> bytes:
 def build(*, out: Path, notebooks: list[str] | None = None,
           hidden_visibility: str = "after_due_date", memory_limit_mb: int = MEMORY_LIMIT_MB,
           time_limit_minutes: float = TIME_LIMIT_MINUTES,
-          require_confinement: bool = False) -> list[str]:
+          require_confinement: bool = False, hidden_detail: str = "description") -> list[str]:
     """Write the autograder zip to ``out``; returns the names it holds.
+
+    ``hidden_detail`` (:data:`grader.report.render.HIDDEN_DETAILS`) is what ``results.json`` shows
+    of each hidden test.
 
     With ``require_confinement``, a submission is not graded (score 0 and the reason) where
     bubblewrap cannot confine the learner's code on Gradescope's machine."""
@@ -125,7 +128,7 @@ def build(*, out: Path, notebooks: list[str] | None = None,
     suites = select_suites(notebooks)
     config = {"suites": suites, "hidden_visibility": hidden_visibility,
               "memory_limit_mb": memory_limit_mb, "time_limit_minutes": time_limit_minutes,
-              "require_confinement": require_confinement}
+              "require_confinement": require_confinement, "hidden_detail": hidden_detail}
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w") as archive:
         for name in SCRIPTS:
