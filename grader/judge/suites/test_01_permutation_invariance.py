@@ -93,27 +93,27 @@ def _expect_attention(got, expected, q, k, v, mask=None, *, owner=None, mistakes
                       atol=ATOL, rtol=RTOL):
     """Pass if got matches expected, or a mistake whose property a test other than ``owner`` owns;
     otherwise fail against expected, naming the mistake where one of ``mistakes`` matches.
-    ``owner`` "everything": the test accepts no mistake (a public check: it fails on every
-    catalogued mistake its inputs can reveal); a set: the test owns each property in it."""
+    ``owner`` may be a set of properties. A public check accepts no mistake at all
+    (grader.judge.proxy.IN_PUBLIC_CHECK): it fails on every one its inputs reveal."""
     owners = {owner} if isinstance(owner, str) else set(owner or ())
-    accepted = [out for name, outs in _owned_mistakes(q, k, v, mask).items()
-                if owner != "everything" and name not in owners for out in outs]
+    accepted = [out for name, outs in _owned_mistakes(q, k, v, mask).items() if name not in owners
+                for out in outs]
     expect_close(got, expected, atol=atol, rtol=rtol, what=what, mistakes=mistakes, accepted=accepted)
 
 
 # -- scaled_dot_product_attention ---------------------------------------------------------------
 # A core mistake costs at least half of the exercise's 14 points (DESIGN.md): the missing
 # 1/sqrt(d_k) and the softmax over the query axis break the formula, which the two public checks
-# (3 + 2 points: they accept no mistake their inputs reveal) and test_sdpa_scales_by_d_k_not_d_v
-# (2) check, 7 points; a change to q, k or v in place (`q /= math.sqrt(d_k)`) fails the two public
-# checks and test_sdpa_over_its_inputs (2), 7 points. Every other test accepts them.
+# (3 + 2 points: like every public check, they accept no mistake their inputs reveal) and
+# test_sdpa_scales_by_d_k_not_d_v (2) check, 7 points; a change to q, k or v in place
+# (`q /= math.sqrt(d_k)`) fails the two public checks and test_sdpa_over_its_inputs (2), 7 points.
+# Every other test accepts them.
 @pytest.mark.exercise("scaled_dot_product_attention", points=3, public=True)
 def test_sdpa_matches_reference_without_mask(student):
     """Without a mask, on one (2, 3, 5, 8) query batch: the output is softmax(q k^T / sqrt(d_k)) v, inputs unchanged."""
     q, k, v = _randn(2, 3, 5, 8, seed=1), _randn(2, 3, 7, 8, seed=2), _randn(2, 3, 7, 4, seed=3)
     got = student.scaled_dot_product_attention(q, k, v)
-    _expect_attention(got, _attention(q, k, v), q, k, v, owner="everything",
-                      mistakes=_sdpa_mistakes(q, k, v))
+    _expect_attention(got, _attention(q, k, v), q, k, v, mistakes=_sdpa_mistakes(q, k, v))
 
 
 @pytest.mark.exercise("scaled_dot_product_attention", points=2, public=True)
@@ -124,7 +124,7 @@ def test_sdpa_causal_mask_matches_torch(student):
     expected = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
                                                                  attn_mask=mask)
     got = student.scaled_dot_product_attention(q, k, v, mask=mask)
-    _expect_attention(got, expected, q, k, v, mask, owner="everything", mistakes=_sdpa_mistakes(q, k, v, mask))
+    _expect_attention(got, expected, q, k, v, mask, mistakes=_sdpa_mistakes(q, k, v, mask))
 
 
 @pytest.mark.exercise("scaled_dot_product_attention", points=1)
