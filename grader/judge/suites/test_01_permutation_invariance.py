@@ -110,7 +110,7 @@ def _expect_attention(got, expected, q, k, v, mask=None, *, owner=None, mistakes
 # Every other test accepts them.
 @pytest.mark.exercise("scaled_dot_product_attention", points=3, public=True)
 def test_sdpa_matches_reference_without_mask(student):
-    """Without a mask, on one (2, 3, 5, 8) query batch: the output is softmax(q k^T / sqrt(d_k)) v, inputs unchanged."""
+    """No mask, q (2, 3, 5, 8): output = softmax(q k^T / sqrt(d_k)) v, q, k, v unchanged."""
     q, k, v = _randn(2, 3, 5, 8, seed=1), _randn(2, 3, 7, 8, seed=2), _randn(2, 3, 7, 4, seed=3)
     got = student.scaled_dot_product_attention(q, k, v)
     _expect_attention(got, _attention(q, k, v), q, k, v, mistakes=_sdpa_mistakes(q, k, v))
@@ -118,7 +118,7 @@ def test_sdpa_matches_reference_without_mask(student):
 
 @pytest.mark.exercise("scaled_dot_product_attention", points=2, public=True)
 def test_sdpa_causal_mask_matches_torch(student):
-    """With a (6, 6) boolean causal mask: the output is torch's scaled_dot_product_attention's, inputs unchanged."""
+    """A (6, 6) causal mask: output = torch's scaled_dot_product_attention, q, k, v unchanged."""
     q, k, v = _randn(2, 6, 8, seed=4), _randn(2, 6, 8, seed=5), _randn(2, 6, 8, seed=6)
     mask = torch.ones(6, 6, dtype=torch.bool).tril()
     expected = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
