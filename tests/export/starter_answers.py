@@ -32,6 +32,7 @@ import inspect  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import os  # noqa: E402
+import select  # noqa: E402
 import signal  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -151,29 +152,57 @@ def binds(function, case: dict) -> bool:
     return True
 
 
-def answers_apart(function, cases: list[dict]) -> bool:
-    """:func:`answers` in a forked process of its own session, with nothing shared: a shipped
-    function may set limits, change signals or folders, or kill its process group (the runtime's
-    supervision does) or exit; that process, not this one, bears it."""
-    pid = os.fork()
-    if pid == 0:  # the child
+def search(found: dict[str, object], groups: dict[str, list[dict]]) -> list[str]:
+    """``"function answers exercise"`` for every function of ``found`` that :func:`answers` every
+    case of an exercise of ``groups``. The calls run in a forked process of its own session: a
+    shipped function may set limits, change signals or folders, exit, or kill its process group
+    (the runtime's supervision does); that process, not this one, bears it. It says which
+    function it tries before each; where one ends it, another process goes on from the next."""
+    names, shown, start = list(found), [], 0
+    while start < len(names):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: tries the functions from ``start`` on
+            try:
+                os.close(read)
+                os.setsid()
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                for index in range(start, len(names)):
+                    os.write(write, f"try {index}\n".encode())
+                    for exercise, cases in groups.items():
+                        if binds(found[names[index]], cases[0]) and answers(found[names[index]], cases):
+                            os.write(write, f"hit {index} {exercise}\n".encode())
+                os.write(write, b"done\n")
+            finally:
+                os._exit(0)
+        os.close(write)
+        current, finished, buffer = start, False, b""
+        deadline = time.monotonic() + CALL_SECONDS * 40
+        while not finished:
+            ready, _, _ = select.select([read], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(read, 65536) if ready else b""
+            if not chunk:  # the process ended, or one function ran past its time
+                break
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                kind, *rest = line.decode().split(" ", 2)
+                if kind == "try":
+                    current, deadline = int(rest[0]), time.monotonic() + CALL_SECONDS * 40
+                elif kind == "hit":
+                    shown.append(f"{names[int(rest[0])]} answers {rest[1]}")
+                else:
+                    finished = True
+        os.close(read)
         try:
-            os.setsid()
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            os._exit(0 if answers(function, cases) else 1)
-        finally:
-            os._exit(1)
-    deadline = time.monotonic() + CALL_SECONDS * len(cases) + 5
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-        time.sleep(0.002)
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    return False
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+        start = len(names) if finished else current + 1
+    return shown
 
 
 def answers(function, cases: list[dict]) -> bool:
@@ -214,20 +243,18 @@ def main() -> None:
     by_exercise: dict[tuple[str, str], list[dict]] = {}
     for case in cases:
         by_exercise.setdefault((case["suite"], case["exercise"]), []).append(case)
-    checked, shown = [], []
-    os.chdir(tempfile.mkdtemp(prefix="starter-answers-"))
-    torch.manual_seed(0)
+    groups = {}
     for (suite, exercise), group in sorted(by_exercise.items()):
         distinct = []
         for case in group:
             if not any(same(case["answer"], d) for d in distinct):
                 distinct.append(case["answer"])
-        if len(distinct) < 2:
-            continue  # one answer for every case: a constant would match
-        checked.append(f"{suite}:{exercise}")
-        shown += [f"{name} answers {suite}:{exercise}" for name, function in found.items()
-                  if binds(function, group[0]) and answers_apart(function, group)]
-    print(json.dumps({"functions": len(found), "exercises": checked, "answers": shown}))
+        if len(distinct) >= 2:  # (one answer for every case: a constant would match)
+            groups[f"{suite}:{exercise}"] = group
+    os.chdir(tempfile.mkdtemp(prefix="starter-answers-"))
+    torch.manual_seed(0)
+    shown = search(found, groups)
+    print(json.dumps({"functions": len(found), "exercises": list(groups), "answers": shown}))
 
 
 if __name__ == "__main__":
