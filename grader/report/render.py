@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.results import PASSED, NotebookReport, TestResult
+from grader.results import ERROR, FAILED, PASSED, NotebookReport, TestResult
 
 HIDDEN_VISIBILITY = "after_due_date"
 """Gradescope visibility of hidden tests' results (public checks and execution are visible)."""
@@ -261,6 +261,9 @@ HIDDEN_DETAILS = {
 }
 """What a learner reads of the hidden tests in ``results.json`` and on the feedback page (the
 instructor's setting ``--hidden-detail``); public checks are always shown whole."""
+_CASE_STATUSES = (PASSED, FAILED, ERROR)
+"""Statuses whose message comes from a hidden case: what the comparison found, the learner's
+exception on a hidden input, a passing test's figures; other statuses' messages are the grader's."""
 HIDDEN_DETAIL = "description"
 """The default: hidden tests by their one-line description only (docs/instructors.md)."""
 
@@ -268,7 +271,8 @@ HIDDEN_DETAIL = "description"
 def learner_view(report: NotebookReport, hidden_detail: str = HIDDEN_DETAIL) -> NotebookReport:
     """``report`` as a learner may read it: each hidden test's message cut to what
     ``hidden_detail`` (one of :data:`HIDDEN_DETAILS`) allows. ``"description"`` leaves the
-    description, status and points; ``"mistake"`` adds the clause that names a catalogued mistake;
+    description, status and points (and the grader's own word where the status is not about a
+    case: "timed out", "not implemented", "not submitted"); ``"mistake"`` adds the clause that names a catalogued mistake;
     ``"full"`` changes nothing."""
     if hidden_detail not in HIDDEN_DETAILS:
         raise ValueError(f"hidden_detail must be one of {', '.join(HIDDEN_DETAILS)}, "
@@ -277,8 +281,8 @@ def learner_view(report: NotebookReport, hidden_detail: str = HIDDEN_DETAIL) -> 
         return report
 
     def shown(test: TestResult) -> TestResult:
-        if test.public:
-            return test
+        if test.public or test.status not in _CASE_STATUSES:
+            return test  # the grader's own word ("not submitted", "timed out", "not implemented")
         name = named_mistake(test.output) if hidden_detail == "mistake" else None
         return dataclasses.replace(test, output=f"{_PHRASE}{name}" if name else "")
 
@@ -349,7 +353,7 @@ def gradescope(reports: list[NotebookReport], execution_time: float, *,
         for test in report.tests:
             text = f"{test.description}\n{test.output}".strip()
             if test.status != PASSED:
-                text = f"{test.description}\n{test.status}: {test.output}".strip()
+                text = f"{test.description}\n{test.status}: {test.output}".strip().removesuffix(":")
             tests.append({
                 "name": _test_name(report, test), "number": numbers[test.exercise],
                 "score": test.score, "max_score": test.max_score,
