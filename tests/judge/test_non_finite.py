@@ -58,3 +58,23 @@ def test_a_non_finite_answer_loses_the_exercises_points(variant_grader, suite, e
     assert max_score > 0
     passed = [t.name for t in report.tests if t.exercise == exercise and t.status == PASSED]
     assert score == 0 and not passed, f"{exercise} returning {value} passes {passed}"
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_the_comparison_of_a_learners_number_names_a_non_finite_one(value):
+    """`abs(nan - want) > tol` is False, so a check written so passes NaN; `within` fails it, named."""
+    import numpy as np
+    import torch
+
+    from grader.judge.proxy import expect_close, expect_finite, within
+
+    assert not abs(value - 0.5) <= 0.05  # (what a hand-written check would have to get right)
+    for answer in (value, torch.tensor(value), np.float64(value)):
+        with pytest.raises(AssertionError, match="not a finite number"):
+            within(answer, 0.5, atol=0.05, what="R^2")
+    with pytest.raises(AssertionError, match="not a finite number"):
+        expect_finite(torch.tensor([0.1, value]), what="scores")
+    with pytest.raises(AssertionError, match=r"contains (nan|inf|-inf) at index \(1,\)"):
+        expect_close(torch.tensor([0.1, value]), torch.tensor([0.1, 0.2]), what="scores")
+    assert within(0.52, 0.5, atol=0.05) and not within(0.6, 0.5, atol=0.05)
+    assert within(1.07, 1.0, rtol=0.08) and not within(1.09, 1.0, rtol=0.08)
