@@ -131,6 +131,7 @@ def _add_batch(commands) -> None:
     batch.add_argument("--shard", metavar="K/N",
                        help="grade only the K-th of N slices of the learners (by a hash of their "
                             "id) and write a shard record; join the shards with `merge`")
+    _add_hidden_detail(batch, "each learner's results.json and feedback.html")
     merge = commands.add_parser("merge", help="join the folders of `batch --shard` runs into "
                                 "one gradebook, summary and the learners' files")
     merge.add_argument("shards", nargs="+", type=Path, metavar="SHARD_DIR",
@@ -182,7 +183,7 @@ def _batch(args) -> None:
                         memory_limit=_memory_limit(args.memory_limit)),
         shard=shard, notebooks=args.notebooks, assignment_name=args.assignment,
         roster=args.roster, lms=args.lms, due=args.due, late_policy=args.late_policy,
-        no_file_times=args.no_file_times))
+        no_file_times=args.no_file_times, hidden_detail=args.hidden_detail))
 
 
 def _limits(run_as: str | None, memory_limit: float | None = None, *, require: bool = False):
@@ -220,6 +221,16 @@ def _add_hosted_options(check: argparse.ArgumentParser) -> None:
     check.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_due_date",
                        help="Gradescope visibility of hidden tests in --json (default: "
                             "after_due_date)")
+    _add_hidden_detail(check, "--json and --html")
+
+
+def _add_hidden_detail(parser: argparse.ArgumentParser, where: str) -> None:
+    from grader.report.render import HIDDEN_DETAIL, HIDDEN_DETAILS
+
+    parser.add_argument("--hidden-detail", choices=tuple(HIDDEN_DETAILS), default=HIDDEN_DETAIL,
+                        help=f"what {where} show of each hidden test: " + "; ".join(
+                            f"{name}: {text}" for name, text in HIDDEN_DETAILS.items())
+                        + f" (default: {HIDDEN_DETAIL})")
 
 
 def _add_hosted_commands(commands) -> None:
@@ -243,6 +254,7 @@ def _add_hosted_commands(commands) -> None:
                                  "cannot confine the learner's code on Gradescope's machine "
                                  "(default: score 0 and bubblewrap's reason in one line)")
     gradescope.add_argument("--require-confinement", action="store_true", help=argparse.SUPPRESS)
+    _add_hidden_detail(gradescope, "results.json")
 
     classroom = commands.add_parser("classroom", help="print a GitHub Classroom grading workflow")
     classroom.add_argument("--out", type=Path, metavar="FILE",
@@ -324,7 +336,8 @@ def _hosted(args: argparse.Namespace) -> None:
         gradescope.build(out=args.out, notebooks=args.notebooks,
                          hidden_visibility=args.hidden_visibility, memory_limit_mb=args.memory_mb,
                          time_limit_minutes=args.minutes,
-                         allow_unconfined=args.allow_unconfined)
+                         allow_unconfined=args.allow_unconfined,
+                         hidden_detail=args.hidden_detail)
         print(f"Gradescope autograder written to {args.out}")
     else:
         from grader.export.hosted import classroom
@@ -349,7 +362,8 @@ def _check_reports(args: argparse.Namespace, reports: list, seconds: float) -> i
 
     if args.json is not None:
         reporters.write_json(args.json, reporters.gradescope(
-            reports, seconds, hidden_visibility=args.hidden_visibility))
+            reports, seconds, hidden_visibility=args.hidden_visibility,
+            hidden_detail=args.hidden_detail))
         print(f"JSON report written to {args.json}")
     if args.markdown is not None:
         reporters.write_text(args.markdown, reporters.markdown(reports) + "\n")
@@ -420,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.html is not None:
                 from grader.report import feedback
 
-                feedback.write(args.html, reports)
+                feedback.write(args.html, reports, hidden_detail=args.hidden_detail)
                 print(f"HTML feedback written to {args.html}")
     except GraderError as exc:
         print(f"grader: {exc}", file=sys.stderr)

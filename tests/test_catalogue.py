@@ -11,6 +11,11 @@ runs the solution's very code and keeps the solution's full marks. Where the cat
 own exercise and in every other: one mistake costs once, across exercises too (an exercise that
 calls an earlier one is judged with the trusted version of the earlier one).
 
+Every entry fails a public check of its exercise, unless tests/catalogue/public_blind.py says why
+the public checks' inputs cannot reveal it (and then it passes them all); a ``core`` entry (DESIGN.md: a
+mistake that breaks the exercise's defining property) loses at least half of its exercise's
+points, and the failing public check names it (the entry's ``feedback``).
+
 A ``shallow`` entry (a constant verdict, a read of a black box's attributes, an import of the
 grader's fixtures) scores at most half its exercise's points, and no more than the exercise's
 constant answers (the entries whose function only returns a literal) score.
@@ -26,6 +31,7 @@ import pytest
 
 from grader.results import PASSED
 from tests.catalogue import modules
+from tests.catalogue.public_blind import PUBLIC_BLIND
 from tests.conftest import exercise_score, one_worker_per_notebook, solution_notebooks
 
 
@@ -89,14 +95,29 @@ def test_wrong_answer_is_rejected(variant_grader, suite, wrong, costs_once):
     if wrong.feedback:
         feedback = " ".join(t.output for t in report.tests if t.status != PASSED)
         assert wrong.feedback in feedback, f"feedback does not name the mistake: {feedback[:600]}"
+    public = [t for t in report.tests if t.exercise == wrong.exercise and t.public]
+    blind = PUBLIC_BLIND.get(suite, {}).get((wrong.exercise, wrong.mistake))
+    if blind is None:  # the public check fails on every mistake its inputs can reveal
+        assert any(t.status != PASSED for t in public), (
+            f"'{wrong.mistake}' passes the public checks of {wrong.exercise} (if their inputs cannot "
+            "reveal it, say why in tests/catalogue/public_blind.py)")
+    else:  # a mistake said to be invisible to the public inputs is invisible to them
+        assert all(t.status == PASSED for t in public), (
+            f"'{wrong.mistake}' fails a public check, yet tests/catalogue/public_blind.py says: {blind}")
+    if wrong.core:  # DESIGN.md: a core mistake costs at least half, and its public check names it
+        assert score <= max_score / 2, f"core mistake '{wrong.mistake}' scores {score:g} of {max_score:g}"
+        assert blind is None and wrong.feedback, "a core mistake's public check names it"
+        named = " ".join(t.output for t in public if t.status != PASSED)
+        assert wrong.feedback in named, f"the public check does not name '{wrong.mistake}': {named[:600]}"
     if wrong.min_lost:  # a shallow answer loses at least this share of the exercise's points
         lost = 1 - score / max_score
         assert lost >= wrong.min_lost, (
             f"'{wrong.mistake}' loses {lost:.0%} of the points, less than {wrong.min_lost:.0%}")
     if costs_once:  # one mistake costs once (DESIGN.md): the test that owns the property fails, no other
+        # hidden test (a public check fails too where its inputs reveal the mistake, asserted above)
         own_only = _within_exercise_only(suite)
         failed = [f"{t.exercise}: {t.name}" for t in report.tests
-                  if t.status != PASSED and (t.exercise == wrong.exercise or not own_only)]
+                  if t.status != PASSED and not t.public and (t.exercise == wrong.exercise or not own_only)]
         assert len(failed) <= wrong.costs, (
             f"'{wrong.mistake}' fails {len(failed)} tests (at most {wrong.costs}): {', '.join(failed)}")
         others = sorted({t.exercise for t in report.tests if t.status != PASSED} - {wrong.exercise})
@@ -127,3 +148,23 @@ def test_a_mistake_costs_once_across_the_notebook(variant_grader):
         report, wrong.exercise)[0] > 0
     notes = [t.output for t in report.tests if t.exercise == "self_attention"]
     assert any("your `scaled_dot_product_attention` is the likely cause" in note for note in notes), notes
+
+
+def test_every_public_blind_mark_names_a_catalogued_entry():
+    """tests/catalogue/public_blind.py marks only entries that exist, each with a reason."""
+    entries = {(name, wrong.exercise, wrong.mistake)
+               for name, module in modules(solution_notebooks()) for wrong in module.WRONG_ANSWERS}
+    marks = [(suite, exercise, mistake, reason) for suite, table in PUBLIC_BLIND.items()
+             for (exercise, mistake), reason in table.items()]
+    assert marks
+    assert not [m[:3] for m in marks if m[:3] not in entries]
+    assert all(isinstance(m[3], str) and len(m[3]) > 20 for m in marks)
+
+
+def test_the_core_mistakes_of_attention_are_marked():
+    """DESIGN's examples of a core mistake are catalogued as such: the missing 1/sqrt(d_k), the
+    softmax over the query axis, and q scaled in place."""
+    core = {w.mistake for w in _module("01_permutation_invariance").WRONG_ANSWERS
+            if w.exercise == "scaled_dot_product_attention" and w.core}
+    assert core == {"missing 1/sqrt(d_k)", "softmax over the query axis",
+                    "scales q in place (q /= sqrt(d_k))"}

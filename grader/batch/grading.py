@@ -26,6 +26,7 @@ from pathlib import Path
 
 import grader
 from grader.report import render as reporters
+from grader.report.render import HIDDEN_DETAIL
 from grader.batch import deadlines, shards
 from grader.batch.assignment import scope_points
 from grader.sandbox import supervise
@@ -275,12 +276,13 @@ def _status(work: Plan, outcome: Outcome) -> str:
 
 
 def write_learner(out: Path, work: Plan, outcome: Outcome, points: dict[str, list[dict]],
-                  lateness: dict | None = None) -> dict:
+                  lateness: dict | None = None, hidden_detail: str = HIDDEN_DETAIL) -> dict:
     """Write a learner's results.json, results.xml and feedback.html; the record last.
 
     ``lateness`` (:func:`grader.batch.deadlines.to_dict`, when a due time was given) goes into the
     record, ``results.json``'s ``extra_data`` and the feedback page, with the total after the
-    late penalty."""
+    late penalty. ``hidden_detail`` says what results.json and feedback.html show of each hidden
+    test (:func:`grader.report.render.learner_view`); the record keeps every message."""
     from grader.report import feedback
 
     record = {
@@ -300,7 +302,7 @@ def write_learner(out: Path, work: Plan, outcome: Outcome, points: dict[str, lis
         record["commit"] = commit
     reports = full_reports(record, points)
     folder = out / work.student_id
-    results = reporters.gradescope(reports, outcome.seconds)
+    results = reporters.gradescope(reports, outcome.seconds, hidden_detail=hidden_detail)
     results["extra_data"] = {
         "student_id": work.student_id, "grading_status": record["grading_status"],
         "notes": work.notes, "sha256": {k: work.fingerprint[k] for k in ("notebooks", "suites")},
@@ -316,7 +318,8 @@ def write_learner(out: Path, work: Plan, outcome: Outcome, points: dict[str, lis
     reporters.write_text(folder / "results.xml", reporters.junit(reports))
     reporters.write_text(folder / "feedback.html", feedback.render(
         reports, title=f"Feedback for {work.student_id}", student_id=work.student_id,
-        grading_status=record["grading_status"], notes=work.notes, lateness=lateness))
+        grading_status=record["grading_status"], notes=work.notes, lateness=lateness,
+        hidden_detail=hidden_detail))
     reporters.write_text(folder / RECORD, json.dumps(record, indent=1) + "\n")
     return record
 
@@ -369,7 +372,8 @@ def _grade_all(todo: list[Plan], run, *, jobs: int, stopping: threading.Event, b
 
 def grade_all(plans: list[Plan], *, out: Path, options: Options, points: dict[str, list[dict]],
               stamps: dict[str, dict], students: list[str] | None, force: bool, jobs: int,
-              timeout_per_student: float, progress: bool) -> tuple[list[dict], int]:
+              timeout_per_student: float, progress: bool,
+              hidden_detail: str = HIDDEN_DETAIL) -> tuple[list[dict], int]:
     """Grade the learners of ``plans`` that need it (``students``, else those whose files are out
     of date, else all with ``force``), ``jobs`` at a time, and write each one's files; rewrite
     the files of a learner graded already whose hand-in time (``stamps``) or commit changed.
@@ -388,7 +392,8 @@ def grade_all(plans: list[Plan], *, out: Path, options: Options, points: dict[st
         stored = None if work.student_id in regrading else read_record(out, work.student_id)
         if stored is not None and (stored.get("lateness"), stored.get("commit")) != (
                 stamps.get(work.student_id), graded_commit(work)):
-            write_learner(out, work, _stored_outcome(stored), points, stamps.get(work.student_id))
+            write_learner(out, work, _stored_outcome(stored), points, stamps.get(work.student_id),
+                          hidden_detail)
     stopping = threading.Event()
     bar = tqdm(total=len(todo), unit="learner", disable=not progress or not todo,
                file=sys.stderr, dynamic_ncols=True)
@@ -398,7 +403,7 @@ def grade_all(plans: list[Plan], *, out: Path, options: Options, points: dict[st
             outcome = grade_learner(work, options, timeout=timeout_per_student, stopping=stopping)
         except OSError as exc:  # no process or scratch folder could be made for this learner
             outcome = Outcome(reports={}, status=f"could not be graded: {exc}")
-        return write_learner(out, work, outcome, points, stamps.get(work.student_id))
+        return write_learner(out, work, outcome, points, stamps.get(work.student_id), hidden_detail)
 
     try:
         _grade_all(todo, run, jobs=jobs, stopping=stopping, bar=bar)

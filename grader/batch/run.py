@@ -37,6 +37,7 @@ from grader.batch import lms as lms_formats
 from grader.batch.roster import Options
 from grader.batch.shards import RECORD, Shard
 from grader.errors import GraderError
+from grader.report.render import HIDDEN_DETAIL
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,9 @@ class ClassOptions:
     """The penalty per day late (:class:`grader.batch.deadlines.LatePolicy`)."""
     no_file_times: bool = False
     """Refuse hand-in times read from file times."""
+    hidden_detail: str = HIDDEN_DETAIL
+    """What the learners' results.json and feedback.html show of each hidden test
+    (:data:`grader.report.render.HIDDEN_DETAILS`)."""
     echo: Callable[[str], object] = print
     """Where the run's lines go."""
     progress: bool = True
@@ -180,7 +184,8 @@ def _grade_assignment(o: ClassOptions, settings: _Settings,
     records, graded = grading.grade_all(
         plans, out=o.out, options=o.grading, points=points, stamps=stamps, students=o.students,
         force=o.force, jobs=o.jobs or os.cpu_count() or 1,
-        timeout_per_student=o.timeout_per_student, progress=o.progress)
+        timeout_per_student=o.timeout_per_student, progress=o.progress,
+        hidden_detail=o.hidden_detail)
     # the class's files
     counts = f"{graded} regraded, {len(plans) - graded} up to date"
     class_settings = class_files.class_options(due=o.due, late_policy=o.late_policy,

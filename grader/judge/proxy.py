@@ -20,6 +20,7 @@ names the earlier exercise as the likely cause.
 from __future__ import annotations
 
 import ast
+import contextvars
 import functools
 import os
 import re
@@ -400,6 +401,13 @@ def mistake_suffix(names: list[str]) -> str:
     return f"; this is what you get with: {names[0]}" if names else ""
 
 
+IN_PUBLIC_CHECK = contextvars.ContextVar("in_public_check", default=False)
+"""True while a public check runs (:class:`JudgePlugin` sets it). A public check accepts no wrong
+answer that its own inputs reveal (DESIGN.md: it never passes an answer the hidden tests fail on
+those inputs), so :func:`expect_close` ignores ``accepted`` there: a mistake a hidden test owns
+costs that test and the public check that shows it."""
+
+
 def expect_close(actual: Any, expected: Any, *, rtol: float = 1e-5, atol: float = 1e-6,
                  what: str = "output", mistakes: dict | None = None,
                  accepted: Iterable[Any] = ()) -> None:
@@ -408,10 +416,10 @@ def expect_close(actual: Any, expected: Any, *, rtol: float = 1e-5, atol: float 
     ``mistakes`` maps a description of a plausible wrong answer to what it would return; if
     ``actual`` matches one of them (same tolerance), the feedback names it. ``accepted`` are
     wrong answers this test lets pass (same tolerance, NaN equal to NaN) because another test
-    charges them: one mistake costs once.
+    charges them: one mistake costs once. A public check accepts none (:data:`IN_PUBLIC_CHECK`).
     """
     got = as_array(actual, what)
-    if _matching_mistakes(got, dict(enumerate(accepted)), rtol, atol, False):
+    if not IN_PUBLIC_CHECK.get() and _matching_mistakes(got, dict(enumerate(accepted)), rtol, atol, False):
         return
     want = np.asarray(as_array(expected, "reference"))
     if got.shape != want.shape:
@@ -441,6 +449,30 @@ def _fmt(value: Any) -> str:
     if isinstance(value, (complex, np.complexfloating)):
         return f"{complex(value):.6g}"
     return f"{float(value):.6g}"
+
+
+def expect_finite(actual: Any, what: str = "output") -> np.ndarray:
+    """Fail, naming the value, unless every number in ``actual`` (a learner's number, tensor or
+    array) is finite; returns it as an array. A NaN or an infinity never passes: a check written
+    ``abs(got - want) > tol`` is False for NaN, so it would."""
+    got = as_array(actual, what)
+    if got.dtype.kind in "fc" and not np.all(np.isfinite(got)):
+        index = tuple(int(i) for i in np.argwhere(~np.isfinite(got))[0]) if got.ndim else ()
+        where = f" at index {index}" if got.ndim else ""
+        fail(f"{what} is {got[index]!r}{where}: not a finite number (NaN and infinities never pass)")
+    return got
+
+
+def within(actual: Any, expected: float, *, atol: float = 0.0, rtol: float = 0.0,
+           what: str = "output") -> bool:
+    """Whether the learner's number ``actual`` lies within ``atol + rtol * |expected|`` of
+    ``expected``: the one comparison of a learner's scalar answer (the caller words the failure).
+    A NaN or an infinity fails the test here, named (:func:`expect_finite`), instead of comparing."""
+    got = expect_finite(actual, what)
+    if got.size != 1:
+        fail(f"{what} should be one number, not an array of shape {tuple(got.shape)}")
+    value, want = float(got.reshape(-1)[0].real), float(expected)
+    return abs(value - want) <= atol + rtol * abs(want)
 
 
 def expect_equal(actual: Any, expected: Any, *, what: str = "output",
@@ -632,6 +664,13 @@ class JudgePlugin:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item):
+        token = IN_PUBLIC_CHECK.set(_exercise_marker(item)[2])
+        try:
+            return (yield from self._call_and_probe(item))
+        finally:
+            IN_PUBLIC_CHECK.reset(token)
+
+    def _call_and_probe(self, item: pytest.Item):
         result = yield  # raises when the test failed: then the later exercise has a mistake of its own
         proxy = getattr(item, "funcargs", {}).get("student")
         if isinstance(proxy, StudentProxy) and proxy._trusted:

@@ -4,16 +4,19 @@ Inline CSS only: no scripts, no external links or fonts, so the page opens anywh
 attachment, an LMS upload, a file on disk). Every text that the learner's code could influence
 (exception messages, printed output, file names) is cut to a bounded size and HTML-escaped, so
 the page stays small (under :data:`PAGE_LIMIT`) whatever the learner printed. Hidden tests appear
-by their one-line description only, never by their source; while their results are not to be
-shown (``hidden_visibility`` other than ``visible``), the page holds the public checks only.
+by their one-line description only (the instructor's ``hidden_detail`` may show more of their
+messages: :data:`grader.report.render.HIDDEN_DETAILS`), never by their source; while their results
+are not to be shown (``hidden_visibility`` other than ``visible``), the page holds the public
+checks only.
 """
 from __future__ import annotations
 
 from html import escape
 from pathlib import Path
 
-from grader.report.render import (HIDDEN_WHEN, exercise_numbers, exercise_status, mistakes, public_part,
-                           shows_hidden, unconfined_notice, without_mistake)
+from grader.report.render import (HIDDEN_DETAIL, HIDDEN_WHEN, exercise_numbers, exercise_status,
+                                  learner_view, mistakes, public_part, shows_hidden,
+                                  unconfined_notice, without_mistake)
 from grader.results import PASSED, NotebookReport, TestResult
 
 TEXT_LIMIT = 2000
@@ -179,15 +182,18 @@ def _lateness(lateness: dict, total: float, maximum: float) -> list[str]:
 
 def render(reports: list[NotebookReport], *, title: str = "Feedback", student_id: str | None = None,
            grading_status: str | None = None, notes: list[str] | tuple[str, ...] = (),
-           lateness: dict | None = None, hidden_visibility: str = "visible") -> str:
+           lateness: dict | None = None, hidden_visibility: str = "visible",
+           hidden_detail: str = HIDDEN_DETAIL) -> str:
     """The feedback page for one learner's reports, as a self-contained HTML document.
 
     ``lateness`` (:func:`grader.batch.deadlines.to_dict`) adds when the work was handed in and due,
     how many days late, the late penalty and the total after it. Unless ``hidden_visibility``
     (Gradescope's setting, :data:`grader.report.render.VISIBILITIES`) is ``visible``, nothing on the page
     depends on a hidden test: it shows the public checks and the execution only, their points
-    instead of the total, and says when the rest is shown.
+    instead of the total, and says when the rest is shown. Hidden tests' messages are cut to
+    ``hidden_detail`` (:func:`grader.report.render.learner_view`).
     """
+    reports = [learner_view(report, hidden_detail) for report in reports]
     text = _Budget()
     label = "Total"
     if not shows_hidden(hidden_visibility):

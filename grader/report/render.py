@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.results import PASSED, NotebookReport, TestResult
+from grader.results import ERROR, FAILED, PASSED, NotebookReport, TestResult
 
 HIDDEN_VISIBILITY = "after_due_date"
 """Gradescope visibility of hidden tests' results (public checks and execution are visible)."""
@@ -267,6 +267,42 @@ def public_part(report: NotebookReport) -> NotebookReport:
     return dataclasses.replace(report, tests=[t for t in report.tests if t.public])
 
 
+HIDDEN_DETAILS = {
+    "description": "each hidden test by its one-line description, status and points",
+    "mistake": "as description, and the catalogued mistake a failing hidden test names",
+    "full": "each hidden test's whole message: its inputs, the expected values and a property "
+            "test's failing example",
+}
+"""What a learner reads of the hidden tests in ``results.json`` and on the feedback page (the
+instructor's setting ``--hidden-detail``); public checks are always shown whole."""
+_CASE_STATUSES = (PASSED, FAILED, ERROR)
+"""Statuses whose message comes from a hidden case: what the comparison found, the learner's
+exception on a hidden input, a passing test's figures; other statuses' messages are the grader's."""
+HIDDEN_DETAIL = "description"
+"""The default: hidden tests by their one-line description only (docs/instructors.md)."""
+
+
+def learner_view(report: NotebookReport, hidden_detail: str = HIDDEN_DETAIL) -> NotebookReport:
+    """``report`` as a learner may read it: each hidden test's message cut to what
+    ``hidden_detail`` (one of :data:`HIDDEN_DETAILS`) allows. ``"description"`` leaves the
+    description, status and points (and the grader's own word where the status is not about a
+    case: "timed out", "not implemented", "not submitted"); ``"mistake"`` adds the clause that names a catalogued mistake;
+    ``"full"`` changes nothing."""
+    if hidden_detail not in HIDDEN_DETAILS:
+        raise ValueError(f"hidden_detail must be one of {', '.join(HIDDEN_DETAILS)}, "
+                         f"not {hidden_detail!r}")
+    if hidden_detail == "full":
+        return report
+
+    def shown(test: TestResult) -> TestResult:
+        if test.public or test.status not in _CASE_STATUSES:
+            return test  # the grader's own word ("not submitted", "timed out", "not implemented")
+        name = named_mistake(test.output) if hidden_detail == "mistake" else None
+        return dataclasses.replace(test, output=f"{_PHRASE}{name}" if name else "")
+
+    return dataclasses.replace(report, tests=[shown(t) for t in report.tests])
+
+
 def summary(reports: list[NotebookReport], *, hidden_visibility: str = "visible") -> str:
     """The submission's message: the score per notebook and what to look at first in each.
 
@@ -296,7 +332,8 @@ def summary(reports: list[NotebookReport], *, hidden_visibility: str = "visible"
 
 
 def gradescope(reports: list[NotebookReport], execution_time: float, *,
-               hidden_visibility: str = HIDDEN_VISIBILITY, output: str | None = None) -> dict:
+               hidden_visibility: str = HIDDEN_VISIBILITY, output: str | None = None,
+               hidden_detail: str = HIDDEN_DETAIL) -> dict:
     """Gradescope's ``results.json``, with only the keys its specification defines.
 
     Every test carries ``number`` ``"N.E"`` (notebook N, its E-th exercise in the notebook's
@@ -306,9 +343,11 @@ def gradescope(reports: list[NotebookReport], execution_time: float, *,
     The top-level ``output`` is ``output`` if given, else :func:`summary` under
     ``hidden_visibility`` (which then depends on no hidden test unless that is ``visible``),
     followed by a line that says which confinement held for the learner's code
-    (:mod:`grader.sandbox.confinement`).
+    (:mod:`grader.sandbox.confinement`). Hidden tests' messages are cut to ``hidden_detail``
+    (:func:`learner_view`).
     """
     shows_hidden(hidden_visibility)  # raises ValueError on an unknown visibility
+    reports = [learner_view(r, hidden_detail) for r in reports]
     tests = []
     for report in reports:
         suite = report.suite or Path(report.path).stem
@@ -328,7 +367,7 @@ def gradescope(reports: list[NotebookReport], execution_time: float, *,
         for test in report.tests:
             text = f"{test.description}\n{test.output}".strip()
             if test.status != PASSED:
-                text = f"{test.description}\n{test.status}: {test.output}".strip()
+                text = f"{test.description}\n{test.status}: {test.output}".strip().removesuffix(":")
             tests.append({
                 "name": _test_name(report, test), "number": numbers[test.exercise],
                 "score": test.score, "max_score": test.max_score,

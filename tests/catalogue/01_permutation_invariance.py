@@ -46,13 +46,13 @@ WRONG_ANSWERS = [
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     return torch.nan_to_num(torch.softmax(scores, dim=-2), nan=0.0) @ v
-''', feedback="query axis"),
+''', feedback="query axis", core=True),  # the public checks and the d_k test: 7 of 14 points
     WrongAnswer("scaled_dot_product_attention", "missing 1/sqrt(d_k)", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     return torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0) @ v
-''', feedback="missing the 1/sqrt(d_k) scaling"),
+''', feedback="missing the 1/sqrt(d_k) scaling", core=True),  # as the query axis: 7 of 14 points
     WrongAnswer("scaled_dot_product_attention", "inverted mask polarity", _SDPA_CHECKS + '''
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
@@ -152,7 +152,8 @@ def scaled_dot_product_attention(q, k, v, mask=None):
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0)
     return weights @ v
-''', feedback="in place"),
+''', feedback="changed its input `q` in place", core=True),
+    # (the public checks and test_sdpa_over_its_inputs own leaving the inputs unchanged: 7 of 14 points)
     WrongAnswer("scaled_dot_product_attention", "half inputs upcast to float32 and returned as float32", '''
 def scaled_dot_product_attention(q, k, v, mask=None):
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:

@@ -1,7 +1,9 @@
 """Catalogues of plausible wrong answers, one module per notebook (same name as the notebook).
 
 Each module defines ``WRONG_ANSWERS``, a list of :class:`WrongAnswer`. ``tests/test_catalogue.py``
-grades every entry and asserts that the hidden tests reject it. A module may also define
+grades every entry and asserts that the hidden tests reject it, and that a public check of its
+exercise does unless :data:`tests.catalogue.public_blind.PUBLIC_BLIND` says why the public checks'
+inputs cannot reveal it. A module may also define
 ``CORRECT_VARIANTS``, ``(exercise, what differs, source)`` triples that must get full marks
 (``tests/test_correct_variants.py``), and ``COSTS_ONCE = True`` to have ``tests/test_catalogue.py``
 hold every entry to DESIGN's "one mistake costs once": an entry fails at most ``costs`` hidden tests.
@@ -43,11 +45,16 @@ class WrongAnswer:
     costs: int = 1
     """How many hidden tests of its exercise the mistake may fail (checked where the catalogue
     sets ``COSTS_ONCE``): one test owns each property, so one unless the entry is several
-    mistakes at once (a comment beside the entry says which tests own them)."""
+    mistakes at once (a comment beside the entry says which tests own them). Public checks are
+    not counted: each fails on every mistake its own inputs reveal."""
     min_lost: float = 0.0
     """The least share of its exercise's points the entry must lose (0.5 for a shallow answer to a
     thinking exercise: a constant, the notebook's own recipe, the public case hard-coded...;
     DESIGN.md "Grading rules that keep it fair")."""
+    core: bool = False
+    """A core mistake (DESIGN.md "A core mistake costs at least half"): it breaks the exercise's
+    defining property, so ``tests/test_catalogue.py`` holds it to losing at least half of the
+    exercise's points and to failing its public check, which names it (``feedback``)."""
     shallow: bool = False
     """A shallow answer of a thinking exercise (a constant, a read of a black box's name, keywords,
     ``repr`` or attributes, an import of the grader's fixtures): ``tests/test_catalogue.py`` holds it

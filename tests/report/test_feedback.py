@@ -1,6 +1,7 @@
 """The feedback page: escaped, bounded, self-contained, and right in a real browser."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -132,7 +133,7 @@ def test_a_named_mistake_is_said_once_with_the_points_it_cost_and_exercises_are_
     ]
     report = NotebookReport(path="04.ipynb", suite="04_rotary_embeddings", tests=tests,
                             exercise_order=["rope_inv_freq", "rope_rotation_matrix", "apply_rope"])
-    page = feedback.render([report])
+    page = feedback.render([report], hidden_detail="full")
     assert page.count(mistake) == 1
     assert f"Likely mistake: <strong>{mistake}</strong>" in page and "&minus;5<" in page
     assert "output differs at index (0, 1)<" in page and "[failing example: test_c(seed=3)]" in page
@@ -151,3 +152,39 @@ def test_a_page_before_the_hidden_tests_are_shown_holds_the_public_checks_only()
     assert "Total: 3/6 points" in full and "Half-split layout." in full
     with pytest.raises(ValueError, match="hidden_visibility must be one of"):
         feedback.render([report], hidden_visibility="later")
+
+
+def _hidden_and_public() -> NotebookReport:
+    mistake = "missing the 1/sqrt(d_k) scaling"
+    return NotebookReport(path="01.ipynb", suite="01_permutation_invariance", tests=[
+        results.TestResult("scaled_dot_product_attention", "test_public", "No mask, one case.", 3, FAILED,
+                           output="output differs: got 2.06482, expected 1.06268", public=True),
+        results.TestResult("scaled_dot_product_attention", "test_hidden", "Scaled by 1/sqrt(d_k).", 2, FAILED,
+                           output=f"got -1.43553, expected -0.838096 (argument 1: [3, 1, 0, 2]); "
+                                  f"this is what you get with: {mistake} [failing example: test(seed=3)]"),
+    ])
+
+
+@pytest.mark.parametrize("detail, shown, hidden", [
+    ("description", [], ["-1.43553", "-0.838096", "[3, 1, 0, 2]", "failing example", "1/sqrt(d_k) scaling"]),
+    ("mistake", ["1/sqrt(d_k) scaling"], ["-1.43553", "-0.838096", "[3, 1, 0, 2]", "failing example"]),
+    ("full", ["-1.43553", "-0.838096", "[3, 1, 0, 2]", "failing example", "1/sqrt(d_k) scaling"], []),
+])
+def test_hidden_tests_show_what_the_instructors_setting_allows(detail, shown, hidden):
+    """By default (the instructor's guide: "by their one-line description only") the feedback page
+    and results.json show a hidden test's description, status and points, not its inputs or
+    expected values; `mistake` adds the catalogued mistake it names; `full`, the whole message.
+    A public check's message is always whole."""
+    from grader.report import render
+
+    report = _hidden_and_public()
+    page = feedback.render([report], hidden_detail=detail)
+    results_json = json.dumps(render.gradescope([report], 1.0, hidden_visibility="visible",
+                                                hidden_detail=detail))
+    for text in (page, results_json):
+        assert "Scaled by 1/sqrt(d_k)." in text and "got 2.06482, expected 1.06268" in text
+        assert all(value in text for value in shown), [v for v in shown if v not in text]
+        assert not [value for value in hidden if value in text]
+    assert render.HIDDEN_DETAIL == "description"
+    with pytest.raises(ValueError, match="hidden_detail must be one of"):
+        render.learner_view(report, "everything")

@@ -111,8 +111,11 @@ def _script(name: str) -> bytes:
 def build(*, out: Path, notebooks: list[str] | None = None,
           hidden_visibility: str = "after_due_date", memory_limit_mb: int = MEMORY_LIMIT_MB,
           time_limit_minutes: float = TIME_LIMIT_MINUTES,
-          allow_unconfined: bool = False) -> list[str]:
+          allow_unconfined: bool = False, hidden_detail: str = "description") -> list[str]:
     """Write the autograder zip to ``out``; returns the names it holds.
+
+    ``hidden_detail`` (:data:`grader.report.render.HIDDEN_DETAILS`) is what ``results.json`` shows
+    of each hidden test.
 
     A submission is graded only where bubblewrap confines the learner's code on Gradescope's
     machine (else score 0 and bubblewrap's reason in one line), unless ``allow_unconfined``: then
@@ -126,7 +129,7 @@ def build(*, out: Path, notebooks: list[str] | None = None,
     suites = select_suites(notebooks)
     config = {"suites": suites, "hidden_visibility": hidden_visibility,
               "memory_limit_mb": memory_limit_mb, "time_limit_minutes": time_limit_minutes,
-              "allow_unconfined": allow_unconfined}
+              "allow_unconfined": allow_unconfined, "hidden_detail": hidden_detail}
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w") as archive:
         for name in SCRIPTS:

@@ -201,11 +201,12 @@ def collect(submission: Path, work: Path, suites: list[str]) -> tuple[dict[str, 
 # -- 3. grade ---------------------------------------------------------------------------------
 def grade_in_child(notebooks: list[Path], *, app: Path, python: str, json_path: Path,
                    hidden_visibility: str, run_as: str | None, skip_execution: bool,
-                   timeout: float, allow_unconfined: bool = False) -> tuple[int, float, float]:
+                   timeout: float, allow_unconfined: bool = False,
+                   hidden_detail: str = "description") -> tuple[int, float, float]:
     """Run ``python -m grader check`` on ``notebooks``; returns its exit status and peak memory
     (PSS, RSS; MiB) of its process tree. Raises GraderError when it runs past ``timeout``."""
     command = [python, "-m", "grader", "check", *map(str, notebooks), "--json", str(json_path),
-               "--hidden-visibility", hidden_visibility]
+               "--hidden-visibility", hidden_visibility, "--hidden-detail", hidden_detail]
     if skip_execution:
         command.append("--skip-execution")
     if run_as:
@@ -309,6 +310,7 @@ def grade_submission(*, root: Path, home: Path, python: str, run_as: str | None,
             list(copies.values()), app=app, python=python, json_path=json_path,
             hidden_visibility=visibility, run_as=run_as, skip_execution=skip_execution,
             allow_unconfined=allow_unconfined,
+            hidden_detail=config.get("hidden_detail", "description"),
             timeout=max(60.0, minutes * 60 - (time.monotonic() - start) - 30))
         if status != 0 or not json_path.is_file():
             raise GraderError(f"the grader stopped with exit status {status} before writing "

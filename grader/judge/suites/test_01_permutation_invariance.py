@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from grader.fixtures import permutation_invariance as fixtures
 from grader.judge.hidden import permutation_invariance as hidden
-from grader.judge.proxy import expect_close, expect_dtype, expect_raises, expect_shape, expect_true, fail, view
+from grader.judge.proxy import expect_close, expect_dtype, expect_raises, expect_shape, expect_true, fail, view, within
 from grader.judge.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
 
@@ -92,33 +92,39 @@ def _owned_mistakes(q, k, v, mask=None):
 def _expect_attention(got, expected, q, k, v, mask=None, *, owner=None, mistakes=None, what="output",
                       atol=ATOL, rtol=RTOL):
     """Pass if got matches expected, or a mistake whose property a test other than ``owner`` owns;
-    otherwise fail against expected, naming the mistake where one of ``mistakes`` matches."""
-    accepted = [out for name, outs in _owned_mistakes(q, k, v, mask).items() if name != owner
+    otherwise fail against expected, naming the mistake where one of ``mistakes`` matches.
+    ``owner`` may be a set of properties. A public check accepts no mistake at all
+    (grader.judge.proxy.IN_PUBLIC_CHECK): it fails on every one its inputs reveal."""
+    owners = {owner} if isinstance(owner, str) else set(owner or ())
+    accepted = [out for name, outs in _owned_mistakes(q, k, v, mask).items() if name not in owners
                 for out in outs]
     expect_close(got, expected, atol=atol, rtol=rtol, what=what, mistakes=mistakes, accepted=accepted)
 
 
 # -- scaled_dot_product_attention ---------------------------------------------------------------
-@pytest.mark.exercise("scaled_dot_product_attention", points=2, public=True)
+# A core mistake costs at least half of the exercise's 14 points (DESIGN.md): the missing
+# 1/sqrt(d_k) and the softmax over the query axis break the formula, which the two public checks
+# (3 + 2 points: like every public check, they accept no mistake their inputs reveal) and
+# test_sdpa_scales_by_d_k_not_d_v (2) check, 7 points; a change to q, k or v in place
+# (`q /= math.sqrt(d_k)`) fails the two public checks and test_sdpa_over_its_inputs (2), 7 points.
+# Every other test accepts them.
+@pytest.mark.exercise("scaled_dot_product_attention", points=3, public=True)
 def test_sdpa_matches_reference_without_mask(student):
-    """Without a mask, the output matches softmax(q k^T / sqrt(d_k)) v."""
-    student.may_modify_arguments = True  # a hidden test owns leaving the inputs unchanged
+    """No mask, q (2, 3, 5, 8): output = softmax(q k^T / sqrt(d_k)) v, q, k, v unchanged."""
     q, k, v = _randn(2, 3, 5, 8, seed=1), _randn(2, 3, 7, 8, seed=2), _randn(2, 3, 7, 4, seed=3)
     got = student.scaled_dot_product_attention(q, k, v)
-    _expect_attention(got, _attention(q, k, v), q, k, v, owner="softmax axis",
-                      mistakes=_sdpa_mistakes(q, k, v))
+    _expect_attention(got, _attention(q, k, v), q, k, v, mistakes=_sdpa_mistakes(q, k, v))
 
 
 @pytest.mark.exercise("scaled_dot_product_attention", points=2, public=True)
 def test_sdpa_causal_mask_matches_torch(student):
-    """With a boolean causal mask, the output matches torch's scaled_dot_product_attention."""
-    student.may_modify_arguments = True  # a hidden test owns leaving the inputs unchanged
+    """A (6, 6) causal mask: output = torch's scaled_dot_product_attention, q, k, v unchanged."""
     q, k, v = _randn(2, 6, 8, seed=4), _randn(2, 6, 8, seed=5), _randn(2, 6, 8, seed=6)
     mask = torch.ones(6, 6, dtype=torch.bool).tril()
     expected = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
                                                                  attn_mask=mask)
     got = student.scaled_dot_product_attention(q, k, v, mask=mask)
-    _expect_attention(got, expected, q, k, v, mask, owner="mask", mistakes=_sdpa_mistakes(q, k, v, mask))
+    _expect_attention(got, expected, q, k, v, mask, mistakes=_sdpa_mistakes(q, k, v, mask))
 
 
 @pytest.mark.exercise("scaled_dot_product_attention", points=1)
@@ -134,13 +140,13 @@ def test_sdpa_random_mask_broadcast_over_batch(student):
 
 @pytest.mark.exercise("scaled_dot_product_attention", points=2)
 def test_sdpa_scales_by_d_k_not_d_v(student):
-    """The scores are scaled by 1/sqrt(d_k) even when d_v differs from d_k."""
+    """The scores are scaled by 1/sqrt(d_k) even when d_v differs from d_k, and normalised over the keys."""
     student.may_modify_arguments = True  # a hidden test owns leaving the inputs unchanged
     q, k, v = _randn(4, 4, seed=11) * 3, _randn(6, 4, seed=12) * 3, _randn(6, 16, seed=13)
     got = student.scaled_dot_product_attention(q, k, v)
     mistakes = {"scaling by 1/sqrt(d_v) instead of 1/sqrt(d_k)": _attention(q, k, v, scale=1 / 4.0)}
     mistakes.update(_sdpa_mistakes(q, k, v))
-    _expect_attention(got, _attention(q, k, v), q, k, v, owner="scale", mistakes=mistakes)
+    _expect_attention(got, _attention(q, k, v), q, k, v, owner={"scale", "softmax axis"}, mistakes=mistakes)
 
 
 @pytest.mark.exercise("scaled_dot_product_attention", points=1)
@@ -238,7 +244,7 @@ def _random_mask(kind, batch, t_q, t_k, seed):
     return torch.rand(*shape, generator=gen) > 0.4
 
 
-@pytest.mark.exercise("scaled_dot_product_attention", points=3)
+@pytest.mark.exercise("scaled_dot_product_attention", points=2)
 @grading(max_examples=12)
 # Always tried, whatever hypothesis draws: batched views (a .view of them fails or scrambles), and
 # a mask broadcast over rows that leaves some query with no allowed key.
@@ -704,9 +710,9 @@ def _expect_probe(student, kind, seed, n, num_tokens, d, *, dtype=torch.float64,
     want = _population_r2(kind, seed, num_tokens, d)
     linear_only = _population_r2(kind, seed, num_tokens, d, squares=False)
     what = f"R^2 for a planted layer ({n} sequences of {num_tokens} tokens, d = {d})"
-    if abs(got - want) > PROBE_TOLERANCE:
+    if not within(got, want, atol=PROBE_TOLERANCE, what=what):
         hint = ""
-        if abs(got - linear_only) <= PROBE_TOLERANCE < abs(want - linear_only):
+        if within(got, linear_only, atol=PROBE_TOLERANCE, what=what) and abs(want - linear_only) > PROBE_TOLERANCE:
             hint = " (it matches a read-out of y_t alone, without the squares)"
         side = "above" if got > want else "below"
         fail(f"{what}: got {got:.3f}, {side} the layer's population R^2 by more than {PROBE_TOLERANCE}{hint}")

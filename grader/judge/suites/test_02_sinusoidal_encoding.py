@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.judge.hidden import sinusoidal_encoding as hidden
-from grader.judge.proxy import (expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
-                          expect_true)
+from grader.judge.proxy import (expect_close, expect_dtype, expect_equal, expect_finite, expect_raises,
+                          expect_shape, expect_true, within)
 from grader.judge.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 
 EXERCISE_ORDER = ("sinusoidal_encoding", "breakdown_noise", "shiftable_encoding", "offset_matrix",
@@ -262,8 +262,9 @@ RTOL_BREAKDOWN = 0.08
 def _expect_breakdown(student, table, accuracy, truth, what):
     got = student.breakdown_noise(table, accuracy)
     expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")
-    expect_true(math.isfinite(got) and got > 0, f"{what} = {got!r}: the noise level should be a positive number")
-    expect_true(abs(got - truth) <= RTOL_BREAKDOWN * truth,
+    expect_finite(got, what)
+    expect_true(got > 0, f"{what} = {got!r}: the noise level should be a positive number")
+    expect_true(within(got, truth, rtol=RTOL_BREAKDOWN, what=what),
                 f"{what} = {got:.4g}, which is off by more than 8% from the noise level at which this code "
                 f"(built with a known breakdown) decodes {accuracy:g} of its positions exactly")
 

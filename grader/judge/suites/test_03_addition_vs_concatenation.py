@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from grader.fixtures import addition_vs_concatenation as fixtures
 from grader.judge.hidden import addition_vs_concatenation as hidden
 from grader.judge.proxy import (asked_once, expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
-                                expect_true, fail, run_store)
+                                expect_true, fail, run_store, within)
 from grader.judge.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds, tensor
 from grader.sandbox.codec import one_torch_thread
 from grader.sandbox.parent import StudentRaised
@@ -258,7 +258,7 @@ def _expect_held_out(student, planted, read, probe, what, *, layout="contiguous"
     features, tokens, where, want = planted
     got = student.held_out_accuracy(laid_out(features, layout), tokens, where, read, _probe(student, probe))
     expect_true(isinstance(got, float), f"{what} should be a Python float, not {type(got).__name__}")
-    if abs(got - want) > HELD_OUT_TOLERANCE:
+    if not within(got, want, atol=HELD_OUT_TOLERANCE, what=what):
         side = "above" if got > want else "below"
         fail(f"{what}: got {got:.3f}, {side} the share of rows that a probe which never saw a row's "
              f"{'position' if read == 'token' else 'token'} reads on these planted features, by more than "
