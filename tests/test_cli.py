@@ -100,3 +100,44 @@ def test_reports_are_rendered_before_any_is_written(tmp_path, monkeypatch):
     assert '"score": 2.0' in paths["--json"].read_text()
     assert all("previous" not in path.read_text() for path in paths.values())
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths.values())
+
+
+def _section(stdout: str, path) -> list[str]:
+    """The table's lines about the notebook ``path``: its header to the next rule."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(str(path)))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("====="))
+    return lines[start:end]
+
+
+@pytest.mark.parametrize("name", ["01_permutation_invariance", "my copy"])
+def test_an_invalid_notebook_is_one_line_whatever_its_name(tmp_path, name):
+    """Not JSON: under the course's name it was followed by a "missing" line per exercise, under
+    another name the grader complained about the name only."""
+    corrupt = tmp_path / f"{name}.ipynb"
+    corrupt.write_text('{"cells": [ this is not json')
+    run = _check(str(corrupt), "--skip-execution", "--exercise", "permutation_matrix",
+                 "--json", str(tmp_path / "results.json"))
+    assert run.returncode == 0, run.stderr
+    section = _section(run.stdout, corrupt)
+    assert len(section) == 2, section  # its score, then why it could not be graded
+    reason = section[1]
+    assert "not a valid Jupyter notebook" in reason and "restore it" in reason
+    assert "missing" not in run.stdout and "no hidden tests" not in run.stdout
+
+
+def test_another_courses_notebook_is_said_to_be_none_of_ours(tmp_path):
+    """A notebook of another course under the name of notebook 01 was executed and reported as
+    seven missing exercises."""
+    from tests.conftest import inline_notebook
+
+    foreign = inline_notebook(tmp_path / "01_permutation_invariance.ipynb", [
+        ("markdown", "# Another course: gradient descent", []),
+        ("code", "import math\n\ndef gradient_step(w, g, lr):\n    return w - lr * g", ["solution"]),
+        ("code", "print(gradient_step(1.0, 0.5, 0.1))", [])])
+    run = _check(str(foreign), "--exercise", "permutation_matrix")  # it would be executed
+    assert run.returncode == 0, run.stderr
+    section = _section(run.stdout, foreign)
+    assert len(section) == 2 and "not the course's notebook 01_permutation_invariance" \
+        in section[1], section
+    assert "execution" not in run.stdout and "missing" not in run.stdout

@@ -207,7 +207,7 @@ def _summarised(report: NotebookReport, names: list[str], numbers: dict[str, str
 def table(reports: list[NotebookReport], width: int = 100, *, verbose: bool = False) -> str:
     """A plain-text table per notebook and exercise, for people.
 
-    A notebook that could not be graded is one line (why). Exercises are numbered and listed in
+    A notebook that could not be graded is one line (why), whatever its length. Exercises are numbered and listed in
     the notebook's order; those not implemented yet share one line, and those whose cell failed
     to load are named under that cell. Under each exercise that lost points: each named mistake
     once with the points it cost, and what the first failing test found (every failing test when
@@ -219,8 +219,8 @@ def table(reports: list[NotebookReport], width: int = 100, *, verbose: bool = Fa
     for report in reports:
         lines.append("=" * width)
         lines.append(f"{report.path}   score {_points(report.score)}/{_points(report.max_score)}")
-        if report.error:
-            lines += _wrapped(f"could not be graded: {report.error}", "  ", width)
+        if report.error:  # one line, not wrapped: nothing else is said of this notebook
+            lines.append(f"  could not be graded: {report.error}")
             continue
         lines += _execution_lines(report, width, verbose)
         if report.confinement and len(held) > 1:
