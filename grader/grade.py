@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ctypes
-import difflib
 import gc
 import re
 import threading
@@ -20,6 +19,7 @@ from grader.judge.proxy import exercise_order, known_suites, run_suite, suite_ex
 from grader.notebook.read import (cell_label, code_cells, exercise_names, first_line,
                                   read_notebook, sandbox_cells, suite_name, top_level_names)
 from grader.results import MISSING, NotebookReport
+from grader.judge.selection import refuse_unknown_exercises
 from grader.sandbox.parent import (ExerciseMissing, Limits, Sandbox, StudentError,
                                      StudentOutOfMemory, StudentTimeout, Template, Zygote,
                                      ZygoteLost)
@@ -335,25 +335,6 @@ def _of_the_course(notebook, suite: str) -> bool:
 
 def _gradable(grading: _Grading) -> bool:
     return grading.report.suite in known_suites()
-
-
-def refuse_unknown_exercises(exercises: set[str], suites: list[str]) -> None:
-    """Raise GraderError, in one line, where a name of ``exercises`` (``--exercise``) is no
-    exercise of the notebooks graded (``suites``, those that have hidden tests); the line lists
-    their exercises and, where one is close (:func:`difflib.get_close_matches`), says which."""
-    offered = list(dict.fromkeys(name for suite in dict.fromkeys(suites)
-                                 for name in exercise_order(suite) or sorted(suite_exercises(suite))))
-    unknown = sorted(exercises - set(offered))
-    if not unknown or not offered:
-        return
-    name = unknown[0]
-    close = difflib.get_close_matches(name, offered, n=1)
-    elsewhere = [suite for suite in known_suites() if name in suite_exercises(suite)]
-    hint = (f" (did you mean {close[0]!r}?)" if close
-            else f" (it is one of {elsewhere[0]}'s)" if elsewhere else "")
-    where = suites[0] if len(set(suites)) == 1 else f"the {len(set(suites))} notebooks given"
-    raise GraderError(f"--exercise {name!r} is not an exercise of {where}{hint}; "
-                      f"{'its' if len(set(suites)) == 1 else 'their'} exercises: {', '.join(offered)}")
 
 
 def _execute(grading: _Grading, *, cell_timeout: float | None, execution_budget: float | None,
