@@ -260,6 +260,12 @@ def test_a_failure_that_follows_from_an_earlier_one_is_grouped_under_it():
     assert "so no test found 1.2 self_attention (11 points)" in below, verbose
     assert not any(line.strip().startswith("1.2 self_attention") for line in verbose)
     assert "missing" not in "\n".join(verbose)
+    from grader.report import feedback
+
+    page = feedback.render([report])
+    assert "<pre>Cell 7/20 (`p = permutation_matrix([2, 0, 1])`): NotImplementedError" in page
+    assert "then, because it defined nothing: Cell 9/20 (`print(p @ x)`)" in page
+    assert "<pre>Cell 9/20" not in page
 
 
 def test_a_name_error_follows_from_the_earlier_cell_that_binds_the_name():
