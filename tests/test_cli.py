@@ -133,7 +133,7 @@ def test_another_courses_notebook_is_said_to_be_none_of_ours(tmp_path):
 
     foreign = inline_notebook(tmp_path / "01_permutation_invariance.ipynb", [
         ("markdown", "# Another course: gradient descent", []),
-        ("code", "import math\n\ndef gradient_step(w, g, lr):\n    return w - lr * g", ["solution"]),
+        ("code", "def gradient_step(w, g, lr):\n    return w - lr * g", ["solution"]),
         ("code", "print(gradient_step(1.0, 0.5, 0.1))", [])])
     run = _check(str(foreign), "--exercise", "permutation_matrix")  # it would be executed
     assert run.returncode == 0, run.stderr

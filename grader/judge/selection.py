@@ -34,8 +34,9 @@ def refuse_unknown_exercises(exercises: set[str], suites: list[str]) -> None:
     """Raise GraderError, in one line, where a name of ``exercises`` (``--exercise``) is no
     exercise of the notebooks graded (``suites``, those that have hidden tests); the line lists
     their exercises and, where one is close (:func:`difflib.get_close_matches`), says which."""
-    offered = list(dict.fromkeys(name for suite in dict.fromkeys(suites)
-                                 for name in exercise_order(suite) or sorted(suite_exercises(suite))))
+    offered = list(dict.fromkeys(
+        name for suite in dict.fromkeys(suites)
+        for name in exercise_order(suite) or sorted(suite_exercises(suite))))
     unknown = sorted(exercises - set(offered))
     if not unknown or not offered:
         return
@@ -44,6 +45,7 @@ def refuse_unknown_exercises(exercises: set[str], suites: list[str]) -> None:
     elsewhere = [suite for suite in known_suites() if name in suite_exercises(suite)]
     hint = (f" (did you mean {close[0]!r}?)" if close
             else f" (it is one of {elsewhere[0]}'s)" if elsewhere else "")
-    where = suites[0] if len(set(suites)) == 1 else f"the {len(set(suites))} notebooks given"
+    one = len(set(suites)) == 1
+    where = suites[0] if one else f"the {len(set(suites))} notebooks given"
     raise GraderError(f"--exercise {name!r} is not an exercise of {where}{hint}; "
-                      f"{'its' if len(set(suites)) == 1 else 'their'} exercises: {', '.join(offered)}")
+                      f"{'its' if one else 'their'} exercises: {', '.join(offered)}")

@@ -280,7 +280,8 @@ starts in 0.5 s of CPU instead of 1.3 to 1.4 s (hypothesis's plugin imports all 
 
 
 def _run_nbval(notebook: Path, scratch: Path, confinement: Confinement, *,
-               cells_of: list[tuple[str, str, set[str]]], start: float, cell_timeout: float, budget: float,
+               cells_of: list[tuple[str, str, set[str]]], start: float, cell_timeout: float,
+               budget: float,
                timings: dict[str, tuple] | None = None) -> ExecutionResult:
     total = len(cells_of)
     copy = _scratch_copy(notebook, scratch)

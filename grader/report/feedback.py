@@ -92,7 +92,7 @@ def _execution(report: NotebookReport, text: _Budget) -> str:
         line += f"<pre>{text(cell_name(failure), 100)}: {text(failure.message)}</pre>"
         after = [cell_name(f) for f in execution.failures if f.cause == failure.cell]
         if after:
-            line += (f'<p class="meta">then, because it defined nothing: '
+            line += (f'<p class="meta">then, on a name it did not define: '
                      f'{text(", ".join(after), 300)}</p>')
     if len(causes) > 5:
         line += f'<p class="meta">... and {len(causes) - 5} more cells failed.</p>'

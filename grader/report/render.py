@@ -132,7 +132,7 @@ def _execution_line(report: NotebookReport) -> str:
         if more:
             line += f"; {more} more failed"
             if following:
-                line += f", {following} of them because an earlier failing cell defined nothing"
+                line += f", {following} of them on a name that a failing cell above did not define"
         line += ")"
     return line
 
@@ -151,7 +151,7 @@ def _execution_lines(report: NotebookReport, width: int, verbose: bool) -> list[
         lines += _wrapped(f"{cell_name(failure)}: {failure.message}", "    ", width)
         after = [cell_name(f) for f in execution.failures if f.cause == failure.cell]
         if after:
-            lines += _wrapped(f"then, because it defined nothing: {', '.join(after)}", "      ",
+            lines += _wrapped(f"then, on a name it did not define: {', '.join(after)}", "      ",
                               width)
     return lines
 
@@ -207,9 +207,9 @@ def _summarised(report: NotebookReport, names: list[str], numbers: dict[str, str
 def table(reports: list[NotebookReport], width: int = 100, *, verbose: bool = False) -> str:
     """A plain-text table per notebook and exercise, for people.
 
-    A notebook that could not be graded is one line (why), whatever its length. Exercises are numbered and listed in
-    the notebook's order; those not implemented yet share one line, and those whose cell failed
-    to load are named under that cell. Under each exercise that lost points: each named mistake
+    A notebook that could not be graded is one line (why), whatever its length. Exercises are
+    numbered and listed in the notebook's order; those not implemented yet share one line, and
+    those whose cell failed to load are named under that cell. Under each exercise that lost points: each named mistake
     once with the points it cost, and what the first failing test found (every failing test when
     ``verbose``), wrapped to ``width``, never cut. Which confinement held is said once where it
     is the same for every notebook.

@@ -206,8 +206,8 @@ def test_release_overwrites_what_it_released_itself(tmp_path):
     source, dest, student = _released_demo(tmp_path)
     content = json.loads(student.read_text())
     student.write_text(json.dumps(content, indent=2))  # saved again, nothing changed
-    inline_notebook(source / "95_demo.ipynb", [("markdown", "# Demo, edited", []),
-                                               ("code", _exercise("    return x + 2"), ["exercise"])])
+    inline_notebook(source / "95_demo.ipynb", [
+        ("markdown", "# Demo, edited", []), ("code", _exercise("    return x + 2"), ["exercise"])])
     release(source=source, dest=dest, repository="")
     assert "# Demo, edited" in student.read_text()
     content = json.loads(student.read_text())

@@ -250,11 +250,11 @@ def test_a_failure_that_follows_from_an_earlier_one_is_grouped_under_it():
     report = _learners_report()
     verbose = reporters.table([report], verbose=True).splitlines()
     short = " ".join(reporters.table([report]).split())
-    assert "2 more failed, 1 of them because an earlier failing cell defined nothing" in short
+    assert "2 more failed, 1 of them on a name that a failing cell above did not define" in short
     causes = [i for i, line in enumerate(verbose) if line.strip().startswith("Cell ")]
     assert [verbose[i].split(" (")[0].strip() for i in causes] == ["Cell 7/20", "Cell 15/20"]
     assert verbose[causes[0] + 2].strip() == \
-        "then, because it defined nothing: Cell 9/20 (`print(p @ x)`)"
+        "then, on a name it did not define: Cell 9/20 (`print(p @ x)`)"
     at = next(i for i, line in enumerate(verbose) if "cell failed to load: Cell 5/20" in line)
     below = [line.strip() for line in verbose[at + 1:at + 4]]  # after the error, wrapped
     assert "so no test found 1.2 self_attention (11 points)" in below, verbose
@@ -264,7 +264,7 @@ def test_a_failure_that_follows_from_an_earlier_one_is_grouped_under_it():
 
     page = feedback.render([report])
     assert "<pre>Cell 7/20 (`p = permutation_matrix([2, 0, 1])`): NotImplementedError" in page
-    assert "then, because it defined nothing: Cell 9/20 (`print(p @ x)`)" in page
+    assert "then, on a name it did not define: Cell 9/20 (`print(p @ x)`)" in page
     assert "<pre>Cell 9/20" not in page
 
 
