@@ -209,10 +209,10 @@ def table(reports: list[NotebookReport], width: int = 100, *, verbose: bool = Fa
 
     A notebook that could not be graded is one line (why), whatever its length. Exercises are
     numbered and listed in the notebook's order; those not implemented yet share one line, and
-    those whose cell failed to load are named under that cell. Under each exercise that lost points: each named mistake
-    once with the points it cost, and what the first failing test found (every failing test when
-    ``verbose``), wrapped to ``width``, never cut. Which confinement held is said once where it
-    is the same for every notebook.
+    those whose cell failed to load are named under that cell. Under each exercise that lost
+    points: each named mistake once with the points it cost, and what the first failing test
+    found (every failing test when ``verbose``), wrapped to ``width``, never cut. Which
+    confinement held is said once where it is the same for every notebook.
     """
     lines = []
     held = list(dict.fromkeys(r.confinement for r in reports if r.confinement))
