@@ -9,7 +9,10 @@
     python3 course.py lab                                 open the course in JupyterLab (as root,
                                                           on a course machine, in a container or
                                                           on Colab: with JupyterLab's --allow-root)
-    python3 course.py release                             rebuild notebooks/ from solutions/
+    python3 course.py release [--force]                   rebuild notebooks/ from solutions/; a
+                                                          notebook changed since its release (your
+                                                          work) is kept, unless --force (which
+                                                          keeps a copy beside it)
     python3 course.py site                                build the course's website into site/html
                                                           (from the stored outputs; fails on a warning)
     python3 course.py colab                               on Google Colab: install what the notebooks

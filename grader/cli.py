@@ -4,12 +4,14 @@ arguments and calls the stages (hosted exports live in :mod:`grader.export.hoste
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
 from pathlib import Path
 
 from grader.errors import GraderError
+from grader.notebook.time_limits import BUDGET_HELP, CELL_TIMEOUT_HELP
 from grader.report.render import VISIBILITIES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
                          help="folder of solution notebooks (default: solutions/)")
     release.add_argument("--dest", type=Path, default=ROOT / "notebooks",
                          help="folder for the student notebooks (default: notebooks/)")
+    release.add_argument("--force", action="store_true",
+                         help="overwrite (or remove) student notebooks changed since they were "
+                              "released, keeping a copy of each as NAME.ipynb.bak-<time>")
 
     check = commands.add_parser("check", help="grade notebooks and report")
     check.add_argument("paths", nargs="*", type=Path,
@@ -48,12 +53,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="run the hidden tests only, not the notebook top to bottom")
     check.add_argument("--exercise", action="append", metavar="NAME",
                        help="grade only this exercise (repeatable)")
-    check.add_argument("--cell-timeout", type=float, metavar="SECONDS",
-                       help="time limit for one notebook cell (default: a sixth of the "
-                            "execution budget, between 15 and 120)")
-    check.add_argument("--execution-budget", type=float, metavar="SECONDS",
-                       help="time limit for executing a whole notebook (default: four times "
-                            "what the solution takes, plus 30)")
+    check.add_argument("--cell-timeout", type=float, metavar="SECONDS", help=CELL_TIMEOUT_HELP)
+    check.add_argument("--execution-budget", type=float, metavar="SECONDS", help=BUDGET_HELP)
     check.add_argument("--run-as", metavar="USER",
                        help="run the learner's code as this unprivileged user (the grader must "
                             "run as root; the user must be able to read the grader and Python)")
@@ -357,17 +358,30 @@ def _emit(text: str, out: Path | None, what: str) -> None:
 
 
 def _check_reports(args: argparse.Namespace, reports: list, seconds: float) -> int:
-    """Write ``check``'s JSON and Markdown reports; the exit status that ``--min-score`` asks for."""
+    """Write ``check``'s reports; the exit status that ``--min-score`` asks for.
+
+    Every report (JSON, JUnit, Markdown, HTML) is rendered before any is written, and each is
+    written to a temporary file moved into place (:func:`grader.report.render.write_text`): a
+    failure on the way leaves every earlier report whole, as it was."""
     from grader.report import render as reporters
 
+    rendered: list[tuple[Path, str, str]] = []
     if args.json is not None:
-        reporters.write_json(args.json, reporters.gradescope(
+        rendered.append((args.json, "JSON report", json.dumps(reporters.gradescope(
             reports, seconds, hidden_visibility=args.hidden_visibility,
-            hidden_detail=args.hidden_detail))
-        print(f"JSON report written to {args.json}")
+            hidden_detail=args.hidden_detail), indent=2) + "\n"))
+    if args.junit is not None:
+        rendered.append((args.junit, "JUnit report", reporters.junit(reports)))
     if args.markdown is not None:
-        reporters.write_text(args.markdown, reporters.markdown(reports) + "\n")
-        print(f"Markdown report written to {args.markdown}")
+        rendered.append((args.markdown, "Markdown report", reporters.markdown(reports) + "\n"))
+    if args.html is not None:
+        from grader.report import feedback
+
+        rendered.append((args.html, "HTML feedback",
+                         feedback.render(reports, hidden_detail=args.hidden_detail)))
+    for path, what, text in rendered:
+        reporters.write_text(path, text)
+        print(f"{what} written to {path}")
     if args.classroom_output is not None:
         from grader.report import classroom_points as classroom_results
         from grader.judge import recorded
@@ -393,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "release":
             from grader.notebook import release
 
-            written = release.main(source=args.source, dest=args.dest)
+            written = release.main(source=args.source, dest=args.dest, force=args.force)
             print(f"released {len(written)} notebook(s) into {args.dest}")
         elif args.command == "batch":
             _batch(args)
@@ -423,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
                     zygote.close()
                 raise
             reports = grade.main(paths=args.paths or [ROOT / "notebooks"], json_path=None,
-                                 junit_path=args.junit, skip_execution=args.skip_execution,
+                                 junit_path=None, skip_execution=args.skip_execution,
                                  exercises=set(args.exercise) if args.exercise else None,
                                  cell_timeout=args.cell_timeout,
                                  execution_budget=args.execution_budget, limits=limits,
@@ -431,11 +445,6 @@ def main(argv: list[str] | None = None) -> int:
             status = _check_reports(args, reports, time.monotonic() - start)
             if recorded.is_starter():
                 print(recorded.hidden_note())
-            if args.html is not None:
-                from grader.report import feedback
-
-                feedback.write(args.html, reports, hidden_detail=args.hidden_detail)
-                print(f"HTML feedback written to {args.html}")
     except GraderError as exc:
         print(f"grader: {exc}", file=sys.stderr)
         return 2

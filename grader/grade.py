@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -15,8 +16,10 @@ from grader.sandbox.confinement import describe as describe_confinement
 from grader.errors import GraderError
 from grader.notebook.execute import default_budget, default_cell_timeout, execute
 from grader.judge.proxy import exercise_order, known_suites, run_suite, suite_exercises
-from grader.notebook.read import exercise_names, read_notebook, sandbox_cells, suite_name
-from grader.results import NotebookReport
+from grader.notebook.read import (cell_label, code_cells, exercise_names, first_line,
+                                  read_notebook, sandbox_cells, suite_name, top_level_names)
+from grader.results import MISSING, NotebookReport
+from grader.judge.selection import refuse_unknown_exercises
 from grader.sandbox.parent import (ExerciseMissing, Limits, Sandbox, StudentError,
                                      StudentOutOfMemory, StudentTimeout, Template, Zygote,
                                      ZygoteLost)
@@ -244,7 +247,8 @@ class _Connections:
     def __call__(self, exercise: str):
         if self.notebook is None:
             def unreadable(name, args, kwargs, timeout, trusted=None, probe=False):
-                raise ExerciseMissing("the notebook could not be read, so no exercise was found")
+                raise ExerciseMissing("the notebook could not be graded (its report says why), so "
+                                      "no exercise was found")
             return unreadable, []
 
         def call(name, args, kwargs, timeout, trusted=None, probe=False):
@@ -308,11 +312,25 @@ def _read(path: Path) -> _Grading:
     except GraderError as exc:
         notebook, report.error = None, str(exc)
         report.suite = path.stem
-    if report.suite not in known_suites():
+    if report.error is None and report.suite not in known_suites():
         report.error = (f"no hidden tests for a notebook named {report.suite!r}; keep the course's "
                         f"file name (one of: {', '.join(known_suites())})")
+    elif report.error is None and not _of_the_course(notebook, report.suite):
+        notebook, report.error = None, (
+            f"{path}: not the course's notebook {report.suite} (no cell defines any of its "
+            "exercises, and it was not released by the course); grade the notebook the course "
+            f"gave you (notebooks/{report.suite}.ipynb)")
     report.seconds = time.monotonic() - start
     return _Grading(path, report, notebook)
+
+
+def _of_the_course(notebook, suite: str) -> bool:
+    """Whether ``notebook`` is one of the course's: released by it (its ``grader`` metadata names
+    the suite) or one of its code cells defines an exercise of ``suite``, tagged or not."""
+    if notebook.metadata.get("grader", {}).get("suite"):
+        return True
+    exercises = suite_exercises(suite)
+    return any(top_level_names(cell.source) & exercises for _, cell in code_cells(notebook))
 
 
 def _gradable(grading: _Grading) -> bool:
@@ -347,8 +365,35 @@ def _judge(grading: _Grading, *, exercises: set[str] | None,
             connections.close()
         report.load_errors = connections.load_errors()
         report.exercise_order = exercise_order(report.suite)
+        if grading.notebook is not None and report.load_errors:
+            _name_failed_cells(report, grading.notebook)
     report.seconds += time.monotonic() - start
     return report
+
+
+_DEFINITION = re.compile(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", re.MULTILINE)
+"""A top-level definition's name, read from a cell that does not parse (a SyntaxError)."""
+
+
+def _name_failed_cells(report: NotebookReport, notebook) -> None:
+    """Quote the first line of each cell that failed to load (``Cell N/M (`line`): error``), and
+    note the exercises it should have defined that no test found (``report.blocked``)."""
+    cells = {cell_label(index, len(notebook.cells)): cell for index, cell in code_cells(notebook)}
+    missing = {name for name, tests in report.exercises().items()
+               if all(t.status == MISSING for t in tests)}
+    named = []
+    for problem in report.load_errors:
+        label, _, message = problem.partition(": ")
+        cell = cells.get(label)
+        if cell is None:
+            named.append(problem)
+            continue
+        described = f"{label} (`{first_line(cell.source)}`)"
+        named.append(f"{described}: {message}")
+        defined = top_level_names(cell.source) or set(_DEFINITION.findall(cell.source))
+        for name in sorted(defined & missing):
+            report.blocked.setdefault(name, described)
+    report.load_errors = named
 
 
 def grade_notebook(path: Path, *, skip_execution: bool = False,
@@ -400,6 +445,8 @@ def _grade_notebooks(paths: list[Path], *, skip_execution: bool, exercises: set[
     _map_large_blocks()  # and its large ones at once
     held = describe_confinement(limits)  # refuses here, before anything runs, if required
     gradings = [_read(path) for path in paths]
+    if exercises is not None:
+        refuse_unknown_exercises(exercises, [g.report.suite for g in gradings if _gradable(g)])
     for grading in gradings:
         grading.report.confinement = held
     if not skip_execution:

@@ -44,10 +44,16 @@ class CellFailure:
     """One notebook cell that did not execute cleanly."""
 
     cell: str
-    """The cell, as every report names it: ``"code cell 8"`` (code cells counted from 1;
-    :func:`grader.notebook.read.cell_label`)."""
+    """The cell, as every report names it: ``"Cell 19/50"`` (as JupyterLab numbers it: all
+    cells counted from 1, and their number; :func:`grader.notebook.read.cell_label`)."""
     message: str
     """The first lines of the error, bounded in size."""
+    line: str = ""
+    """The cell's first line of source (:func:`grader.notebook.read.first_line`), quoted to
+    say which cell it is."""
+    cause: str = ""
+    """Where this failure follows from an earlier one (a NameError for a name that an earlier
+    failing cell should have defined): that earlier cell (``cell``), else empty."""
 
 
 @dataclass
@@ -96,6 +102,9 @@ class NotebookReport:
     exercise_order: list[str] = field(default_factory=list)
     """Every exercise of the suite in the notebook's order, which numbers them (``N.E`` is the
     E-th) also when only some were graded; empty: numbered as the tests come."""
+    blocked: dict[str, str] = field(default_factory=dict)
+    """Exercises that no test could reach because the cell that defines them failed to load:
+    exercise -> that cell, as :attr:`load_errors` names it."""
     confinement: str = ""
     """Which confinement held for the learner's processes (:func:`grader.sandbox.confinement.describe`)."""
 

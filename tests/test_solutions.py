@@ -72,6 +72,32 @@ def test_released_stub_gets_zero(path, graded_stubs):
 
 
 @pytest.mark.slow
+@ONE_RUN
+def test_a_fresh_clones_grade_reads_in_sixty_lines(request, graded_stubs):
+    """What `python3 course.py grade` prints on a fresh clone (the released stubs): once about 350
+    lines, a failing test per exercise; now the exercises not implemented share a line per
+    notebook, and a failing cell is named as JupyterLab numbers it, with its first line."""
+    import re
+
+    from grader.report.render import table
+
+    if len(graded_stubs) < len(SOLUTIONS):
+        pytest.skip("needs every released notebook (test_released_stub_gets_zero of each)")
+    reports = list(graded_stubs.values())
+    text = table(reports) + "\nJSON report written to reports/results.json"
+    print(text)
+    assert len(text.splitlines()) <= 60, text
+    assert "code cell" not in text and "missing" not in text
+    for report in reports:
+        assert report.execution.failures, report.path  # a stub fails where the notebook calls it
+        for failure in report.execution.failures:
+            assert re.fullmatch(r"Cell \d+/\d+", failure.cell) and failure.line, failure
+        first = report.execution.failures[0]
+        named = f"{first.cell} (`{first.line}`)"
+        assert " ".join(named.split()) in " ".join(text.split())  # wrapped: spaces may differ
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("path", LONGEST_FIRST)
 def test_solution_outputs_reproduce_under_strict_nbval(path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}

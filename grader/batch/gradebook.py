@@ -198,13 +198,13 @@ def summary(records: list[dict], points: dict[str, list[dict]], top: int = 3) ->
     return result
 
 
-_LOAD_ERROR = re.compile(r"cells that failed to load: (code cell \d+): (\w+)")
+_LOAD_ERROR = re.compile(r"cells that failed to load: (Cell \d+/\d+)(?: \(`.*?`\))?: (\w+)")
 
 
 def _mistake_name(output: str) -> str | None:
     """The mistake a test names, without its failing example (cut or whole): one mistake is
     counted once per learner however the tests that name it end. A test that failed because a
-    cell did not load names that cell: ``error in code cell N (SyntaxError)``."""
+    cell did not load names that cell: ``error in Cell N/M (SyntaxError)``."""
     name = reporters.named_mistake(output)
     if name is None:
         match = _LOAD_ERROR.search(output or "")

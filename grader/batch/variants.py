@@ -33,10 +33,10 @@ from grader.sandbox.parent import Limits, Sandbox, StudentError, Template
 
 
 def _first_exercise_label(notebook) -> str:
-    """The sandbox label (``code cell N``) of the notebook's first exercise cell."""
-    for position, (_, cell) in enumerate(code_cells(notebook)):
+    """The sandbox label (``Cell N/M``) of the notebook's first exercise cell."""
+    for index, cell in code_cells(notebook):
         if EXERCISE_TAG in tags(cell):
-            return cell_label(position)
+            return cell_label(index, len(notebook.cells))
     raise GraderError("the notebook has no cell tagged 'exercise', so there is nothing to vary")
 
 

@@ -1,12 +1,15 @@
-"""Choosing the course's notebooks by number or name (``--notebooks 01 3 05_context_extension``).
+"""Choosing the course's notebooks by number or name (``--notebooks 01 3 05_context_extension``),
+and checking the exercises chosen within them (``--exercise``, :func:`refuse_unknown_exercises`).
 
 Below both :mod:`grader.batch` (an assignment's notebooks) and :mod:`grader.export` (the
 Gradescope zip, the Classroom workflow, the starter repository), which all read the same choice.
 """
 from __future__ import annotations
 
+import difflib
+
 from grader.errors import GraderError
-from grader.judge.proxy import known_suites
+from grader.judge.proxy import exercise_order, known_suites, suite_exercises
 
 
 def select_suites(notebooks: list[str] | None) -> list[str]:
@@ -25,3 +28,24 @@ def select_suites(notebooks: list[str] | None) -> list[str]:
                               f"use a number or a name (one of: {', '.join(suites)})")
         chosen.add(matches[0])
     return [s for s in suites if s in chosen]
+
+
+def refuse_unknown_exercises(exercises: set[str], suites: list[str]) -> None:
+    """Raise GraderError, in one line, where a name of ``exercises`` (``--exercise``) is no
+    exercise of the notebooks graded (``suites``, those that have hidden tests); the line lists
+    their exercises and, where one is close (:func:`difflib.get_close_matches`), says which."""
+    offered = list(dict.fromkeys(
+        name for suite in dict.fromkeys(suites)
+        for name in exercise_order(suite) or sorted(suite_exercises(suite))))
+    unknown = sorted(exercises - set(offered))
+    if not unknown or not offered:
+        return
+    name = unknown[0]
+    close = difflib.get_close_matches(name, offered, n=1)
+    elsewhere = [suite for suite in known_suites() if name in suite_exercises(suite)]
+    hint = (f" (did you mean {close[0]!r}?)" if close
+            else f" (it is one of {elsewhere[0]}'s)" if elsewhere else "")
+    one = len(set(suites)) == 1
+    where = suites[0] if one else f"the {len(set(suites))} notebooks given"
+    raise GraderError(f"--exercise {name!r} is not an exercise of {where}{hint}; "
+                      f"{'its' if one else 'their'} exercises: {', '.join(offered)}")

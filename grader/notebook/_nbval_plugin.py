@@ -37,7 +37,7 @@ skip_slow_optional_imports()
 from nbval import kernel as nbval_kernel  # noqa: E402 - after the line above
 from nbval.plugin import IPyNbCell, NbCellError  # noqa: E402
 
-from grader.notebook.read import cell_label  # noqa: E402 - how every report names a cell
+from grader.notebook.read import code_cell_labels  # noqa: E402 - how every report names a cell
 
 _replies: dict[str, dict] = {}
 _clock = {"start": time.monotonic()}
@@ -269,6 +269,15 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     _clock["cell_timeout"] = float(session.config.option.nbval_cell_timeout)
 
 
+def _label(item: IPyNbCell) -> str:
+    """The cell as every report names it (``Cell N/M``, :func:`grader.notebook.read.cell_label`);
+    nbval's ``cell_num`` counts code cells only."""
+    try:
+        return code_cell_labels(item.parent.nb)[item.cell_num]
+    except (AttributeError, IndexError):
+        return f"code cell {item.cell_num + 1}"
+
+
 def _stop(item: pytest.Item, reason: str) -> None:
     item.session.shouldstop = reason
     stop_file = item.config.option.grader_stop_file
@@ -283,7 +292,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     left = budget - (time.monotonic() - _clock["start"])
     if left <= 1:
         _stop(item, f"the notebook's execution budget of {budget:g} s was spent before "
-                    f"{cell_label(item.cell_num)}")
+                    f"{_label(item)}")
         pytest.skip("not run: the execution budget was spent")
     item.config.option.nbval_cell_timeout = min(_clock["cell_timeout"], left)
 
@@ -333,10 +342,10 @@ def pytest_runtest_call(item):
             item.user_properties.append((CPU_PROPERTY, round(after - before, 3)))
         if isinstance(item, IPyNbCell):
             if getattr(item.parent, "timed_out", False):
-                _stop(item, f"{cell_label(item.cell_num)} did not finish within "
+                _stop(item, f"{_label(item)} did not finish within "
                             f"{item.config.option.nbval_cell_timeout:g} s")
             elif not _kernel_alive(item):
-                _stop(item, f"the kernel died while running {cell_label(item.cell_num)}")
+                _stop(item, f"the kernel died while running {_label(item)}")
     if isinstance(item, IPyNbCell) and not item.options.get("check_exception"):
         reply = _replies.pop(getattr(item.parent.kernel, "last_msg_id", None), None)
         if reply is not None and reply.get("status") == "error":

@@ -29,7 +29,10 @@ from pathlib import Path
 
 from grader.sandbox import supervise
 from grader.sandbox.child import ALLOWED_GRADER_MODULES
-from grader.notebook.read import cell_label, code_cells, read_notebook
+from grader.notebook.read import (bound_names, code_cell_labels, code_cells, first_line,
+                                  read_notebook)
+from grader.notebook.time_limits import (  # noqa: F401 - UNKNOWN_BUDGET re-exported
+    CELL_FLOOR, MARGIN, START_SECONDS, UNKNOWN_BUDGET)
 from grader.results import CellFailure, ExecutionResult
 from grader.sandbox.confinement import Confinement, Limits, learner_environment, mask_grader_only
 from grader.sandbox.parent import GRADER_ROOT
@@ -62,24 +65,6 @@ scripts/record_solution_seconds.py --write`` (the smallest of its runs)."""
 
 REFERENCE_SECONDS = {suite: figures["cells"] for suite, figures in SOLUTION_SECONDS.items()}
 """Seconds each solution's cells take in all (:data:`SOLUTION_SECONDS`)."""
-
-MARGIN = 10.0
-"""How many times what the solution takes a learner's notebook may take before it is stopped:
-code four times slower than the solution's, on a machine two and a half times slower than a quiet
-one (two cores shared with other work: the figures of ``scripts/benchmark_grading.py`` at a load
-of 4 to 6 are 2 to 2.5 times its quiet ones)."""
-
-START_SECONDS = 30.0
-"""The budget's allowance for what the cells' seconds leave out: the kernel's start (with its
-``import torch``) and nbval's own."""
-
-CELL_FLOOR = 5.0
-"""The shortest time-out of a cell: a cell the solution runs in milliseconds may still wait that
-long on a busy machine (a first plot, a file read, a descheduled process)."""
-
-UNKNOWN_BUDGET = 430.0
-"""The budget of a notebook without a recorded time (a suite added but not yet recorded)."""
-
 
 def default_budget(suite: str | None) -> float:
     """Seconds a learner's notebook may take in all: :data:`MARGIN` times what the solution's
@@ -127,18 +112,27 @@ def _first_lines(text: str) -> str:
     return message[:MESSAGE_CHARS]
 
 
-def _learners_name(nbval_name: str) -> str:
-    """nbval's ``Cell N`` (code cells from 0) as every report names it: ``code cell N+1``
-    (:func:`grader.notebook.read.cell_label`)."""
+def _code_cell(nbval_name: str) -> int | None:
+    """The code cell (counted from 0) that nbval's ``Cell K`` names."""
     match = re.fullmatch(r"Cell (\d+)", nbval_name.strip())
-    return cell_label(int(match.group(1))) if match else nbval_name
+    return int(match.group(1)) if match else None
 
 
-def _parse_junit(path: Path, timings: dict[str, tuple] | None = None
+def _learners_name(nbval_name: str, cells: list[tuple[str, str, set[str]]]) -> str:
+    """nbval's ``Cell K`` (the K-th code cell, from 0) as every report names it: ``Cell N/M``
+    (:func:`grader.notebook.read.cell_label`); ``cells`` is :func:`_cells`'."""
+    index = _code_cell(nbval_name)
+    return cells[index][0] if index is not None and index < len(cells) else nbval_name
+
+
+def _parse_junit(path: Path, timings: dict[str, tuple] | None = None,
+                 cells_of: list[tuple[str, str, set[str]]] | None = None
                  ) -> tuple[int, int, list[CellFailure]]:
     """(cells run, cells without error, failures) from nbval's JUnit XML; ``timings``, where
     given, receives each cell's (wall seconds, CPU seconds of the kernel's processes or None) by
-    its label (``code cell N``)."""
+    its label (``Cell N/M``). ``cells_of`` (:func:`_cells`) names the cells, quotes their first
+    lines and finds the failures that follow from an earlier one (:func:`_follow_from`)."""
+    cells_of = cells_of or []
     root = ElementTree.parse(path).getroot()
     cells = passed = 0
     failures = []
@@ -149,8 +143,8 @@ def _parse_junit(path: Path, timings: dict[str, tuple] | None = None
         if timings is not None:
             cpu = [float(prop.get("value") or 0) for prop in case.iter("property")
                    if prop.get("name") == CPU_PROPERTY]
-            timings[_learners_name(case.get("name", "?"))] = (float(case.get("time") or 0),
-                                                               cpu[0] if cpu else None)
+            timings[_learners_name(case.get("name", "?"), cells_of)] = (
+                float(case.get("time") or 0), cpu[0] if cpu else None)
         problem = case.find("failure")
         if problem is None:
             problem = case.find("error")
@@ -159,9 +153,30 @@ def _parse_junit(path: Path, timings: dict[str, tuple] | None = None
         else:
             detail = problem.get("message") or ""
             text = problem.text or ""
-            failures.append(CellFailure(_learners_name(case.get("name", "?")),
-                                        _first_lines(_cell_error(text) or detail)))
-    return cells, passed, failures
+            index = _code_cell(case.get("name", "?"))
+            known = index is not None and index < len(cells_of)
+            failures.append(CellFailure(_learners_name(case.get("name", "?"), cells_of),
+                                        _first_lines(_cell_error(text) or detail),
+                                        line=cells_of[index][1] if known else ""))
+    return cells, passed, _follow_from(failures, {label: names for label, _, names in cells_of})
+
+
+_NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
+
+
+def _follow_from(failures: list[CellFailure], binds: dict[str, set[str]]) -> list[CellFailure]:
+    """Mark each failure that follows from an earlier one: a NameError for a name that an earlier
+    failing cell binds at top level (it failed before it could). Its ``cause`` is the first
+    failure of the chain; returns ``failures``."""
+    for number, failure in enumerate(failures):
+        match = _NAME_ERROR.search(failure.message)
+        if match is None:
+            continue
+        for earlier in reversed(failures[:number]):
+            if match.group(1) in binds.get(earlier.cell, set()):
+                failure.cause = earlier.cause or earlier.cell
+                break
+    return failures
 
 
 _NBVAL_CELL = re.compile(r"^Cell \d+: ")
@@ -179,11 +194,15 @@ def _cell_error(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _count_code_cells(notebook: Path) -> int:
+def _cells(notebook: Path) -> list[tuple[str, str, set[str]]]:
+    """``(label, first line, names bound at top level)`` of each code cell, in order (none where
+    the notebook cannot be read: nbval reports that itself)."""
     try:
-        return len(code_cells(read_notebook(notebook)))
+        read = read_notebook(notebook)
     except Exception:  # noqa: BLE001 - nbval reports an unreadable notebook itself
-        return 0
+        return []
+    return [(label, first_line(cell.source), bound_names(cell.source))
+            for label, (_, cell) in zip(code_cell_labels(read), code_cells(read))]
 
 
 def _seed_font_cache(target: Path, confinement: Confinement) -> None:
@@ -235,19 +254,20 @@ def execute(notebook: Path, *, cell_timeout: float = 120.0, budget: float | None
 
     ``budget`` bounds the whole run in seconds (None: ``cell_timeout`` times the number of code
     cells, as before budgets existed). Every process the run started is gone when this returns.
-    ``timings``, where given, receives each cell that ran, by its label (``code cell N``): its
+    ``timings``, where given, receives each cell that ran, by its label (``Cell N/M``): its
     wall seconds and the CPU seconds its kernel spent (None where unknown), from nbval's report
     (``scripts/record_solution_seconds.py`` records them).
     """
     limits = limits or Limits()
     start = time.monotonic()
-    total = _count_code_cells(notebook)
+    cells_of = _cells(notebook)
+    total = len(cells_of)
     if budget is None:
         budget = cell_timeout * max(total, 1)
     confinement = Confinement(limits)
     scratch = confinement.scratch("grader-execute-")
     try:
-        return _run_nbval(notebook, scratch, confinement, total=total, start=start,
+        return _run_nbval(notebook, scratch, confinement, cells_of=cells_of, start=start,
                           cell_timeout=cell_timeout, budget=budget, timings=timings)
     finally:
         confinement.release()
@@ -259,9 +279,11 @@ UNUSED_PLUGINS = ("cacheprovider", "xdist", "hypothesispytest", "anyio")
 starts in 0.5 s of CPU instead of 1.3 to 1.4 s (hypothesis's plugin imports all of hypothesis)."""
 
 
-def _run_nbval(notebook: Path, scratch: Path, confinement: Confinement, *, total: int,
-               start: float, cell_timeout: float, budget: float,
+def _run_nbval(notebook: Path, scratch: Path, confinement: Confinement, *,
+               cells_of: list[tuple[str, str, set[str]]], start: float, cell_timeout: float,
+               budget: float,
                timings: dict[str, tuple] | None = None) -> ExecutionResult:
+    total = len(cells_of)
     copy = _scratch_copy(notebook, scratch)
     supervise.give_to(copy.parent, confinement.user)
     junit, stop_file = scratch / "cells.xml", scratch / "stopped.txt"
@@ -298,7 +320,7 @@ def _run_nbval(notebook: Path, scratch: Path, confinement: Confinement, *, total
         error = f"nbval could not run the notebook: {tail}"
     if error is not None:
         return ExecutionResult(error=error, cells=total, not_run=total, seconds=seconds)
-    cells, passed, failures = _parse_junit(junit, timings)
+    cells, passed, failures = _parse_junit(junit, timings, cells_of)
     result = ExecutionResult(cells=cells, passed=passed, failures=failures, seconds=seconds,
                              not_run=max(total - cells, 0))
     if stop_file.is_file():

@@ -38,12 +38,27 @@ def tags(cell) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
 
 
-def cell_label(code_index: int) -> str:
-    """How every report names a code cell to the learner: ``code cell N``, N counting the
-    notebook's code cells from 1 in notebook order (``code_index`` counts them from 0, as nbval
-    does). Markdown cells are not counted, nor the run's execution counts, which change with every
-    run."""
-    return f"code cell {code_index + 1}"
+def cell_label(index: int, total: int) -> str:
+    """How every report names a cell to the learner: ``Cell N/M``, as JupyterLab numbers it, N
+    counting all the notebook's cells (markdown too) from 1 and M their number (``index`` counts
+    them from 0, as ``notebook.cells`` does). Not the run's execution counts, which change with
+    every run."""
+    return f"Cell {index + 1}/{total}"
+
+
+LINE_CHARS = 60
+"""A cell's first line is quoted in reports up to this many characters."""
+
+
+def first_line(source: str) -> str:
+    """A cell's first line that is not blank, stripped and cut to :data:`LINE_CHARS` (``...``)."""
+    line = next((line.strip() for line in source.splitlines() if line.strip()), "")
+    return line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 3].rstrip() + "..."
+
+
+def code_cell_labels(notebook) -> list[str]:
+    """:func:`cell_label` of each code cell, in order (nbval's ``Cell K`` is the K-th, from 0)."""
+    return [cell_label(index, len(notebook.cells)) for index, _ in code_cells(notebook)]
 
 
 def code_cells(notebook) -> list[tuple[int, object]]:
@@ -92,6 +107,25 @@ def _defined(source: str) -> list[str]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
 
 
+def bound_names(source: str) -> set[str]:
+    """Every name a cell binds at top level (assignments, loops, ``with``, imports, functions,
+    classes), which a later cell may use; empty if unparsable."""
+    try:
+        tree = ast.parse(to_python(source))
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        else:  # the targets of assignments, loops and with statements at top level
+            names |= {n.id for n in ast.walk(node)
+                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return names
+
+
 def top_level_names(source: str) -> set[str]:
     """Names of the functions and classes a cell defines at top level (empty if unparsable)."""
     return set(_defined(source))
@@ -119,8 +153,8 @@ def sandbox_cells(notebook, exercises: set[str]) -> list[tuple[str, str]]:
     a learner who re-created an exercise cell is still graded without re-running experiments.
     """
     cells = []
-    for position, (_, cell) in enumerate(code_cells(notebook)):
-        label = cell_label(position)
+    for index, cell in code_cells(notebook):
+        label = cell_label(index, len(notebook.cells))
         cell_tags = tags(cell)
         if SETUP_TAG in cell_tags or EXERCISE_TAG in cell_tags:
             cells.append((label, to_python(cell.source)))

@@ -16,7 +16,8 @@ For each solution notebook, in order:
    ``pyproject.toml``), put a cell after the title that, on Google Colab only, fetches the
    course and installs what Colab lacks (:func:`colab_cell`); elsewhere it does nothing.
 
-Releasing twice gives the same bytes.
+Releasing twice gives the same bytes. Each notebook records a digest of what release wrote, and
+release overwrites only a notebook that still matches it (:mod:`grader.notebook.overwrite`).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from pathlib import Path
 import nbformat
 
 from grader.errors import GraderError
+from grader.notebook import overwrite
 from grader.notebook.read import EXERCISE_TAG, INSTRUCTOR_TAG, read_notebook, tags, top_level_names
 
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -154,12 +156,17 @@ def release_notebook(notebook, where: str, suite: str, repository: str = ""):
     return student
 
 
-def release(*, source: Path, dest: Path, repository: str | None = None) -> list[Path]:
+def release(*, source: Path, dest: Path, repository: str | None = None,
+            force: bool = False, echo=print) -> list[Path]:
     """Write the student version of every ``source/*.ipynb`` into ``dest``; returns the paths.
 
     Student notebooks in ``dest`` without a solution are removed, so the two folders stay in step.
     ``repository`` (``owner/name``) names the course's GitHub repository for the Colab cell;
     ``None`` reads it from the ``pyproject.toml`` beside ``source`` (``""``: no Colab cell).
+    A notebook of ``dest`` that differs from what release last wrote there is neither
+    overwritten nor removed (GraderError naming it, before any file is touched) unless ``force``,
+    which keeps a copy of it beside it (:mod:`grader.notebook.overwrite`) and says where with
+    ``echo``.
     """
     if repository is None:
         repository = course_repository(source.resolve().parent)
@@ -168,23 +175,26 @@ def release(*, source: Path, dest: Path, repository: str | None = None) -> list[
     solutions = sorted(source.glob("*.ipynb"))
     if not solutions:
         raise GraderError(f"{source}: no solution notebooks (*.ipynb) to release")
-    dest.mkdir(parents=True, exist_ok=True)
-    written = []
+    plan: dict[Path, str | None] = {}
     for path in solutions:
         student = release_notebook(read_notebook(path), str(path), path.stem, repository)
-        target = dest / path.name
-        text = nbformat.writes(student) + "\n"
-        if not target.is_file() or target.read_text() != text:
+        plan[dest / path.name] = overwrite.stamp(nbformat.writes(student) + "\n")
+    plan.update({stale: None for stale in sorted(dest.glob("*.ipynb")) if stale not in plan})
+    changed = overwrite.refuse_changed(plan, force=force)  # before any file is touched
+    for target in changed:
+        echo(f"release: {target} had changed since it was released; kept as "
+             f"{overwrite.back_up(target)}")
+    dest.mkdir(parents=True, exist_ok=True)
+    for target, text in plan.items():
+        if text is None:
+            target.unlink()
+        elif not target.is_file() or target.read_text() != text:
             target.write_text(text)
-        written.append(target)
-    for stale in sorted(dest.glob("*.ipynb")):
-        if stale not in written:
-            stale.unlink()
-    return written
+    return [target for target, text in plan.items() if text is not None]
 
 
-def main(*, source: Path, dest: Path) -> list[Path]:
+def main(*, source: Path, dest: Path, force: bool = False) -> list[Path]:
     """Entry point of ``python -m grader release``."""
-    return release(source=source, dest=dest)
+    return release(source=source, dest=dest, force=force)
 
 

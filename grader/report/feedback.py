@@ -17,6 +17,7 @@ from pathlib import Path
 from grader.report.render import (HIDDEN_DETAIL, HIDDEN_WHEN, exercise_numbers, exercise_status,
                                   learner_view, mistakes, public_part, shows_hidden,
                                   unconfined_notice, without_mistake)
+from grader.report.render import cell_name
 from grader.results import PASSED, NotebookReport, TestResult
 
 TEXT_LIMIT = 2000
@@ -89,10 +90,15 @@ def _execution(report: NotebookReport, text: _Budget) -> str:
         return f'<p class="status-line">Running the notebook: {text(execution.error)}</p>'
     line = (f'<p class="status-line">Running the notebook top to bottom: {execution.passed} of '
             f'{execution.cells} code cells ran without an error.</p>')
-    for failure in execution.failures[:5]:
-        line += f"<pre>{text(failure.cell, 100)}: {text(failure.message)}</pre>"
-    if len(execution.failures) > 5:
-        line += f'<p class="meta">... and {len(execution.failures) - 5} more cells failed.</p>'
+    causes = [failure for failure in execution.failures if not failure.cause]
+    for failure in causes[:5]:
+        line += f"<pre>{text(cell_name(failure), 100)}: {text(failure.message)}</pre>"
+        after = [cell_name(f) for f in execution.failures if f.cause == failure.cell]
+        if after:
+            line += (f'<p class="meta">then, on a name it did not define: '
+                     f'{text(", ".join(after), 300)}</p>')
+    if len(causes) > 5:
+        line += f'<p class="meta">... and {len(causes) - 5} more cells failed.</p>'
     return line
 
 

@@ -14,7 +14,8 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.results import ERROR, FAILED, PASSED, NotebookReport, TestResult
+from grader.results import (ERROR, FAILED, NOT_IMPLEMENTED, PASSED, CellFailure, NotebookReport,
+                            TestResult)
 
 HIDDEN_VISIBILITY = "after_due_date"
 """Gradescope visibility of hidden tests' results (public checks and execution are visible)."""
@@ -112,6 +113,11 @@ def exercise_numbers(report: NotebookReport) -> dict[str, str]:
     return {name: f"{number}.{index}" for index, name in enumerate(order, start=1)}
 
 
+def cell_name(failure: CellFailure) -> str:
+    """A failing cell as reports name it: ``Cell N/M (`its first line`)``."""
+    return f"{failure.cell} (`{failure.line}`)" if failure.line else failure.cell
+
+
 def _execution_line(report: NotebookReport) -> str:
     execution = report.execution
     if execution is None:
@@ -121,8 +127,34 @@ def _execution_line(report: NotebookReport) -> str:
     line = f"execution: {execution.passed}/{execution.cells} cells ran without error"
     if execution.failures:
         first = execution.failures[0]
-        line += f" (first failure, {first.cell}: {first.message})"
+        line += f" (first failure, {cell_name(first)}: {first.message}"
+        more = len(execution.failures) - 1
+        following = sum(bool(f.cause) for f in execution.failures)
+        if more:
+            line += f"; {more} more failed"
+            if following:
+                line += f", {following} of them on a name that a failing cell above did not define"
+        line += ")"
     return line
+
+
+def _execution_lines(report: NotebookReport, width: int, verbose: bool) -> list[str]:
+    """The execution in the table: one line, or with ``verbose`` every failing cell, each
+    followed by the cells that failed because of it."""
+    execution = report.execution
+    if not verbose or execution is None or execution.error or len(execution.failures) < 2:
+        return _wrapped(_execution_line(report), "  ", width)
+    lines = _wrapped(f"execution: {execution.passed}/{execution.cells} cells ran without error; "
+                     "the cells that failed:", "  ", width)
+    for failure in execution.failures:
+        if failure.cause:
+            continue
+        lines += _wrapped(f"{cell_name(failure)}: {failure.message}", "    ", width)
+        after = [cell_name(f) for f in execution.failures if f.cause == failure.cell]
+        if after:
+            lines += _wrapped(f"then, on a name it did not define: {', '.join(after)}", "      ",
+                              width)
+    return lines
 
 
 def _wrapped(text: str, indent: str, width: int) -> list[str]:
@@ -170,32 +202,62 @@ def unconfined_notice(reports: list[NotebookReport]) -> str | None:
     return f"{UNCONFINED}: the learner's code ran with {held[0]}" if held else None
 
 
+def _not_implemented(tests: list[TestResult]) -> bool:
+    return all(t.status == NOT_IMPLEMENTED for t in tests)
+
+
+def _summarised(report: NotebookReport, names: list[str], numbers: dict[str, str]) -> str:
+    """One line for the exercises not implemented yet (their numbers, names and points)."""
+    groups = report.exercises()
+    points = _points(sum(t.max_score for name in names for t in groups[name]))
+    if len(names) == len(groups) > 1:
+        first, last = names[0], names[-1]
+        return (f"not implemented yet: every exercise, {numbers[first]} to {numbers[last]} "
+                f"({points} points); start with {numbers[first]} {first}")
+    listed = ", ".join(f"{numbers[name]} {name}" for name in names)
+    return f"not implemented yet ({points} points): {listed}"
+
+
 def table(reports: list[NotebookReport], width: int = 100, *, verbose: bool = False) -> str:
     """A plain-text table per notebook and exercise, for people.
 
-    Exercises are numbered and listed in the notebook's order. Under each exercise that lost
+    A notebook that could not be graded is one line (why), whatever its length. Exercises are
+    numbered and listed in the notebook's order; those not implemented yet share one line, and
+    those whose cell failed to load are named under that cell. Under each exercise that lost
     points: each named mistake once with the points it cost, and what the first failing test
-    found (every failing test when ``verbose``), wrapped to ``width``, never cut.
+    found (every failing test when ``verbose``), wrapped to ``width``, never cut. Which
+    confinement held is said once where it is the same for every notebook.
     """
     notice = unconfined_notice(reports)
     lines = [notice] if notice else []  # one line, never wrapped
+    held = list(dict.fromkeys(r.confinement for r in reports if r.confinement))
     for report in reports:
-        head = f"{report.path}"
         lines.append("=" * width)
-        lines.append(f"{head}   score {_points(report.score)}/{_points(report.max_score)}")
-        if report.error:
-            lines += _wrapped(f"could not be graded: {report.error}", "  ", width)
-        lines += _wrapped(_execution_line(report), "  ", width)
-        if report.confinement:
+        lines.append(f"{report.path}   score {_points(report.score)}/{_points(report.max_score)}")
+        if report.error:  # one line, not wrapped: nothing else is said of this notebook
+            lines.append(f"  could not be graded: {report.error}")
+            continue
+        lines += _execution_lines(report, width, verbose)
+        if report.confinement and len(held) > 1:
             lines += _wrapped(f"learner code confined by: {report.confinement}", "  ", width)
-        for problem in report.load_errors:
-            lines += _wrapped(f"cell failed to load: {problem}", "  ", width)
         groups = report.exercises()
         numbers = exercise_numbers(report)
-        if groups:
-            name_width = max(len(f"{numbers[name]} {name}") for name in groups) + 2
+        for problem in report.load_errors:
+            lines += _wrapped(f"cell failed to load: {problem}", "  ", width)
+            blocked = [n for n, where in report.blocked.items()
+                       if problem.startswith(f"{where}: ") and n in groups]
+            if blocked:
+                lost = _points(sum(t.max_score for n in blocked for t in groups[n]))
+                lines += _wrapped("so no test found " + ", ".join(
+                    f"{numbers[n]} {n}" for n in blocked) + f" ({lost} points)", "    ", width)
+        todo = [name for name, tests in groups.items()
+                if _not_implemented(tests) and name not in report.blocked]
+        shown = [name for name in groups if name not in todo and name not in report.blocked]
+        if shown:
+            name_width = max(len(f"{numbers[name]} {name}") for name in shown) + 2
             lines.append(f"  {'exercise'.ljust(name_width)}{'points':>9}   status")
-        for name, tests in groups.items():
+        for name in shown:
+            tests = groups[name]
             score = sum(t.score for t in tests)
             maximum = sum(t.max_score for t in tests)
             status, _ = exercise_status(tests)
@@ -203,9 +265,13 @@ def table(reports: list[NotebookReport], width: int = 100, *, verbose: bool = Fa
             label = f"{numbers[name]} {name}"
             lines.append(f"  {label.ljust(name_width)}{points:>9}   {status}")
             lines += _failing_lines(tests, width, verbose)
+        if todo:
+            lines += _wrapped(_summarised(report, todo, numbers), "  ", width)
     total = sum(r.score for r in reports)
     maximum = sum(r.max_score for r in reports)
     lines.append("=" * width)
+    if len(held) == 1:
+        lines += _wrapped(f"learner code confined by: {held[0]}", "", width)
     lines.append(f"Total: {_points(total)}/{_points(maximum)} points over {len(reports)} notebook(s)")
     return "\n".join(lines)
 

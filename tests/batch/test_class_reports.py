@@ -301,14 +301,16 @@ def test_one_cell_numbering_and_a_cell_that_did_not_load_is_named_in_the_summary
         nbformat.v4.new_markdown_cell("text"),
         nbformat.v4.new_code_cell("def f(:\n    pass", metadata={"tags": ["exercise"]})])
     labels = [label for label, _ in sandbox_cells(notebook, {"f"})]
-    assert labels == ["code cell 1", "code cell 2"] == [cell_label(0), cell_label(1)]
-    assert _learners_name("Cell 1") == "code cell 2"  # nbval counts code cells from 0
+    # As JupyterLab numbers them: every cell counts, markdown too.
+    assert labels == ["Cell 2/4", "Cell 4/4"] == [cell_label(1, 4), cell_label(3, 4)]
+    cells = [("Cell 2/4", "import math", set()), ("Cell 4/4", "def f(:", set())]
+    assert _learners_name("Cell 1", cells) == "Cell 4/4"  # nbval counts code cells from 0
     output = ("f is missing: is the cell that defines it still in the notebook? (cells that "
-              "failed to load: code cell 2: SyntaxError: invalid syntax (line 1))")
+              "failed to load: Cell 4/4: SyntaxError: invalid syntax (line 1))")
     data = summary([_record("ada", [FAILED, FAILED], (output, output))], POINTS)
     assert data[f"{SUITE}/sdpa"]["mistakes"] == [
-        {"mistake": "error in code cell 2 (SyntaxError)", "learners": 1}]
-    assert "error in code cell 2 (SyntaxError) (1 learners)" in summary_table(data)
+        {"mistake": "error in Cell 4/4 (SyntaxError)", "learners": 1}]
+    assert "error in Cell 4/4 (SyntaxError) (1 learners)" in summary_table(data)
 
 
 @pytest.mark.slow  # executes notebook 01
@@ -317,7 +319,7 @@ def test_a_syntax_error_is_the_same_cell_in_the_hidden_tests_and_the_execution(t
     import nbformat
 
     from grader.grade import grade_notebook
-    from grader.notebook.read import cell_label, code_cells, read_notebook
+    from grader.notebook.read import cell_label, read_notebook
     from grader.batch.variants import exercise_cell_index
     from tests.conftest import SOLUTIONS, variant
     from tests.graded_class import NB1, wrong_answer
@@ -326,9 +328,10 @@ def test_a_syntax_error_is_the_same_cell_in_the_hidden_tests_and_the_execution(t
     index = exercise_cell_index(read_notebook(SOLUTIONS / f"{NB1}.ipynb"), exercise)
     path = variant(tmp_path, NB1, replace={exercise: f"def {exercise}(:\n    pass\n"})
     notebook = read_notebook(path)
-    label = cell_label([i for i, _ in code_cells(notebook)].index(index))
+    label = cell_label(index, len(notebook.cells))
     report = grade_notebook(path, cell_timeout=120, exercises={exercise})  # the one asserted
-    assert f"{label}: SyntaxError" in " ".join(report.load_errors)
+    assert f"{label} (`def {exercise}(:`): SyntaxError" in " ".join(report.load_errors)
+    assert report.blocked == {exercise: f"{label} (`def {exercise}(:`)"}
     assert any(f.cell == label and "SyntaxError" in f.message
                for f in report.execution.failures), report.execution.failures
     texts = [t.output for t in report.tests if t.exercise == exercise]

@@ -137,3 +137,81 @@ def test_no_notebook_finds_its_data_relative_to_its_own_folder(path):
     for cell in nbformat.read(str(path), 4).cells:
         if cell.cell_type == "code":
             assert 'Path("..")' not in cell.source and "'..'" not in cell.source, cell.source[:200]
+
+
+def _released_demo(tmp_path, body: str = "    return x + 1"):
+    """A one-exercise course released into ``tmp_path/notebooks``; (source, dest, student)."""
+    source, dest = tmp_path / "solutions", tmp_path / "notebooks"
+    source.mkdir(exist_ok=True)
+    inline_notebook(source / "95_demo.ipynb", [("markdown", "# Demo", []),
+                                               ("code", _exercise(body), ["exercise"])])
+    release(source=source, dest=dest, repository="")
+    return source, dest, dest / "95_demo.ipynb"
+
+
+def _solve(student) -> str:
+    """Answer the exercise in the released notebook, as a learner would; its new text."""
+    notebook = nbformat.read(str(student), 4)
+    notebook.cells[1].source = notebook.cells[1].source.replace(
+        'raise NotImplementedError("f: replace this line with your implementation")',
+        "return x + 1  # my answer")
+    nbformat.write(notebook, str(student))
+    return student.read_text()
+
+
+def test_release_refuses_to_overwrite_a_solved_notebook(tmp_path):
+    """A learner who runs `release` after solving an exercise keeps their work: one line names the
+    notebook, and nothing is written; only --force overwrites it, keeping a copy."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    source, dest, student = _released_demo(tmp_path)
+    solved = _solve(student)
+    with pytest.raises(GraderError, match="95_demo.ipynb differs from what release last wrote"):
+        release(source=source, dest=dest, repository="")
+    assert student.read_text() == solved
+    run = subprocess.run([sys.executable, "-m", "grader", "release", "--source", str(source),
+                          "--dest", str(dest)], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
+    assert str(student) in run.stderr and "--force" in run.stderr
+    assert student.read_text() == solved and list(dest.iterdir()) == [student]
+
+    forced = subprocess.run([sys.executable, "-m", "grader", "release", "--source", str(source),
+                             "--dest", str(dest), "--force"], cwd=ROOT, capture_output=True,
+                            text=True)
+    assert forced.returncode == 0, forced.stderr
+    backups = [p for p in dest.iterdir() if p != student]
+    assert len(backups) == 1 and backups[0].name.startswith("95_demo.ipynb.bak-")
+    assert backups[0].read_text() == solved and str(backups[0]) in forced.stdout
+    assert "# my answer" not in student.read_text() and "NotImplementedError" in student.read_text()
+
+
+def test_release_refuses_to_remove_a_changed_notebook_without_a_solution(tmp_path):
+    source, dest, student = _released_demo(tmp_path)
+    _solve(student)
+    (source / "95_demo.ipynb").rename(source / "94_other.ipynb")
+    with pytest.raises(GraderError, match="95_demo.ipynb differs"):
+        release(source=source, dest=dest, repository="")
+    assert student.is_file() and not (dest / "94_other.ipynb").exists()
+
+
+def test_release_overwrites_what_it_released_itself(tmp_path):
+    """The maintainer's path: an edited solution is released over the untouched student notebook,
+    which saved again by Jupyter unchanged (other key order and indentation) is untouched too; so
+    is a notebook released before release recorded a digest, where it equals the new release."""
+    import json
+
+    source, dest, student = _released_demo(tmp_path)
+    content = json.loads(student.read_text())
+    student.write_text(json.dumps(content, indent=2))  # saved again, nothing changed
+    inline_notebook(source / "95_demo.ipynb", [
+        ("markdown", "# Demo, edited", []), ("code", _exercise("    return x + 2"), ["exercise"])])
+    release(source=source, dest=dest, repository="")
+    assert "# Demo, edited" in student.read_text()
+    content = json.loads(student.read_text())
+    del content["metadata"]["grader"]["released"]
+    student.write_text(json.dumps(content))
+    release(source=source, dest=dest, repository="")
+    assert json.loads(student.read_text())["metadata"]["grader"]["released"]

@@ -197,3 +197,86 @@ def test_top_level_output_of_results_json_is_a_summary(wrong_report, tmp_path, m
                         f"apply_rope (lost {wrong_report.max_score - wrong_report.score:g} points; "
                         f"likely mistake: {mistake})")
     assert results["output"] not in {t["output"] for t in results["tests"]}
+
+
+# -- the terminal table a learner reads ----------------------------------------------------------
+def _learners_report() -> NotebookReport:
+    """Notebook 01 half done: one exercise passed, one failed, one whose cell did not load, two
+    not implemented; its execution failed in two cells, then in one because of the first."""
+    from grader.results import MISSING, NOT_IMPLEMENTED
+
+    report = NotebookReport(
+        path="notebooks/01_permutation_invariance.ipynb", suite="01_permutation_invariance",
+        exercise_order=["scaled_dot_product_attention", "self_attention", "permutation_matrix",
+                        "max_equivariance_error", "unchanged_outputs"],
+        execution=ExecutionResult(cells=9, passed=6, failures=[
+            CellFailure("Cell 7/20", "NotImplementedError: permutation_matrix: replace this line",
+                        line="p = permutation_matrix([2, 0, 1])"),
+            CellFailure("Cell 9/20", "NameError: name 'p' is not defined", line="print(p @ x)",
+                        cause="Cell 7/20"),
+            CellFailure("Cell 15/20", "ValueError: too many values", line="a, b = outputs")]),
+        load_errors=["Cell 5/20 (`def self_attention(x, w_q, w_k, w_v:`): SyntaxError: invalid "
+                     "syntax (line 1)"],
+        blocked={"self_attention": "Cell 5/20 (`def self_attention(x, w_q, w_k, w_v:`)"})
+    report.tests = [
+        Result("scaled_dot_product_attention", "test_a", "scaled", 14, PASSED),
+        Result("self_attention", "test_b", "self", 6, MISSING, "self_attention is missing"),
+        Result("self_attention", "test_c", "self", 5, MISSING, "self_attention is missing"),
+        Result("permutation_matrix", "test_d", "perm", 7, NOT_IMPLEMENTED, "not implemented"),
+        Result("max_equivariance_error", "test_e", "max error", 3, FAILED, "got 1, expected 0"),
+        Result("max_equivariance_error", "test_f", "max error", 3, PASSED),
+        Result("unchanged_outputs", "test_g", "unchanged", 14, NOT_IMPLEMENTED, "not implemented")]
+    return report
+
+
+def test_cells_are_named_as_jupyterlab_numbers_them_with_their_first_line():
+    text = reporters.table([_learners_report()])
+    assert "first failure, Cell 7/20 (`p = permutation_matrix([2, 0, 1])`): NotImplementedError" \
+        in " ".join(text.split())
+    assert "code cell" not in text
+
+
+def test_exercises_not_implemented_share_one_line():
+    text = reporters.table([_learners_report()])
+    lines = [line for line in text.splitlines() if "not implemented" in line]
+    assert lines == ["  not implemented yet (21 points): 1.3 permutation_matrix, "
+                     "1.5 unchanged_outputs"], text
+    assert "1.1 scaled_dot_product_attention" in text and "1.4 max_equivariance_error" in text
+
+
+def test_a_failure_that_follows_from_an_earlier_one_is_grouped_under_it():
+    """A NameError for a name the failing cell before should have defined, and an exercise whose
+    cell did not load, are said under their cause, not as failures of their own."""
+    report = _learners_report()
+    verbose = reporters.table([report], verbose=True).splitlines()
+    short = " ".join(reporters.table([report]).split())
+    assert "2 more failed, 1 of them on a name that a failing cell above did not define" in short
+    causes = [i for i, line in enumerate(verbose) if line.strip().startswith("Cell ")]
+    assert [verbose[i].split(" (")[0].strip() for i in causes] == ["Cell 7/20", "Cell 15/20"]
+    assert verbose[causes[0] + 2].strip() == \
+        "then, on a name it did not define: Cell 9/20 (`print(p @ x)`)"
+    at = next(i for i, line in enumerate(verbose) if "cell failed to load: Cell 5/20" in line)
+    below = [line.strip() for line in verbose[at + 1:at + 4]]  # after the error, wrapped
+    assert "so no test found 1.2 self_attention (11 points)" in below, verbose
+    assert not any(line.strip().startswith("1.2 self_attention") for line in verbose)
+    assert "missing" not in "\n".join(verbose)
+    from grader.report import feedback
+
+    page = feedback.render([report])
+    assert "<pre>Cell 7/20 (`p = permutation_matrix([2, 0, 1])`): NotImplementedError" in page
+    assert "then, on a name it did not define: Cell 9/20 (`print(p @ x)`)" in page
+    assert "<pre>Cell 9/20" not in page
+
+
+def test_a_name_error_follows_from_the_earlier_cell_that_binds_the_name():
+    from grader.notebook.execute import _follow_from
+    from grader.notebook.read import bound_names
+
+    failures = [CellFailure("Cell 2/9", "NotImplementedError: f"),
+                CellFailure("Cell 4/9", "NameError: name 'y' is not defined"),
+                CellFailure("Cell 6/9", "NameError: name 'z' is not defined"),
+                CellFailure("Cell 8/9", "NameError: name 'w' is not defined")]
+    binds = {"Cell 2/9": bound_names("import torch as t\ny, (a, b) = f(1), (2, 3)"),
+             "Cell 4/9": bound_names("for z in range(y):\n    pass")}
+    assert binds["Cell 2/9"] == {"t", "y", "a", "b"}
+    assert [f.cause for f in _follow_from(failures, binds)] == ["", "Cell 2/9", "Cell 2/9", ""]
