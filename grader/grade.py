@@ -16,6 +16,7 @@ from grader.errors import GraderError
 from grader.notebook.execute import default_budget, default_cell_timeout, execute
 from grader.judge.proxy import exercise_order, known_suites, run_suite, suite_exercises
 from grader.notebook.read import exercise_names, read_notebook, sandbox_cells, suite_name
+from grader.notebook.written import learner_answers
 from grader.results import NotebookReport
 from grader.sandbox.parent import (ExerciseMissing, Limits, Sandbox, StudentError,
                                      StudentOutOfMemory, StudentTimeout, Template, Zygote,
@@ -305,6 +306,7 @@ def _read(path: Path) -> _Grading:
     try:
         notebook = read_notebook(path)
         report.suite = suite_name(notebook, path)
+        report.written = learner_answers(notebook)  # said, never scored: a person grades them
     except GraderError as exc:
         notebook, report.error = None, str(exc)
         report.suite = path.stem
