@@ -124,6 +124,8 @@ def _notebook(report: NotebookReport, text: _Budget, written: dict | None = None
     parts.append(_execution(report, text))
     for problem in report.load_errors[:5]:
         parts.append(f"<pre>a cell failed to load: {text(problem)}</pre>")
+    # a person's grades and comments first: the written answers, then the tests' table
+    parts.append(written_answers.html_rows(report, (written or {}).get(report.suite or "")))
     if report.tests:
         parts.append('<table><tr><th>exercise / test</th><th>points</th><th>status</th></tr>')
         numbers = exercise_numbers(report)
@@ -143,7 +145,6 @@ def _notebook(report: NotebookReport, text: _Budget, written: dict | None = None
                       f"</tr>" for m in named]
             parts += [_test_row(test, text, report.error, bool(named)) for test in tests]
         parts.append("</table>")
-    parts.append(written_answers.html_rows(report, (written or {}).get(report.suite or "")))
     return "\n".join(p for p in parts if p)
 
 
@@ -177,7 +178,8 @@ def _written_line(reports: list[NotebookReport], written: dict | None, total: fl
         return written_answers.total_line(reports).replace("not in the total above",
                                                            "not in the points above")
     points = sum(g["points"] for g in given)
-    possible = sum(a.points for r in reports for a in r.written)
+    possible = sum((grades[(r.suite, a.question)] or {}).get("max_points", a.points)
+                   for r in reports for a in r.written)  # the course's points, once graded
     left = len(grades) - len(given)
     return (f"Written answers, graded by a person: {points:g}/{possible:g} points; total with "
             f"them: {total + points:g}/{maximum + possible:g} points"
