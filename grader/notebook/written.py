@@ -127,6 +127,9 @@ def parse_question(cell, where: str, index: int = -1) -> Question:
         if not line.strip():
             continue
         match = _RUBRIC_ITEM.match(line)
+        if match is None and items and line[:1] in " \t":  # an item's text, continued
+            items[-1] = RubricItem(items[-1].points, f"{items[-1].text} {line.strip()}")
+            continue
         if match is None:
             raise GraderError(f"{where}, line {number}: a rubric line reads '- POINTS: what earns "
                               f"them', not {line.strip()[:60]!r}")
@@ -224,8 +227,10 @@ def learner_answers(notebook) -> list[WrittenAnswer]:
 
 # -- the solutions' own checks -------------------------------------------------------------------
 def _outside_math_and_code(text: str) -> str:
-    """``text`` without LaTeX (``$...$``, ``$$...$$``) and code spans: their numbers are notation
-    (an exponent, a formula's constant), not results."""
+    """``text`` without LaTeX (``$...$``, ``$$...$$``), code spans and citations' years (after
+    ``al.`` or a comma): their numbers are notation (an exponent, a formula's constant, a
+    version in code) or references, not results."""
+    text = re.sub(r"(?:al\.|,)\s*(?:19|20)\d\d\b", " ", text)  # a citation's year
     text = re.sub(r"\$\$.*?\$\$", " ", text, flags=re.DOTALL)
     text = re.sub(r"\$[^$\n]*\$", " ", text)
     return re.sub(r"`[^`\n]*`", " ", text)

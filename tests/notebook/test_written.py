@@ -120,6 +120,14 @@ def test_solution_checks_pass_a_good_cell_and_name_each_bad_one():
 def test_numbers_in_latex_code_and_single_digits_are_not_results():
     assert written.result_numbers("With $10000^{2i/d}$ and `base=500000`, 2 layers gave 0.25 "
                                   "and 31.5 and 12") == ["0.25", "31.5", "12"]
+    assert written.result_numbers("RoPE (Su et al., 2021) gave 0.5") == ["0.5"]
+
+
+def test_a_rubric_item_may_run_on_over_indented_lines():
+    cell = written_cell()
+    cell.source = cell.source.replace(f"- 1: {RUBRIC[1]}", f"- 1: {RUBRIC[1]},\n  and its offset")
+    [question] = written.questions(solution_notebook(cell), "demo.ipynb")
+    assert question.rubric[1].text == f"{RUBRIC[1]}, and its offset"
 
 
 def test_every_written_cell_of_the_solutions_is_sound():
