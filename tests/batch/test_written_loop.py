@@ -194,3 +194,13 @@ def test_an_import_without_an_export_says_what_to_do(tmp_path):
     (tmp_path / "grades.csv").write_text("student_id,question\n")
     with pytest.raises(GraderError, match="questions.json: missing or unreadable"):
         written_loop.import_csv(csv_path=tmp_path / "grades.csv", out=tmp_path)
+
+
+def test_gradescope_files_name_the_learner_from_gradescopes_export(tmp_path):
+    from grader.export.hosted import gradescope_written
+
+    (tmp_path / "submission_metadata.yml").write_text(
+        ":submission_101:\n  :submitters:\n  - :name: Ada Lovelace\n    :sid: '101'\n"
+        "    :email: ada@example.org\n  :created_at: 2026-03-01 20:00:00.000000000 Z\n")
+    assert gradescope_written.submitters(tmp_path) == {"submission_101": "Ada Lovelace 101"}
+    assert gradescope_written.submitters(tmp_path / "none") == {}

@@ -7,7 +7,8 @@ The autograder (:mod:`grader.export.hosted.gradescope`) scores the exercises onl
 written part, ``python -m grader written gradescope SUBMISSIONS --out DIR [--pdf]`` writes:
 
 * ``DIR/STUDENT.html`` (and ``DIR/STUDENT.pdf`` with ``--pdf``, printed by a headless Chromium):
-  page 1 names the learner; page K+1 holds written question K (its name, points, the question
+  page 1 names the learner (with their name and id where the folder is Gradescope's export of
+  the autograded assignment, from its ``submission_metadata.yml``); page K+1 holds written question K (its name, points, the question
   and the learner's answer, or "no answer"), whatever the learner answered, so every file has
   the same pages;
 * ``DIR/outline.md``: the outline to enter once in Gradescope (question K on page K+1, its
@@ -46,10 +47,32 @@ h1 { font-size: 18pt; } h2 { font-size: 14pt; margin: 0 0 6pt; }
 """
 
 
+def submitters(submissions: Path) -> dict[str, str]:
+    """Folder -> its learners' names and ids, from the ``submission_metadata.yml`` of Gradescope's
+    export of a programming assignment's submissions (``{}`` without one)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load((submissions / "submission_metadata.yml").read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return {}
+    names = {}
+    for folder, entry in data.items() if isinstance(data, dict) else []:
+        # Ruby's symbols, as Gradescope writes them: ":submission_1:", ":submitters:", ":name:"
+        people = entry.get(":submitters", []) if isinstance(entry, dict) else []
+        label = ", ".join(" ".join(str(p.get(k, "")) for k in (":name", ":sid")).strip()
+                          for p in people if isinstance(p, dict))
+        if label:
+            names[str(folder).lstrip(":")] = label
+    return names
+
+
 def submission_page(student: str, questions: dict[str, Question],
-                    answers: dict[str, WrittenAnswer]) -> str:
-    """One learner's file: a cover page, then a page per question in ``questions``' order."""
-    sections = [f"<section><h1>Written answers</h1><p>Learner: <strong>{escape(student)}"
+                    answers: dict[str, WrittenAnswer], name: str = "") -> str:
+    """One learner's file: a cover page (``name``: who, where Gradescope's export says), then a
+    page per question in ``questions``' order."""
+    who = f"{escape(name)} ({escape(student)})" if name else escape(student)
+    sections = [f"<section><h1>Written answers</h1><p>Learner: <strong>{who}"
                 f"</strong></p><p>{len(questions)} question(s), one per page.</p></section>"]
     for number, (name, question) in enumerate(questions.items(), start=1):
         answer = answers.get(name)
@@ -97,8 +120,10 @@ def to_pdf(html: Path, pdf: Path, executable: str) -> None:
         raise GraderError(f"{executable} could not print {html} to PDF ({tail[:200]})")
 
 
-def write(found: ClassAnswers, out: Path, *, pdf: bool = False) -> list[Path]:
-    """Write each learner's file and ``outline.md`` into ``out``; returns the learners' files."""
+def write(found: ClassAnswers, out: Path, *, pdf: bool = False,
+          names: dict[str, str] | None = None) -> list[Path]:
+    """Write each learner's file and ``outline.md`` into ``out``; returns the learners' files.
+    ``names``: folder -> the learner's name on the cover page (:func:`submitters`)."""
     from grader.report.render import write_text
 
     executable = browser() if pdf else None
@@ -108,7 +133,8 @@ def write(found: ClassAnswers, out: Path, *, pdf: bool = False) -> list[Path]:
     files = []
     for student, answers in sorted(found.answers.items()):
         page = out / f"{student}.html"
-        write_text(page, submission_page(student, found.questions, answers))
+        write_text(page, submission_page(student, found.questions, answers,
+                                         (names or {}).get(student, "")))
         files.append(page)
         if executable is not None:
             to_pdf(page, out / f"{student}.pdf", executable)
@@ -124,7 +150,7 @@ def main(*, submissions: Path, out: Path, solutions: Path, flat: bool = False,
     found = class_answers(submissions, solutions, flat=flat, suites=suites)
     if not found.questions:
         raise GraderError(f"{solutions}: no written question in the solution notebooks")
-    files = write(found, out, pdf=pdf)
+    files = write(found, out, pdf=pdf, names=submitters(submissions))
     echo(f"{len(found.answers)} learner(s), {len(found.questions)} written question(s): files and "
          f"outline.md written to {out}")
     return files
