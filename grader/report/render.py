@@ -385,7 +385,7 @@ def markdown(reports: list[NotebookReport]) -> str:
         lines.append("")
     for report in reports:  # after the tables: the written answers, which no test scores
         lines += [f"#### `{report.suite}`: written answers", ""] + written.markdown_lines(
-            report)[1:] if report.written else []
+            report)[2:] if report.written else []
     waiting = written.total_line(reports)
     return "\n".join(lines + ([waiting, ""] if waiting else []))
 

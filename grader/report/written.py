@@ -148,8 +148,15 @@ def html_rows(report: NotebookReport, grades: dict | None = None) -> str:
     return "\n".join(rows) + "</table>"
 
 
-def _indented(text: str, indent: str = "    ") -> list[str]:
-    return [indent + line if line.strip() else "" for line in text.strip().splitlines()]
+def _indented(text: str, indent: str = "    ", width: int = 100) -> list[str]:
+    """``text``'s lines wrapped to ``width`` columns (never cut), each after ``indent``."""
+    import textwrap
+
+    lines = []
+    for line in text.strip().splitlines():
+        lines += textwrap.wrap(line, width=width, initial_indent=indent, subsequent_indent=indent,
+                               break_long_words=False, break_on_hyphens=False) or [""]
+    return lines
 
 
 def reveal(reports: list[NotebookReport], answers: dict | None, source: str) -> str:
@@ -163,15 +170,15 @@ def reveal(reports: list[NotebookReport], answers: dict | None, source: str) -> 
         return "Written answers: none in these notebooks."
     if answers is None:
         return f"Written answers: not revealed: {source}."
-    lines = [f"Written answers beside the model answers (from {source}): mark yours with the "
-             "rubric; a person's grade may differ."]
+    lines = [f"Written answers beside the model answers (from {source}):",
+             "mark yours with the rubric; a person's grade may differ."]
     for report, answer in written:
         label = f"{numbers(report)[answer.question]} {answer.question}"
         model = (answers.get(report.suite or "") or {}).get(answer.question)
         lines += ["", "-" * 100, f"{label} ({_points(answer.points)} points)"]
         if not answer.answered:
-            lines.append("  empty: write your answer below \"Your answer\" in the question's "
-                         "cell first; its model answer is shown only beside an answer of yours")
+            lines += ["  empty: write your answer below \"Your answer\" in the question's cell "
+                      "first;", "  its model answer is shown only beside an answer of yours"]
             continue
         if model is None:
             lines.append(f"  no model answer for it in {source}")
