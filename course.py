@@ -2,6 +2,8 @@
 """One entry point for learners, instructors and CI; needs only Python 3.11+ and pip.
 
     python3 course.py grade [PATH ...] [grader options]   grade notebooks/ (or PATHs)
+    python3 course.py grade --reveal                      then show each written answer you wrote
+                                                          beside its model answer and rubric
     python3 course.py batch SUBMISSIONS [options]         grade a class: gradebook, feedback
     python3 course.py test [pytest options]               run the project's whole test suite
     python3 course.py test --quick [pytest options]       the everyday loop: no notebook executed,

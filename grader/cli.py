@@ -1,5 +1,5 @@
 """Command line: ``python -m grader COMMAND`` for the commands ``release``, ``check``, ``batch``,
-``merge``, ``starter-repo``, ``gradescope``, ``classroom`` and ``class-workflow``. Parses
+``merge``, ``written``, ``starter-repo``, ``gradescope``, ``classroom`` and ``class-workflow``. Parses
 arguments and calls the stages (hosted exports live in :mod:`grader.export.hosted`)."""
 from __future__ import annotations
 
@@ -66,7 +66,15 @@ def _parser() -> argparse.ArgumentParser:
                        help="list every failing test in the table (default: the first one per "
                             "exercise, and each named mistake once)")
     _add_hosted_options(check)
+    check.add_argument("--reveal", action="store_true",
+                       help="after grading, show each written answer you wrote beside its model "
+                            "answer and rubric (never for an empty answer; see --model-answers)")
+    check.add_argument("--model-answers", type=Path, metavar="FILE",
+                       help="the model answers to --reveal: the file your instructor published "
+                            "after the due date (default: the course's solutions/, else "
+                            "model_answers.json at the course's root)")
     _add_batch(commands)
+    _add_written(commands)
     _add_hosted_commands(commands)
     starter = commands.add_parser("starter-repo", help="build the repository learners get: "
                                   "notebooks, their assets, the runtime and the public checks")
@@ -144,6 +152,74 @@ def _add_batch(commands) -> None:
                        "shards were graded without it: their own options travel in shard.json)")
     merge.add_argument("--assignment", metavar="NAME",
                        help="the assignment's name in canvas.csv, where the shards had none")
+
+
+def _add_written(commands) -> None:
+    """``written``: the written questions' loop (graded by a person, in files)."""
+    written = commands.add_parser("written", help="written answers: pages and a CSV to grade "
+                                  "them by hand, its import, the Gradescope export, model answers")
+    steps = written.add_subparsers(dest="step", required=True)
+    export = steps.add_parser("export", help="per written question, a page of every learner's "
+                              "answer beside the rubric and model answer, and grades.csv to fill")
+    export.add_argument("submissions", type=Path, help="folder of submissions (as for batch)")
+    export.add_argument("--out", type=Path, default=Path("grades"),
+                        help="the class's folder (batch's --out; default: grades/): writes "
+                             "OUT/written/")
+    for step in (export, steps.add_parser("gradescope", help="one HTML (and PDF) of the written "
+                                          "answers per submission, a page per question, and "
+                                          "the outline of Gradescope's manual questions")):
+        step.add_argument("--solutions", type=Path, default=ROOT / "solutions",
+                          help="the solution notebooks: questions, rubrics, model answers "
+                               "(default: solutions/)")
+        step.add_argument("--flat", action="store_true", help="as for batch")
+        step.add_argument("--notebooks", nargs="+", metavar="NN",
+                          help="only these notebooks' questions (default: all)")
+    gradescope = steps.choices["gradescope"]
+    gradescope.add_argument("submissions", type=Path, help="folder of submissions (as for batch, "
+                            "e.g. Gradescope's export of the autograded assignment)")
+    gradescope.add_argument("--out", type=Path, required=True, help="a folder for the files")
+    gradescope.add_argument("--pdf", action="store_true",
+                            help="also print each to PDF with a headless Chromium (one is needed)")
+    load = steps.add_parser("import", help="read the filled grades.csv back into the class's "
+                            "gradebook, Canvas file and feedback pages")
+    load.add_argument("csv", type=Path, metavar="CSV", help="the filled OUT/written/grades.csv")
+    load.add_argument("--out", type=Path, default=Path("grades"),
+                      help="the class's folder (default: grades/)")
+    publish = steps.add_parser("publish", help="write the model answers and rubrics learners may "
+                               "read once the work is due (for `check --reveal`)")
+    publish.add_argument("--out", type=Path, required=True, metavar="FILE",
+                         help="the file to publish, e.g. model_answers.json")
+    publish.add_argument("--notebooks", nargs="+", metavar="NN", help="only these notebooks")
+    publish.add_argument("--due", metavar="TIME", help="refuse before this time (ISO 8601), "
+                         "as the hidden tests' results are shown after the due date")
+    publish.add_argument("--solutions", type=Path, default=ROOT / "solutions",
+                         help="the solution notebooks (default: solutions/)")
+
+
+def _written(args) -> None:
+    """Run a ``written`` step."""
+    from grader.judge.selection import select_suites
+
+    suites = select_suites(args.notebooks) if getattr(args, "notebooks", None) else None
+    if args.step == "export":
+        from grader.batch import written_loop
+
+        written_loop.export(submissions=args.submissions, out=args.out, solutions=args.solutions,
+                            flat=args.flat, suites=suites)
+    elif args.step == "import":
+        from grader.batch import written_loop
+
+        written_loop.import_csv(csv_path=args.csv, out=args.out)
+    elif args.step == "gradescope":
+        from grader.export.hosted import gradescope_written
+
+        gradescope_written.main(submissions=args.submissions, out=args.out,
+                                solutions=args.solutions, flat=args.flat, suites=suites,
+                                pdf=args.pdf)
+    else:
+        from grader.batch import written_loop
+
+        written_loop.publish(out=args.out, solutions=args.solutions, suites=suites, due=args.due)
 
 
 def _gibibytes(text: str) -> float:
@@ -411,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"released {len(written)} notebook(s) into {args.dest}")
         elif args.command == "batch":
             _batch(args)
+        elif args.command == "written":
+            _written(args)
         elif args.command == "starter-repo":
             from grader.export import starter
 
@@ -443,6 +521,11 @@ def main(argv: list[str] | None = None) -> int:
                                  execution_budget=args.execution_budget, limits=limits,
                                  verbose=args.verbose, zygote=zygote)
             status = _check_reports(args, reports, time.monotonic() - start)
+            if args.reveal:
+                from grader.notebook.written import model_answers
+                from grader.report.written import reveal
+
+                print(reveal(reports, *model_answers(file=args.model_answers, root=ROOT)))
             if recorded.is_starter():
                 print(recorded.hidden_note())
     except GraderError as exc:

@@ -20,6 +20,7 @@ from grader.notebook.read import (cell_label, code_cells, exercise_names, first_
                                   read_notebook, sandbox_cells, suite_name, top_level_names)
 from grader.results import MISSING, NotebookReport
 from grader.judge.selection import refuse_unknown_exercises
+from grader.notebook.written import learner_answers
 from grader.sandbox.parent import (ExerciseMissing, Limits, Sandbox, StudentError,
                                      StudentOutOfMemory, StudentTimeout, Template, Zygote,
                                      ZygoteLost)
@@ -309,6 +310,7 @@ def _read(path: Path) -> _Grading:
     try:
         notebook = read_notebook(path)
         report.suite = suite_name(notebook, path)
+        report.written = learner_answers(notebook)  # said, never scored: a person grades them
     except GraderError as exc:
         notebook, report.error = None, str(exc)
         report.suite = path.stem

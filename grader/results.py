@@ -81,6 +81,30 @@ class ExecutionResult:
 
 
 @dataclass
+class WrittenAnswer:
+    """A learner's answer to one written question (``exercise_kind: written``): graded by a
+    person with a rubric, never by the grader, which only says whether it was answered."""
+
+    question: str
+    """The question's id, e.g. ``"why_sine_and_cosine"`` (its cell's ``exercise_id``)."""
+    points: float
+    """Points the question is worth (the learner's notebook says so: never trusted for grades;
+    the instructor's loop reads them from the course's notebooks)."""
+    answered: bool
+    """Whether the cell holds more than the released prompt."""
+    text: str = ""
+    """The answer as the learner wrote it (Markdown), bounded in size; empty when not answered."""
+    sha256: str = ""
+    """SHA-256 of the answer with its white space collapsed, which tells a grade given to this
+    answer from one given to an earlier one; empty when not answered."""
+
+    @property
+    def status(self) -> str:
+        """``"awaiting grading"`` or ``"empty"`` (0 points, nothing to grade)."""
+        return "awaiting grading" if self.answered else "empty"
+
+
+@dataclass
 class NotebookReport:
     """Everything the grader found out about one notebook."""
 
@@ -107,6 +131,9 @@ class NotebookReport:
     exercise -> that cell, as :attr:`load_errors` names it."""
     confinement: str = ""
     """Which confinement held for the learner's processes (:func:`grader.sandbox.confinement.describe`)."""
+    written: list[WrittenAnswer] = field(default_factory=list)
+    """The notebook's written answers, in the notebook's order: graded by a person, so they are
+    in no score or maximum of this report."""
 
     @property
     def score(self) -> float:

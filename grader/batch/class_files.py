@@ -14,6 +14,7 @@ from pathlib import Path
 
 import grader
 from grader.batch import deadlines, enrolment, shards
+from grader.batch import written as written_grades
 from grader.batch import lms as lms_formats
 from grader.batch.gradebook import summary_table, write_gradebook, write_summary
 from grader.batch.roster import Plan, sha256
@@ -30,6 +31,11 @@ def class_late(records: list[dict], due_given: bool) -> dict | None:
             if r.get("lateness")}
 
 
+CLASS = ".class.json"
+"""The class options and points the class's files were last written with (``python -m grader
+written import`` writes the files again from them, with the written grades)."""
+
+
 def write_class(out: Path, records: list[dict], points: dict[str, list[dict]], *,
                 people: enrolment.Roster | None, class_options: dict, echo=print) -> list[dict]:
     """Write the class's files from the learners' records (``batch`` and ``merge`` alike):
@@ -38,6 +44,8 @@ def write_class(out: Path, records: list[dict], points: dict[str, list[dict]], *
 
     ``class_options`` is the part of :func:`class_options` that changes the class's files."""
     everyone = records if people is None else enrolment.apply(records, people)
+    reporters.write_text(out / CLASS, json.dumps({"class_options": class_options,
+                                                  "points": points}) + "\n")
     late = class_late(records, class_options["due"] is not None)
     write_gradebook(out, everyone, points, enrolment.columns(people),
                     people.columns if people else [], late)
@@ -69,7 +77,8 @@ def write_class(out: Path, records: list[dict], points: dict[str, list[dict]], *
             s.split("_")[0] for s in points)
         reporters.write_text(out / "canvas.csv", lms_formats.canvas(
             everyone, points, enrolment.columns(people), title,
-            {i: entry.penalty_percent for i, entry in (late or {}).items()}))
+            {i: entry.penalty_percent for i, entry in (late or {}).items()},
+            written_grades.read(out)))
         echo(f"Canvas import file written to {out / 'canvas.csv'} (assignment {title!r})")
     return everyone
 

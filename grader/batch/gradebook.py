@@ -15,10 +15,11 @@ from collections import Counter
 from pathlib import Path
 
 from grader.batch import deadlines
+from grader.batch import written as written_grades
 from grader.report import render as reporters
 from grader.report.feedback import NOT_SUBMITTED
 from grader.results import (MISSING, NOT_IMPLEMENTED, PASSED, TIMED_OUT, CellFailure,
-                            ExecutionResult, NotebookReport, TestResult)
+                            ExecutionResult, NotebookReport, TestResult, WrittenAnswer)
 
 RECORD = "record.json"
 """Per learner: the report records and fingerprints that the gradebook and regrades read."""
@@ -33,7 +34,8 @@ def report_from_dict(data: dict) -> NotebookReport:
         execution = ExecutionResult(**execution, failures=failures)
     tests = [TestResult(**t) for t in data.pop("tests", [])]
     data.pop("execution", None)
-    return NotebookReport(**data, execution=execution, tests=tests)
+    written = [WrittenAnswer(**w) for w in data.pop("written", [])]
+    return NotebookReport(**data, execution=execution, tests=tests, written=written)
 
 
 def _unit_results(points: list[dict], status: str, output: str) -> list[TestResult]:
@@ -105,30 +107,42 @@ def _possible(points: dict[str, list[dict]], suite: str, exercise: str | None) -
     return sum(t["max_score"] for t in points[suite] if exercise in (None, t["exercise"]))
 
 
-def points_possible(points: dict[str, list[dict]]) -> str:
-    """``points_possible.csv``: each gradebook score column and its points, then ``total``."""
+def points_possible(points: dict[str, list[dict]], written: dict | None = None) -> str:
+    """``points_possible.csv``: each gradebook score column and its points, then ``total``
+    (``written``: :mod:`grader.batch.written`'s grades add a column per written question)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["column", "points_possible"])
     for column in _columns(points):
         writer.writerow([_header(column), _num(_possible(points, *column))])
-    writer.writerow(["total", _num(sum(t["max_score"] for ts in points.values() for t in ts))])
+    names = written_grades.questions_in(written, list(points))
+    for name in names:
+        writer.writerow([f"{name} (written)", _num(written["questions"][name]["points"])])
+    writer.writerow(["total", _num(sum(t["max_score"] for ts in points.values() for t in ts)
+                                   + sum(written["questions"][n]["points"] for n in names))])
     return buffer.getvalue()
 
 
 def gradebook(records: list[dict], points: dict[str, list[dict]],
               people: dict[str, dict[str, str]] | None = None,
-              people_columns: list[str] = (), late: dict | None = None) -> str:
+              people_columns: list[str] = (), late: dict | None = None,
+              written: dict | None = None) -> str:
     """``gradebook.csv``: one row per learner, sorted by id; every row is a learner (the points
     possible are in ``points_possible.csv`` and in the ``max_total`` column). ``people`` adds
     the roster's columns ``people_columns`` (name, LMS ids) after ``student_id``; ``late``
     (student_id -> :class:`grader.batch.deadlines.Lateness`) adds :data:`grader.batch.deadlines.COLUMNS`
-    after ``percent``."""
+    after ``percent``. ``written`` (:mod:`grader.batch.written`'s grades, once imported) adds a
+    column per written question (empty: not graded yet) after the exercises', counts its points
+    in ``total`` and ``max_total``, and ends each row with ``written_status`` (answers awaiting
+    grading, answers changed after they were graded)."""
     columns = _columns(points)
+    names = written_grades.questions_in(written, list(points))
     header = ["student_id", *people_columns] + [_header(c) for c in columns]
-    header += ["total", "max_total", "percent"]
+    header += [f"{name} (written)" for name in names] + ["total", "max_total", "percent"]
     header += (deadlines.COLUMNS if late is not None else []) + ["grading_status", "notes"]
+    header += ["written_status"] if names else []
     maximum = sum(t["max_score"] for tests in points.values() for t in tests)
+    maximum += sum(written["questions"][name]["points"] for name in names)
 
     def cells(score_of) -> list[str]:
         return [_num(score_of(suite, exercise)) for suite, exercise in columns]
@@ -142,14 +156,18 @@ def gradebook(records: list[dict], points: dict[str, list[dict]],
         def earned(suite, exercise, reports=reports):
             return sum(t.score for t in reports[suite].tests if exercise in (None, t.exercise))
 
-        total = sum(r.score for r in reports.values())
+        by_hand = written_grades.earned(written, record, names)
+        total = sum(r.score for r in reports.values()) + sum(p or 0 for p in by_hand.values())
         percent = _num(round(100 * total / maximum, 1)) if maximum else "0"
         person = (people or {}).get(record["student_id"], {})
         writer.writerow([record["student_id"], *(person.get(c, "") for c in people_columns)]
-                        + cells(earned) + [_num(total), _num(maximum), percent]
+                        + cells(earned) + ["" if by_hand[n] is None else _num(by_hand[n])
+                                           for n in names]
+                        + [_num(total), _num(maximum), percent]
                         + (deadlines.cells(late.get(record["student_id"]), total)
                            if late is not None else [])
-                        + [record["grading_status"], "; ".join(record.get("notes", []))])
+                        + [record["grading_status"], "; ".join(record.get("notes", []))]
+                        + ([written_grades.status_cell(written, record, names)] if names else []))
     return buffer.getvalue()
 
 
@@ -276,10 +294,12 @@ def summary_plot(data: dict, path: Path) -> None:
 def write_gradebook(out: Path, records: list[dict], points: dict[str, list[dict]],
                     people: dict[str, dict[str, str]] | None = None,
                     people_columns: list[str] = (), late: dict | None = None) -> None:
-    """Write ``out/gradebook.csv`` and ``out/points_possible.csv`` (see :func:`gradebook`)."""
+    """Write ``out/gradebook.csv`` and ``out/points_possible.csv`` (see :func:`gradebook`), with
+    the written grades of ``out/written.json`` where there are some."""
+    written = written_grades.read(out)
     reporters.write_text(out / "gradebook.csv", gradebook(records, points, people,
-                                                          people_columns, late))
-    reporters.write_text(out / "points_possible.csv", points_possible(points))
+                                                          people_columns, late, written))
+    reporters.write_text(out / "points_possible.csv", points_possible(points, written))
 
 
 def write_summary(out: Path, records: list[dict], points: dict[str, list[dict]]) -> dict:

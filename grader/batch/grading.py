@@ -28,6 +28,7 @@ import grader
 from grader.report import render as reporters
 from grader.report.render import HIDDEN_DETAIL
 from grader.batch import deadlines, shards
+from grader.batch import written as written_grades
 from grader.batch.assignment import scope_points
 from grader.sandbox import supervise
 from grader.sandbox.confinement import NOT_CONFINED
@@ -319,7 +320,8 @@ def write_learner(out: Path, work: Plan, outcome: Outcome, points: dict[str, lis
     reporters.write_text(folder / "feedback.html", feedback.render(
         reports, title=f"Feedback for {work.student_id}", student_id=work.student_id,
         grading_status=record["grading_status"], notes=work.notes, lateness=lateness,
-        hidden_detail=hidden_detail))
+        hidden_detail=hidden_detail,
+        written=written_grades.learner_grades(written_grades.read(out), record)))  # kept
     reporters.write_text(folder / RECORD, json.dumps(record, indent=1) + "\n")
     return record
 

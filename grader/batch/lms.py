@@ -13,6 +13,7 @@ import csv
 import io
 
 from grader.errors import GraderError
+from grader.batch import written as written_grades
 from grader.batch.gradebook import full_reports
 
 SYSTEMS = ("canvas",)
@@ -27,9 +28,11 @@ def _num(value: float) -> str:
 
 def canvas(records: list[dict], points: dict[str, list[dict]],
            people: dict[str, dict[str, str]], assignment: str,
-           penalties: dict[str, float] | None = None) -> str:
+           penalties: dict[str, float] | None = None, written: dict | None = None) -> str:
     """``canvas.csv``: one row per learner on the roster, the assignment's total (less the late
-    penalty, in percent, that ``penalties`` gives a learner).
+    penalty, in percent, that ``penalties`` gives a learner); with ``written``
+    (:mod:`grader.batch.written`'s grades), the written questions' points count in the total and
+    in ``Points Possible`` (a question not graded yet counts 0).
 
     Raises GraderError when no learner has an id Canvas can match (a roster with ``lms_id``,
     ``sis_id`` or ``login`` is needed)."""
@@ -37,6 +40,8 @@ def canvas(records: list[dict], points: dict[str, list[dict]],
         raise GraderError("--lms canvas needs a --roster with an lms_id, sis_id or login column "
                           "(Canvas matches learners by its ID, SIS User ID or SIS Login ID)")
     maximum = sum(t["max_score"] for tests in points.values() for t in tests)
+    names = written_grades.questions_in(written, list(points))
+    maximum += sum(written["questions"][name]["points"] for name in names)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow([*CANVAS_COLUMNS, assignment])
@@ -46,6 +51,7 @@ def canvas(records: list[dict], points: dict[str, list[dict]],
         if person is None:  # not on the roster: Canvas could not place the row
             continue
         total = sum(r.score for r in full_reports(record, points))
+        total += sum(p or 0 for p in written_grades.earned(written, record, names).values())
         total *= 1 - (penalties or {}).get(record["student_id"], 0.0) / 100
         writer.writerow([person.get("name", "") or record["student_id"], person.get("lms_id", ""),
                          person.get("sis_id", ""), person.get("login", ""),

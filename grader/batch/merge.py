@@ -17,6 +17,7 @@ from pathlib import Path
 
 import grader
 from grader.batch import enrolment, shards
+from grader.batch import written as written_grades
 from grader.batch import lms as lms_formats
 from grader.errors import GraderError
 from grader.batch.gradebook import read_record
@@ -174,6 +175,10 @@ def main(*, shard_dirs: list[Path], out: Path, echo=print, roster: Path | None =
     points = next(iter(records.values()))["assignment"]["points"]
     learners = sorted(s for data in records.values() for s in data["learners"])
     merged = [read_record(out, student_id) for student_id in learners]
+    # written grades imported into a shard, or into the merged folder before: kept, joined
+    parts = [d for d in (written_grades.read(f) for f in [*records, out]) if d is not None]
+    if parts:
+        written_grades.write(out, written_grades.merged(parts))
     write_class(out, merged, points, people=roster_from_record(settings["roster"]),
                 class_options=settings, echo=echo)
     echo(f"{len(records)} shards merged, {len(merged)} learners; gradebook written to "

@@ -46,11 +46,13 @@ RUNTIME = ("__init__", "__main__", "assets", "cli", "errors", "grade", "inline",
            "sandbox/parent", "sandbox/supervise",
            "notebook/__init__", "notebook/_imports", "notebook/_nbval_plugin", "notebook/execute",
            "notebook/overwrite", "notebook/read", "notebook/release", "notebook/time_limits",
+           "notebook/written",
            "judge/__init__", "judge/properties", "judge/proxy", "judge/recorded", "judge/selection",
            "report/__init__", "report/classroom_points", "report/feedback", "report/render",
+           "report/written",
            "batch/__init__", "batch/assignment", "batch/class_files", "batch/deadlines",
            "batch/enrolment", "batch/gradebook", "batch/grading", "batch/lms", "batch/merge",
-           "batch/roster", "batch/shards")
+           "batch/roster", "batch/shards", "batch/written", "batch/written_loop")
 """The grader's modules every starter ships (an allow-list: a new module is shipped only once it
 is named here). Never ``starter``, ``variants`` (the catalogue's grading), ``hosted`` (the
 Gradescope zip and the class workflows carry hidden tests), the suites or the fixtures, which are

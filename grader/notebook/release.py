@@ -7,7 +7,9 @@ For each solution notebook, in order:
 2. replace each ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region of a code cell by a stub
    that raises ``NotImplementedError`` at the region's indentation (signature and docstring
    stay), and each such region of a markdown cell (a conclusion that reads a thinking exercise's
-   result) by a prompt for the learner's own conclusion (:data:`CONCLUSION_PROMPT`);
+   result) by a prompt for the learner's own conclusion (:data:`CONCLUSION_PROMPT`); each written
+   question keeps its question, and its model answer and rubric become the answer heading and
+   placeholder (:func:`grader.notebook.written.released_source`);
 3. clear the outputs of every code cell from the first exercise cell on (they depend on the
    learner's code), keeping those of the cells before it, and drop execution timestamps;
 4. record the suite that grades it in the notebook's metadata, so a renamed submission is
@@ -30,6 +32,7 @@ import nbformat
 from grader.errors import GraderError
 from grader.notebook import overwrite
 from grader.notebook.read import EXERCISE_TAG, INSTRUCTOR_TAG, read_notebook, tags, top_level_names
+from grader.notebook import written as written_questions
 
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -122,8 +125,12 @@ def release_notebook(notebook, where: str, suite: str, repository: str = ""):
     student.cells = [c for c in student.cells if INSTRUCTOR_TAG not in tags(c)]
     first_exercise = next((i for i, c in enumerate(student.cells)
                            if c.cell_type == "code" and EXERCISE_TAG in tags(c)), None)
+    asked = {q.id: q for q in written_questions.questions(notebook, where)}  # GraderError: bad cell
     for index, cell in enumerate(student.cells):
         cell_where = f"{where}, cell {index}"
+        if written_questions.is_written(cell):  # the question stays; no model answer, no rubric
+            cell.source = written_questions.released_source(asked[cell.metadata.exercise_id])
+            continue
         if cell.cell_type == "markdown":
             cell.source = "\n".join(_strip_regions(
                 cell.source.split("\n"), BEGIN_SOLUTION, END_SOLUTION, cell_where,

@@ -18,6 +18,7 @@ from grader.report.render import (HIDDEN_DETAIL, HIDDEN_WHEN, exercise_numbers, 
                                   learner_view, mistakes, public_part, shows_hidden,
                                   unconfined_notice, without_mistake)
 from grader.report.render import cell_name
+from grader.report import written as written_answers
 from grader.results import PASSED, NotebookReport, TestResult
 
 TEXT_LIMIT = 2000
@@ -51,6 +52,9 @@ td.test { padding-left: 24px; }
 .off { background: #eceef2; color: #4d5563; }
 pre { white-space: pre-wrap; word-break: break-word; margin: 4px 0 0; padding: 6px 8px;
       background: #f6f7f9; border-left: 3px solid #d05a5a; font-size: 12.5px; }
+h3 { font-size: 16px; margin: 16px 0 4px; }
+ul.rubric { margin: 4px 0 0 8px; font-weight: normal; }
+p.comment { margin: 4px 0 0; font-weight: normal; font-style: italic; }
 """
 
 
@@ -116,7 +120,7 @@ def _test_row(test: TestResult, text: _Budget, said: str | None, named: bool = F
             f"<td>{_badge(test.status)}</td></tr>")
 
 
-def _notebook(report: NotebookReport, text: _Budget) -> str:
+def _notebook(report: NotebookReport, text: _Budget, written: dict | None = None) -> str:
     suite = escape(report.suite or Path(report.path).stem)
     parts = [f'<h2 id="{suite}">{suite} &mdash; {_points(report.score)}/'
              f'{_points(report.max_score)} points</h2>']
@@ -129,6 +133,8 @@ def _notebook(report: NotebookReport, text: _Budget) -> str:
     parts.append(_execution(report, text))
     for problem in report.load_errors[:5]:
         parts.append(f"<pre>a cell failed to load: {text(problem)}</pre>")
+    # a person's grades and comments first: the written answers, then the tests' table
+    parts.append(written_answers.html_rows(report, (written or {}).get(report.suite or "")))
     if report.tests:
         parts.append('<table><tr><th>exercise / test</th><th>points</th><th>status</th></tr>')
         numbers = exercise_numbers(report)
@@ -168,6 +174,27 @@ def _overview(reports: list[NotebookReport]) -> str:
     return "\n".join(rows) + "</table>"
 
 
+def _written_line(reports: list[NotebookReport], written: dict | None, total: float,
+                  maximum: float) -> str:
+    """The page's line on written answers: the points a person gave (and the total with them),
+    else the points that await a person."""
+    if not any(r.written for r in reports):
+        return ""
+    grades = {(r.suite, a.question): (written or {}).get(r.suite or "", {}).get(a.question)
+              for r in reports for a in r.written}
+    given = [g for g in grades.values() if g is not None and g.get("points") is not None]
+    if not given:
+        return written_answers.total_line(reports).replace("not in the total above",
+                                                           "not in the points above")
+    points = sum(g["points"] for g in given)
+    possible = sum((grades[(r.suite, a.question)] or {}).get("max_points", a.points)
+                   for r in reports for a in r.written)  # the course's points, once graded
+    left = len(grades) - len(given)
+    return (f"Written answers, graded by a person: {points:g}/{possible:g} points; total with "
+            f"them: {total + points:g}/{maximum + possible:g} points"
+            + (f" ({left} answer{'s' if left != 1 else ''} still awaiting grading)" if left else ""))
+
+
 def _lateness(lateness: dict, total: float, maximum: float) -> list[str]:
     """The feedback page's lines on the deadline: hand-in time, lateness, penalty, total after."""
     handed = lateness.get("submitted_at")
@@ -189,7 +216,7 @@ def _lateness(lateness: dict, total: float, maximum: float) -> list[str]:
 def render(reports: list[NotebookReport], *, title: str = "Feedback", student_id: str | None = None,
            grading_status: str | None = None, notes: list[str] | tuple[str, ...] = (),
            lateness: dict | None = None, hidden_visibility: str = "visible",
-           hidden_detail: str = HIDDEN_DETAIL) -> str:
+           hidden_detail: str = HIDDEN_DETAIL, written: dict | None = None) -> str:
     """The feedback page for one learner's reports, as a self-contained HTML document.
 
     ``lateness`` (:func:`grader.batch.deadlines.to_dict`) adds when the work was handed in and due,
@@ -197,7 +224,9 @@ def render(reports: list[NotebookReport], *, title: str = "Feedback", student_id
     (Gradescope's setting, :data:`grader.report.render.VISIBILITIES`) is ``visible``, nothing on the page
     depends on a hidden test: it shows the public checks and the execution only, their points
     instead of the total, and says when the rest is shown. Hidden tests' messages are cut to
-    ``hidden_detail`` (:func:`grader.report.render.learner_view`).
+    ``hidden_detail`` (:func:`grader.report.render.learner_view`). ``written`` (suite -> question ->
+    :func:`grader.batch.written.learner_grades`' entry) adds each written answer's points, rubric
+    items and comment, and their total; without it, each written answer says it awaits grading.
     """
     reports = [learner_view(report, hidden_detail) for report in reports]
     text = _Budget()
@@ -218,6 +247,9 @@ def render(reports: list[NotebookReport], *, title: str = "Feedback", student_id
         head.append(f'<p class="meta">Learner: {escape(student_id)}</p>')
     head.append(f'<p class="total"><strong>{label}: {_points(total)}/{_points(maximum)} points'
                 f"</strong>{percent}</p>")
+    line = _written_line(reports, written, total, maximum)
+    if line:
+        head.append(f'<p class="status-line">{escape(line)}</p>')
     if lateness is not None:
         head += _lateness(lateness, total, maximum)
     if grading_status:
@@ -225,7 +257,7 @@ def render(reports: list[NotebookReport], *, title: str = "Feedback", student_id
         head.append(f'<p class="status-line">Grading: {label}</p>')
     for note in notes:
         head.append(f'<p class="meta">Note: {text(note, 600)}</p>')
-    body = head + [_overview(reports)] + [_notebook(report, text) for report in reports]
+    body = head + [_overview(reports)] + [_notebook(report, text, written) for report in reports]
     page = ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<title>{escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
             + "\n".join(body) + "\n</body>\n</html>\n")

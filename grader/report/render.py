@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.report import written
 from grader.results import (ERROR, FAILED, NOT_IMPLEMENTED, PASSED, CellFailure, NotebookReport,
                             TestResult)
 
@@ -267,12 +268,14 @@ def table(reports: list[NotebookReport], width: int = 100, *, verbose: bool = Fa
             lines += _failing_lines(tests, width, verbose)
         if todo:
             lines += _wrapped(_summarised(report, todo, numbers), "  ", width)
+        lines += written.table_lines(report, name_width if shown else 0)
     total = sum(r.score for r in reports)
     maximum = sum(r.max_score for r in reports)
     lines.append("=" * width)
     if len(held) == 1:
         lines += _wrapped(f"learner code confined by: {held[0]}", "", width)
     lines.append(f"Total: {_points(total)}/{_points(maximum)} points over {len(reports)} notebook(s)")
+    lines += _wrapped(written.total_line(reports), "", width) if written.total_line(reports) else []
     return "\n".join(lines)
 
 
@@ -442,6 +445,7 @@ def gradescope(reports: list[NotebookReport], execution_time: float, *,
                 "visibility": "visible" if test.public else hidden_visibility,
             })
     text = output if output is not None else summary(reports, hidden_visibility=hidden_visibility)
+    text += "".join(f"\n{line}" for line in written.output_lines(reports))  # in no test's points
     held = list(dict.fromkeys(r.confinement for r in reports if r.confinement))
     if held:  # which confinement held says nothing about the hidden tests: shown at once
         text += "".join(f"\nLearner code confined by: {line}" for line in held)
@@ -501,7 +505,11 @@ def markdown(reports: list[NotebookReport]) -> str:
             lines.append(f"| {numbers[name]} `{name}` | {_points(score)}/{_points(maximum_points)} | "
                          f"{mark} {_cell(status)} | {_cell(_first_problem(tests, detail))} |")
         lines.append("")
-    return "\n".join(lines)
+    for report in reports:  # after the tables: the written answers, which no test scores
+        lines += [f"#### `{report.suite}`: written answers", ""] + written.markdown_lines(
+            report)[2:] if report.written else []
+    waiting = written.total_line(reports)
+    return "\n".join(lines + ([waiting, ""] if waiting else []))
 
 
 def junit(reports: list[NotebookReport]) -> str:
@@ -529,6 +537,7 @@ def junit(reports: list[NotebookReport]) -> str:
                                    value=numbers[test.exercise])
             if test.status != PASSED:
                 ElementTree.SubElement(case, "failure", message=test.status).text = test.output
+        written.junit_cases(element, report)
     return ElementTree.tostring(root, encoding="unicode", xml_declaration=True)
 
 

@@ -503,6 +503,29 @@ ALL_SUITES = ["01_permutation_invariance", "02_sinusoidal_encoding",
 
 
 @pytest.mark.slow
+def test_the_starter_holds_no_model_answer_or_rubric(full_starter):
+    """No file of the starter holds a written question's model answer or a rubric item (as
+    text, or as a notebook's JSON string), and none but the grader's code the markers that open
+    them; its notebooks keep each written question with the answer heading."""
+    from grader.notebook import written
+
+    secrets = []
+    for path in sorted(SOLUTIONS.glob("*.ipynb")):
+        for question in written.questions(json.loads(path.read_text()), path.name):
+            secrets += [question.model_answer, *(item.text for item in question.rubric)]
+    forms = {form for secret in secrets for form in (secret, json.dumps(secret)[1:-1])}
+    for file in sorted(p for p in full_starter.rglob("*") if p.is_file()):
+        text = file.read_bytes().decode("utf-8", errors="replace")
+        markers = set(written.MARKERS) if file.suffix != ".py" else set()  # the grader's names
+        found = [form[:60] for form in forms | markers if form in text]
+        assert not found, f"{file.relative_to(full_starter)} holds {found}"
+    for path in sorted((full_starter / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text())["cells"]
+        for cell in filter(written.is_written, cells):
+            assert "**Your answer**" in "".join(cell["source"]), path.name
+
+
+@pytest.mark.slow
 def test_no_module_of_the_starter_defines_a_hidden_fixture(full_starter, handed_by_public_checks):
     """No shipped module defines (by name, or with the same body under another name) a trusted
     helper that only hidden tests use (the diagnose exercises' hidden implementations among
