@@ -6,7 +6,8 @@ The batch tests (``tests/batch/test_batch.py``) read the one run; the shard test
 the one run's prove both that sharding and that the number of jobs change nothing.
 
 The same class is then given its class options (a roster with an absentee, Canvas, a due time
-and a late policy: ada hands in two days late, by nbgrader's ``timestamp.txt``) on every route:
+and a late policy: ada hands in two days late, by the commit time the instructor's collection
+wrote in ``commits.csv``) on every route:
 one ``batch`` run, and each ``class-workflow`` route (GitHub Actions, Slurm with a stand-in
 ``sbatch``, Kubernetes with a stand-in ``kubectl``) in ``classes/ROUTE``. These runs start from
 the graded records (a learner is regraded only when what grades them changed: here only their
@@ -53,10 +54,11 @@ CLASS_OPTIONS = {"roster": "roster.csv", "lms": "canvas", "due": DUE, "late_poli
 
 
 def submissions(folder: Path) -> Path:
-    """ada: both solutions, handed in two days late (nbgrader's timestamp.txt); bob: the released
-    stub of 02 (no hand-in record: file times); cyd: a catalogued wrong answer in each notebook,
-    on time; dan: a corrupt notebook and one from another course, on time (Gradescope's
-    metadata)."""
+    """ada: both solutions, handed in two days late (``commits.csv``, the collection's record
+    beside the learners' folders); bob: the released stub of 02 (no hand-in record: file times);
+    cyd: a catalogued wrong answer in each notebook, on time; dan: a corrupt notebook and one from
+    another course, with a Gradescope ``submission_metadata.json`` of his own saying "on time"
+    (his own folder's: not trusted, so file times)."""
     for name in LEARNERS:
         (folder / name).mkdir(parents=True)
     for suite in (NB1, NB2):
@@ -69,8 +71,10 @@ def submissions(folder: Path) -> Path:
     other = nbformat.read(str(NOTEBOOKS / f"{NB2}.ipynb"), as_version=4)
     other.metadata.pop("grader", None)
     nbformat.write(other, str(folder / "dan" / "homework3.ipynb"))
-    (folder / "ada" / "timestamp.txt").write_text("2026-03-03 09:30:00.000000 UTC\n")
-    (folder / "cyd" / "timestamp.txt").write_text("2026-03-01 18:00:00.000000 UTC\n")
+    (folder / "commits.csv").write_text(
+        "student_id,repository,commit,committed_at,due,note\n"
+        "ada,course/ps1-ada,a1b2c3d,2026-03-03T09:30:00+00:00,,\n"
+        "cyd,course/ps1-cyd,c3d4e5f,2026-03-01T18:00:00+00:00,,\n")
     (folder / "dan" / "submission_metadata.json").write_text(
         '{"created_at": "2026-03-01T20:00:00.000000+00:00"}')
     return folder
