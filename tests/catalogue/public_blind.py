@@ -1042,4 +1042,6 @@ PUBLIC_BLIND: dict[str, dict[tuple[str, str], str]] = {
             "'difference' is A's mean loss minus B's over all runs and windows and a 95% interval "
             'around it (10 x 50, the',
     },
+    '06_gpu_rope_kernel': {
+    },
 }
