@@ -1043,5 +1043,193 @@ PUBLIC_BLIND: dict[str, dict[tuple[str, str], str]] = {
             'around it (10 x 50, the',
     },
     '06_gpu_rope_kernel': {
+        ('rope_rows_triton', 'unmasked tail: tokens past seq_len are read and written'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Masks: '
+            'any T (1, 37 and 65 past a block), any even D (2, 6, 80: D/2 no power of two), '
+            'float32/float16',
+        ('rope_rows_triton', 'pair mask missing: BLOCK_D2 lanes past D/2 touch the next channels'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Masks: '
+            'any T (1, 37 and 65 past a block), any even D (2, 6, 80: D/2 no power of two), '
+            'float32/float16',
+        ('rope_rows_triton', 'rotates x in place'):
+            'only inputs the public checks do not use show it; the hidden tests that do: x is '
+            'unchanged after the call: the result is a new tensor',
+        ('rope_heads_triton', 'strides ignored: a contiguous layout assumed'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Non-'
+            'contiguous q and k: transposed views of (B, T, H, D) storage, head slices of a fused '
+            '(B, T, 3 H, D)',
+        ('rope_heads_triton', "k rotated with q's head count"):
+            'only inputs the public checks do not use show it; the hidden tests that do: Any B, '
+            'H_q and H_k (GQA; more k heads: k rotated with its own count), T, even D and dtype, '
+            'contiguous;',
+        ('rope_heads_triton', 'head mask missing: BLOCK_H lanes past the head count touch memory'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Any B, '
+            'H_q and H_k (GQA; more k heads: k rotated with its own count), T, even D and dtype, '
+            'contiguous;',
+        ('rope_heads_triton', 'batch stride of q used for k'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Non-'
+            'contiguous q and k: transposed views of (B, T, H, D) storage, head slices of a fused '
+            '(B, T, 3 H, D)',
+        ('rope_heads_triton', 'rotates q and k in place'):
+            'only inputs the public checks do not use show it; the hidden tests that do: q, k, cos'
+            ' and sin are unchanged after the call (contiguous and transposed inputs)',
+        ('rope_interleaved_triton',
+         'interleaved mask counts pairs, not channels: half of each row left unwritten'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Head dims'
+            ' 64, 80 and 128, both layouts (the flag picks the pairs), T = 37',
+        ('rope_forward_triton', 'position_ids ignored (tokens rotated at 0..T-1)'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Packed '
+            'batch: position_ids (2, 16) restart at 0 where each packed sequence begins',
+        ('rope_forward_triton', 'every sequence uses the first row of position_ids'):
+            'only inputs the public checks do not use show it; the hidden tests that do: '
+            'position_ids as a (B,) tensor of offsets [2, 7, 300]: each sequence starts at its own'
+            ' position',
+        ('rope_forward_triton',
+         'pass-through channels modified: interleaved rotation masked by head_dim, not rotary_dim'):
+            'only inputs the public checks do not use show it; the hidden tests that do: '
+            'inplace=True: q and k hold the rotation afterwards; half-split, and interleaved with '
+            'rotary_dim 24 of 32',
+        ('rope_forward_triton', 'in place by default'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'default (inplace=False) leaves q, k, cos and sin untouched, with positions and '
+            'partial rotary',
+        ('rope_forward_triton', 'inplace=True ignored (always a new tensor)'):
+            'only inputs the public checks do not use show it; the hidden tests that do: '
+            'inplace=True: q and k hold the rotation afterwards; half-split, and interleaved with '
+            'rotary_dim 24 of 32',
+        ('rope_forward_triton', 'positions outside the tables not rejected'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_forward_triton, with the valid edge cases beside them',
+        ('rope_forward_triton', 'strides ignored: a contiguous layout assumed'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Strides, '
+            'both layouts: transposed q and k (T = 45, head_dim 80, 3 q heads and 1 k head, '
+            'default positions),',
+        ('rope_backward_triton', 'layout flag ignored'):
+            'only inputs the public checks do not use show it; the hidden tests that do: '
+            'Interleaved, 6 query heads and 2 key heads, T = 97, head_dim 80: rotation by -θ',
+        ('rope_backward_triton', 'gradients rotated in place'):
+            'only inputs the public checks do not use show it; the hidden tests that do: grad_q '
+            'and grad_k are unchanged after the call (not rotated in place)',
+        ('rope_backward_triton', 'position_ids not passed on (gradients rotated at 0..T-1)'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Packed '
+            'position_ids (half-split) or an int offset of 30 (interleaved), rotary_dim=16 of 48: '
+            '-θ at each',
+        ('rope_backward_triton', 'rotary_dim not passed on'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Packed '
+            'position_ids (half-split) or an int offset of 30 (interleaved), rotary_dim=16 of 48: '
+            '-θ at each',
+        ('TritonRoPE', 'layout not kept for backward'):
+            'only inputs the public checks do not use show it; the hidden tests that do: '
+            'Interleaved, 6 query and 2 key heads, T = 97, head_dim 80: the layout reaches '
+            'backward too',
+        ('TritonRoPE', 'position_ids not kept for backward'):
+            'only inputs the public checks do not use show it; the hidden tests that do: apply(q, '
+            'k, cos, sin, False, position_ids, 16): positions ((B, T) ids, an int offset) and '
+            'rotary_dim',
+        ('rope_rows_triton', 'dtype not checked: a float64 x is accepted'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_rows_triton, with the valid edge cases beside them',
+        ('rope_rows_triton', 'contiguity not checked: a non-contiguous x is read as if contiguous'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_rows_triton, with the valid edge cases beside them',
+        ('rope_rows_triton', 'returns float32 for a float16 x'):
+            'only inputs the public checks do not use show it; the hidden tests that do: float16 x'
+            ' (64, 64) with float32 tables: a float16 result within one float16 rounding',
+        ('rope_rows_triton',
+         "only the tables' width checked: tables with other row counts or sin unlike cos accepted"):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_rows_triton, with the valid edge cases beside them',
+        ('rope_heads_triton', 'unit channel stride assumed (x.stride(3) ignored)'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Non-'
+            'contiguous q and k: transposed views of (B, T, H, D) storage, head slices of a fused '
+            '(B, T, 3 H, D)',
+        ('rope_heads_triton', "tables' column stride ignored (cos.stride(1) taken as 1)"):
+            'only inputs the public checks do not use show it; the hidden tests that do: Non-'
+            'contiguous q and k: transposed views of (B, T, H, D) storage, head slices of a fused '
+            '(B, T, 3 H, D)',
+        ('rope_heads_triton',
+         'only head_dim compared: k with another batch size or seq_len accepted'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_heads_triton, with the valid edge cases beside them',
+        ('rope_heads_triton', 'odd head_dim not rejected'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_heads_triton, with the valid edge cases beside them',
+        ('rope_heads_triton', 'dtype not checked: float64 q and k accepted'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_heads_triton, with the valid edge cases beside them',
+        ('rope_interleaved_triton', "no input validation (step 2's checks not carried over)"):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_interleaved_triton, with the valid edge cases beside '
+            'them',
+        ('rope_interleaved_triton', 'interleaved load assumes a unit channel stride'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Both '
+            'layouts with stride 2 along the channels (NaN between): the interleaved load uses '
+            'x.stride(3) too',
+        ('rope_interleaved_triton', "only cos's shape checked (sin unlike cos accepted)"):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_interleaved_triton, with the valid edge cases beside '
+            'them',
+        ('rope_interleaved_triton', 'dtype not checked: float64 q and k accepted'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_interleaved_triton, with the valid edge cases beside '
+            'them',
+        ('rope_forward_triton', 'float position_ids cast to int64 instead of rejected'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_forward_triton, with the valid edge cases beside them',
+        ('rope_forward_triton', 'only int64 position_ids accepted (int32 rejected)'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_forward_triton, with the valid edge cases beside them',
+        ('rope_forward_triton', 'shape of a (B, T) position_ids not checked'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_forward_triton, with the valid edge cases beside them',
+        ('rope_forward_triton', 'negative positions not rejected'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_forward_triton, with the valid edge cases beside them',
+        ('rope_forward_triton', 'off by one: tables of exactly offset + T rows rejected'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_forward_triton, with the valid edge cases beside them',
+        ('rope_forward_triton', 'odd head_dim rejected even with an even rotary_dim'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_forward_triton, with the valid edge cases beside them',
+        ('rope_forward_triton', 'rotary_dim 0 accepted (only the upper bound checked)'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'promised ValueErrors of rope_forward_triton, with the valid edge cases beside them',
+        ('rope_forward_triton', 'half-split tile assumes a unit channel stride'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Strides, '
+            'both layouts: transposed q and k (T = 45, head_dim 80, 3 q heads and 1 k head, '
+            'default positions),',
+        ('rope_backward_triton', 'float32 gradients returned for half-precision gradients'):
+            'only inputs the public checks do not use show it; the hidden tests that do: float16 '
+            'gradients, half-split, grouped heads: float16 results within one rounding',
+        ('rope_backward_triton', 'an int offset dropped: gradients rotated from position 0'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Packed '
+            'position_ids (half-split) or an int offset of 30 (interleaved), rotary_dim=16 of 48: '
+            '-θ at each',
+        ('TritonRoPE', 'rotary_dim not kept for backward'):
+            'only inputs the public checks do not use show it; the hidden tests that do: apply(q, '
+            'k, cos, sin, False, position_ids, 16): positions ((B, T) ids, an int offset) and '
+            'rotary_dim',
+        ('TritonRoPE', 'position_ids saved with save_for_backward (an int offset cannot be)'):
+            'only inputs the public checks do not use show it; the hidden tests that do: apply(q, '
+            'k, cos, sin, False, position_ids, 16): positions ((B, T) ids, an int offset) and '
+            'rotary_dim',
+        ('TritonRoPE', 'forward computes in float32 (q.float()): float32 outputs for half inputs'):
+            'only inputs the public checks do not use show it; the hidden tests that do: float16 q'
+            ' and k: float16 outputs and gradients within one float16 rounding',
+        ('sector_traffic', 'sectors counted once over the whole launch, not per instruction'):
+            'only inputs the public checks do not use show it; the hidden tests that do: A gather '
+            'reading the same and nearby elements several times, and two stride-2 loads of the '
+            'same float16',
+        ('sector_traffic', "each instruction's bytes divided by sector_bytes, rounded up"):
+            'only inputs the public checks do not use show it; the hidden tests that do: float16 '
+            'rows that start 1 element past a sector boundary: a row of 16 touches 2 sectors, not '
+            '1',
+        ('sector_traffic', 'the sector size fixed at 32 bytes'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The same '
+            'split-pairs kernel counted in 128-byte cache lines instead of 32-byte sectors',
+        ('sector_traffic', 'efficiency inverted (requested over used)'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Copies '
+            '(any width and misalignment) and both pair kernels, float32 or float16, 32- or '
+            '64-byte sectors',
     },
 }
