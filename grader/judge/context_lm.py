@@ -43,9 +43,11 @@ SOURCES = ("held-out", "grader")
 """``held-out``: the notebook's held-out windows of corpus.txt; ``grader``: the text no notebook reads."""
 
 
-def default_inv_freq(head_dim: int = HEAD_DIM, base: float = BASE) -> torch.Tensor:
-    """theta_i = base^(-2i/d), float32 (head_dim // 2,)."""
-    return (base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)).float()
+def default_inv_freq() -> torch.Tensor:
+    """The chapter model's frequencies theta_i = BASE^(-2i/HEAD_DIM), float32 (HEAD_DIM // 2,): a
+    table of this model, not a function of any head_dim and base (notebook 04's rope_inv_freq is
+    that, and the learner's to write)."""
+    return (BASE ** (-torch.arange(0, HEAD_DIM, 2, dtype=torch.float64) / HEAD_DIM)).float()
 
 
 def _rotate_half(x):

@@ -6,8 +6,8 @@ those that return the reference answer.
 Run with the starter alone on the path (the course's own ``grader`` is dropped from the import
 system first), so what it finds is what a learner holds. The functions: every function defined
 at the top level of every Python module under ``STARTER/grader`` (the runtime, the public suites,
-the trusted helpers), and of the setup cells of every released notebook (what the grader loads
-beside the exercises). The cases: ``CASES``, written by :mod:`tests.export.hidden_cases`.
+the trusted helpers), and of every released notebook: its setup cells run, then the imports and
+definitions of its other code cells (their experiments are not run). The cases: ``CASES``, written by :mod:`tests.export.hidden_cases`.
 
 A function returns the reference answer of an exercise when, called with each hidden case's
 arguments (where they bind to its signature), it returns the solution's answer on every case,
@@ -27,6 +27,7 @@ sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower(
 sys.path_importer_cache.clear()
 sys.path[:] = [STARTER] + [p for p in sys.path if p and "site-packages" in p or "lib/python" in p]
 
+import ast  # noqa: E402
 import importlib.util  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
@@ -44,7 +45,7 @@ import torch  # noqa: E402
 import grader  # noqa: E402
 
 assert grader.__file__.startswith(STARTER), grader.__file__
-from grader.notebook.read import read_notebook, sandbox_cells  # noqa: E402
+from grader.notebook.read import read_notebook, sandbox_cells, to_python  # noqa: E402
 from grader.sandbox import codec  # noqa: E402
 
 RTOL, ATOL = 1e-3, 1e-5
@@ -127,8 +128,22 @@ def functions() -> dict[str, object]:
     os.environ["GRADER_SANDBOX"] = "1"  # a check() in a cell does nothing
     for path in sorted((root / "notebooks").glob("*.ipynb")):
         namespace = {"__name__": f"released_{path.stem}"}
-        for label, source in sandbox_cells(read_notebook(path), set()):
+        notebook = read_notebook(path)
+        for label, source in sandbox_cells(notebook, set()):
             exec(compile(source, f"{path.name} {label}", "exec"), namespace)
+        for index, cell in enumerate(notebook.cells):  # the definitions of every other code cell
+            if cell.cell_type != "code" or "setup" in cell.metadata.get("tags", []):
+                continue
+            try:
+                tree = ast.parse(to_python(cell.source))
+            except SyntaxError:
+                continue
+            tree.body = [node for node in tree.body if isinstance(
+                node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef))]
+            try:
+                exec(compile(tree, f"{path.name} cell {index}", "exec"), namespace)
+            except Exception:  # noqa: BLE001 - a definition that needs the cells' data: left out
+                continue
         for attribute, value in namespace.items():
             if inspect.isfunction(value) and value.__module__ == namespace["__name__"]:
                 found[f"notebooks/{path.name}.{attribute}"] = value

@@ -280,3 +280,31 @@ def test_a_name_error_follows_from_the_earlier_cell_that_binds_the_name():
              "Cell 4/9": bound_names("for z in range(y):\n    pass")}
     assert binds["Cell 2/9"] == {"t", "y", "a", "b"}
     assert [f.cause for f in _follow_from(failures, binds)] == ["", "Cell 2/9", "Cell 2/9", ""]
+
+
+def test_check_shows_hidden_tests_by_description_unless_told(wrong_report, tmp_path, monkeypatch):
+    """`check --json/--html`: a failing hidden test shows its description and status, not what it
+    found (the values it compared), unless `--hidden-detail full`; public checks show theirs."""
+    from html import escape
+
+    from grader import cli, grade
+
+    monkeypatch.setattr(grade, "main", lambda **kwargs: [wrong_report])
+    hidden = [t for t in wrong_report.tests if not t.public and t.status == "failed" and t.output]
+    public = [t for t in wrong_report.tests if t.public and t.status != PASSED and t.output]
+    assert hidden and public
+    for detail in ("description", "full"):
+        out, page = tmp_path / f"{detail}.json", tmp_path / f"{detail}.html"
+        extra = [] if detail == "description" else ["--hidden-detail", detail]
+        assert cli.main(["check", "x.ipynb", "--json", str(out), "--html", str(page),
+                         "--hidden-visibility", "visible", *extra]) == 0
+        results = json.loads(out.read_text())
+        outputs = {t["name"].rsplit(" / ", 1)[1]: t["output"] for t in results["tests"]}
+        html = page.read_text()
+        for test in hidden:
+            message = " ".join(test.output.split())[:60]
+            assert (message in " ".join(outputs[test.name].split())) == (detail == "full"), test.name
+            assert (escape(message) in " ".join(html.split())) == (detail == "full"), test.name
+            assert outputs[test.name].startswith(test.description)
+        for test in public:
+            assert " ".join(test.output.split())[:60] in " ".join(outputs[test.name].split())
