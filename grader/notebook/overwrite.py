@@ -67,7 +67,7 @@ def refuse_changed(plan: dict[Path, str | None], *, force: bool) -> list[Path]:
                and not unchanged(target, text or "{}")]
     if changed and not force:
         more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
-        raise GraderError(f"{changed[0]}{more} differs from what release last wrote there (your "
+        raise GraderError(f"{changed[0]}{more} is not what release last wrote there (your "
                           "work?); nothing was released: move it away to keep it, or pass "
                           "--force to overwrite it, keeping a copy as "
                           f"{changed[0].name}.bak-<time> beside it")

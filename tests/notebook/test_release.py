@@ -170,7 +170,7 @@ def test_release_refuses_to_overwrite_a_solved_notebook(tmp_path):
 
     source, dest, student = _released_demo(tmp_path)
     solved = _solve(student)
-    with pytest.raises(GraderError, match="95_demo.ipynb differs from what release last wrote"):
+    with pytest.raises(GraderError, match="95_demo.ipynb is not what release last wrote"):
         release(source=source, dest=dest, repository="")
     assert student.read_text() == solved
     run = subprocess.run([sys.executable, "-m", "grader", "release", "--source", str(source),
@@ -193,7 +193,7 @@ def test_release_refuses_to_remove_a_changed_notebook_without_a_solution(tmp_pat
     source, dest, student = _released_demo(tmp_path)
     _solve(student)
     (source / "95_demo.ipynb").rename(source / "94_other.ipynb")
-    with pytest.raises(GraderError, match="95_demo.ipynb differs"):
+    with pytest.raises(GraderError, match="95_demo.ipynb is not what release"):
         release(source=source, dest=dest, repository="")
     assert student.is_file() and not (dest / "94_other.ipynb").exists()
 
