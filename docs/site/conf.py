@@ -6,9 +6,10 @@ rendered by MyST-NB from their stored outputs (nothing is executed). The release
 no solution region, no hidden test and no conclusion a thinking exercise asks for, so the site
 gives nothing away (``tests/test_site.py`` checks it).
 
-Launch buttons (Binder, Colab) point at the course's own GitHub repository: the environment
-variable ``COURSE_REPOSITORY`` (``owner/name``; the Pages workflow sets it to the repository it
-runs in) or, without it, ``[tool.course] repository`` in ``pyproject.toml``.
+Launch buttons (Binder, Colab) point at the course's own GitHub repository, named in one place:
+``[tool.course] repository`` in ``pyproject.toml`` (``owner/name``); built on GitHub Actions, the
+repository the workflow runs in (``GITHUB_REPOSITORY``, which Actions sets), so that a copy's site
+launches its own notebooks (:func:`launch_repository`).
 
 MathJax is served from the site itself (a copy of MathJax 2.7 from the pinned
 ``jupyter-server-mathjax`` package), so the pages typeset their maths offline too.
@@ -25,7 +26,17 @@ sys.path.insert(0, str(ROOT))
 
 from grader.notebook.release import course_repository  # noqa: E402 - the repository's root on the path first
 
-REPOSITORY = os.environ.get("COURSE_REPOSITORY") or course_repository(ROOT)
+
+
+def launch_repository(environ=os.environ) -> str:
+    """The repository the launch buttons open: on GitHub Actions the one it runs in, else the
+    one ``pyproject.toml`` names (``""``: no launch buttons)."""
+    if environ.get("GITHUB_ACTIONS") == "true" and environ.get("GITHUB_REPOSITORY"):
+        return environ["GITHUB_REPOSITORY"]
+    return course_repository(ROOT)
+
+
+REPOSITORY = launch_repository()
 BRANCH = "main"  # the branch the Pages workflow deploys from, and the launch buttons open
 
 project = "Positional encodings, from first principles"
