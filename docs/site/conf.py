@@ -58,6 +58,9 @@ suppress_warnings = ["mystnb.unknown_mime_type"]
 html_theme = "sphinx_book_theme"
 html_title = "Positional encodings, from first principles"
 html_extra_path = ["extra"]  # index.html at the site's root leads to docs/index.html
+html_static_path = ["static"]
+html_js_files = ["fit-equations.js"]  # a display equation too wide for the column is scaled to fit
+html_css_files = ["course.css"]
 html_copy_source = False
 html_show_sourcelink = False
 html_theme_options = {
@@ -86,8 +89,11 @@ mathjax2_config = {
                 "processEscapes": True, "processClass": "math|output_area",
                 "ignoreClass": "tex2jax_ignore|mathjax_ignore"},
     # The fonts this copy of MathJax ships (as JupyterLab configures it).
+    # No automatic line breaks: they broke formulas mid-term (a sum's argument on a line of its
+    # own, a cases block torn from its left-hand side); static/fit-equations.js scales a display
+    # equation that is too wide for the column instead.
     "HTML-CSS": {"availableFonts": ["STIX-Web"], "webFont": "STIX-Web", "imageFont": None,
-                 "linebreaks": {"automatic": True}},
+                 "linebreaks": {"automatic": False}},
     "SVG": {"font": "STIX-Web"},
     "menuSettings": {"zoom": "None"},
 }
