@@ -20,6 +20,8 @@ tables before running anything. The rule is conservative and explicit; a cell is
     ``interpret``, ``diagnose``, ``challenge``), on a solution region, on an instructor cell or on
     ``check`` (the public checks' verdict is the learner's). Its outputs are cleared; where the
     solution's drew a figure, the released cell holds :data:`LEARNER_PLACEHOLDER` only.
+``exercise``
+    an exercise cell: its outputs are cleared.
 
 Learner-dependent names, cell by cell in notebook order (:func:`classify`): the names an exercise
 cell defines; every name a learner cell or an expected cell binds (assignment, ``def``, ``class``,
@@ -42,7 +44,7 @@ from dataclasses import dataclass
 from grader.errors import GraderError
 from grader.notebook.read import EXERCISE_TAG, INSTRUCTOR_TAG, tags, to_python
 
-GIVEN, EXPECTED, LEARNER = "given", "expected", "learner"
+GIVEN, EXPECTED, LEARNER, EXERCISE = "given", "expected", "learner", "exercise"
 GIVEN_TAG, LEARNER_TAG = "given-output", "learner-output"
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 IMPLEMENT, ANSWER = "implement", "answer"
@@ -60,7 +62,8 @@ class CellOutputs:
     """What the released notebook keeps of one solution cell's outputs."""
 
     kind: str
-    """``given``, ``expected`` or ``learner`` (see the module's docstring); ``""`` for markdown."""
+    """``given``, ``expected``, ``learner`` or ``exercise`` (see the module's docstring); ``""`` for
+    markdown."""
     because: str = ""
     """Why, in a few words: the learner-dependent names it reads, or the tag or region."""
 
@@ -90,7 +93,7 @@ def released_outputs(cell, decision: CellOutputs) -> list:
     if decision.kind == GIVEN:
         return [copy(o) for o in cell.get("outputs", [])]
     images = _images(cell)
-    if not images:
+    if not images or decision.kind == EXERCISE:
         return []
     if decision.kind == EXPECTED:
         return [_placeholder(EXPECTED_PLACEHOLDER), *(copy(o) for o in images)]
@@ -367,7 +370,7 @@ def classify(notebook, where: str = "notebook") -> list[CellOutputs]:
         if EXERCISE_TAG in cell_tags:
             kind = cell.metadata.get("exercise_kind", IMPLEMENT)
             kinds |= {IMPLEMENT if kind == IMPLEMENT else ANSWER}
-            decision = CellOutputs(LEARNER, "an exercise cell")
+            decision = CellOutputs(EXERCISE, "an exercise cell")
         elif region or INSTRUCTOR_TAG in cell_tags:
             kinds |= {ANSWER}
             decision = CellOutputs(LEARNER, "a solution region" if region else "an instructor cell")
