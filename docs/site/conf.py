@@ -49,6 +49,7 @@ exclude_patterns = ["site", ".venv", "**/.ipynb_checkpoints"]
 
 extensions = ["myst_nb"]
 myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_dmath_double_inline = True  # $$...$$ inside a paragraph is display maths, as in JupyterLab
 myst_heading_anchors = 3
 myst_update_mathjax = False  # its settings are MathJax 3's; MathJax 2's are below
 nb_execution_mode = "off"  # the stored outputs are the page; nothing runs at build time
