@@ -2,9 +2,10 @@
 
 The site is built from the repository's root (this folder is only the configuration): the pages
 are ``docs/index.md``, the guides in ``docs/`` and the *released* notebooks in ``notebooks/``,
-rendered by MyST-NB from their stored outputs (nothing is executed). The released notebooks hold
-no solution region, no hidden test and no conclusion a thinking exercise asks for, so the site
-gives nothing away (``tests/test_site.py`` checks it).
+rendered by MyST-NB from their stored outputs (nothing is executed): the outputs of the given
+cells, and a placeholder where a figure is the learner's (``grader/notebook/given.py``). The
+released notebooks hold no solution region, no hidden test and no conclusion a thinking exercise
+asks for, so the site gives nothing away (``tests/test_site.py`` checks it).
 
 Launch buttons (Binder, Colab) point at the course's own GitHub repository, named in one place:
 ``[tool.course] repository`` in ``pyproject.toml`` (``owner/name``); built on GitHub Actions, the
