@@ -149,10 +149,16 @@ def usage() -> str:
     return "\n".join(lines)
 
 
+LAB_OPENS = "--LabApp.default_url=/lab/tree/notebooks"
+"""JupyterLab serves the repository's root (the guides in ``docs/`` beside the notebooks) and
+opens with its file browser in ``notebooks/``."""
+
+
 def lab_arguments(rest: list[str]) -> list[str]:
-    """``jupyter lab``'s arguments: the notebooks, then ``rest``; as root, JupyterLab's own
-    ``--allow-root`` (it refuses to start as root without it), said on stderr."""
-    arguments = ["-m", "jupyter", "lab", "notebooks", *rest]
+    """``jupyter lab``'s arguments: the repository's root, opened at the notebooks, then ``rest``;
+    as root, JupyterLab's own ``--allow-root`` (it refuses to start as root without it), said on
+    stderr."""
+    arguments = ["-m", "jupyter", "lab", LAB_OPENS, *rest]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in rest:
         print("course: running as root (a course machine, a container or Colab): starting "
               "JupyterLab with its --allow-root", file=sys.stderr)

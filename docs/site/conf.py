@@ -2,13 +2,15 @@
 
 The site is built from the repository's root (this folder is only the configuration): the pages
 are ``docs/index.md``, the guides in ``docs/`` and the *released* notebooks in ``notebooks/``,
-rendered by MyST-NB from their stored outputs (nothing is executed). The released notebooks hold
-no solution region, no hidden test and no conclusion a thinking exercise asks for, so the site
-gives nothing away (``tests/test_site.py`` checks it).
+rendered by MyST-NB from their stored outputs (nothing is executed): the outputs of the given
+cells, and a placeholder where a figure is the learner's (``grader/notebook/given.py``). The
+released notebooks hold no solution region, no hidden test and no conclusion a thinking exercise
+asks for, so the site gives nothing away (``tests/test_site.py`` checks it).
 
-Launch buttons (Binder, Colab) point at the course's own GitHub repository: the environment
-variable ``COURSE_REPOSITORY`` (``owner/name``; the Pages workflow sets it to the repository it
-runs in) or, without it, ``[tool.course] repository`` in ``pyproject.toml``.
+Launch buttons (Binder, Colab) point at the course's own GitHub repository, named in one place:
+``[tool.course] repository`` in ``pyproject.toml`` (``owner/name``); built on GitHub Actions, the
+repository the workflow runs in (``GITHUB_REPOSITORY``, which Actions sets), so that a copy's site
+launches its own notebooks (:func:`launch_repository`).
 
 MathJax is served from the site itself (a copy of MathJax 2.7 from the pinned
 ``jupyter-server-mathjax`` package), so the pages typeset their maths offline too.
@@ -25,7 +27,17 @@ sys.path.insert(0, str(ROOT))
 
 from grader.notebook.release import course_repository  # noqa: E402 - the repository's root on the path first
 
-REPOSITORY = os.environ.get("COURSE_REPOSITORY") or course_repository(ROOT)
+
+
+def launch_repository(environ=os.environ) -> str:
+    """The repository the launch buttons open: on GitHub Actions the one it runs in, else the
+    one ``pyproject.toml`` names (``""``: no launch buttons)."""
+    if environ.get("GITHUB_ACTIONS") == "true" and environ.get("GITHUB_REPOSITORY"):
+        return environ["GITHUB_REPOSITORY"]
+    return course_repository(ROOT)
+
+
+REPOSITORY = launch_repository()
 BRANCH = "main"  # the branch the Pages workflow deploys from, and the launch buttons open
 
 project = "Positional encodings, from first principles"
@@ -38,6 +50,7 @@ exclude_patterns = ["site", ".venv", "**/.ipynb_checkpoints"]
 
 extensions = ["myst_nb"]
 myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_dmath_double_inline = True  # $$...$$ inside a paragraph is display maths, as in JupyterLab
 myst_heading_anchors = 3
 myst_update_mathjax = False  # its settings are MathJax 3's; MathJax 2's are below
 nb_execution_mode = "off"  # the stored outputs are the page; nothing runs at build time
@@ -47,6 +60,9 @@ suppress_warnings = ["mystnb.unknown_mime_type"]
 html_theme = "sphinx_book_theme"
 html_title = "Positional encodings, from first principles"
 html_extra_path = ["extra"]  # index.html at the site's root leads to docs/index.html
+html_static_path = ["static"]
+html_js_files = ["fit-equations.js"]  # a display equation too wide for the column is scaled to fit
+html_css_files = ["course.css"]
 html_copy_source = False
 html_show_sourcelink = False
 html_theme_options = {
@@ -75,8 +91,11 @@ mathjax2_config = {
                 "processEscapes": True, "processClass": "math|output_area",
                 "ignoreClass": "tex2jax_ignore|mathjax_ignore"},
     # The fonts this copy of MathJax ships (as JupyterLab configures it).
+    # No automatic line breaks: they broke formulas mid-term (a sum's argument on a line of its
+    # own, a cases block torn from its left-hand side); static/fit-equations.js scales a display
+    # equation that is too wide for the column instead.
     "HTML-CSS": {"availableFonts": ["STIX-Web"], "webFont": "STIX-Web", "imageFont": None,
-                 "linebreaks": {"automatic": True}},
+                 "linebreaks": {"automatic": False}},
     "SVG": {"font": "STIX-Web"},
     "menuSettings": {"zoom": "None"},
 }

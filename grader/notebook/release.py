@@ -10,8 +10,9 @@ For each solution notebook, in order:
    result) by a prompt for the learner's own conclusion (:data:`CONCLUSION_PROMPT`); each written
    question keeps its question, and its model answer and rubric become the answer heading and
    placeholder (:func:`grader.notebook.written.released_source`);
-3. clear the outputs of every code cell from the first exercise cell on (they depend on the
-   learner's code), keeping those of the cells before it, and drop execution timestamps;
+3. keep the outputs of the *given* cells (those that depend on no exercise's answer), clear every
+   other code cell's, with a placeholder where the solution drew a figure
+   (:mod:`grader.notebook.given` says which and why), and drop execution counts and timestamps;
 4. record the suite that grades it in the notebook's metadata, so a renamed submission is
    still graded by the right hidden tests;
 5. where the course names its GitHub repository (``[tool.course] repository`` in
@@ -31,6 +32,7 @@ import nbformat
 
 from grader.errors import GraderError
 from grader.notebook import overwrite
+from grader.notebook.given import classify, released_outputs
 from grader.notebook.read import EXERCISE_TAG, INSTRUCTOR_TAG, read_notebook, tags, top_level_names
 from grader.notebook import written as written_questions
 
@@ -122,9 +124,9 @@ def release_notebook(notebook, where: str, suite: str, repository: str = ""):
     ``repository`` (``owner/name``), when given, adds the Colab cell after the title.
     """
     student = nbformat.from_dict(notebook)
-    student.cells = [c for c in student.cells if INSTRUCTOR_TAG not in tags(c)]
-    first_exercise = next((i for i, c in enumerate(student.cells)
-                           if c.cell_type == "code" and EXERCISE_TAG in tags(c)), None)
+    kept = [(c, d) for c, d in zip(student.cells, classify(notebook, where))
+            if INSTRUCTOR_TAG not in tags(c)]
+    student.cells = [c for c, _ in kept]
     asked = {q.id: q for q in written_questions.questions(notebook, where)}  # GraderError: bad cell
     for index, cell in enumerate(student.cells):
         cell_where = f"{where}, cell {index}"
@@ -153,9 +155,8 @@ def release_notebook(notebook, where: str, suite: str, repository: str = ""):
                               "tag the cell or remove the region")
         cell.source = "\n".join(lines)
         cell.metadata.pop("execution", None)  # nbclient's timestamps: they change at every run
-        if first_exercise is not None and index >= first_exercise:
-            cell.outputs = []
-            cell.execution_count = None
+        cell.outputs = released_outputs(cell, kept[index][1])
+        cell.execution_count = None
     student.metadata.setdefault("grader", {})["suite"] = suite
     if repository:
         title = 1 if student.cells and student.cells[0].cell_type == "markdown" else 0

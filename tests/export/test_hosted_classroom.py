@@ -129,10 +129,10 @@ def test_course_py_offers_only_what_ships(tmp_path):
 def test_course_py_lab_runs_as_root_with_jupyterlabs_own_flag(monkeypatch, capsys):
     course = _course_module()
     monkeypatch.setattr(course.os, "geteuid", lambda: 0)
-    assert course.lab_arguments([]) == ["-m", "jupyter", "lab", "notebooks", "--allow-root"]
+    assert course.lab_arguments([]) == ["-m", "jupyter", "lab", course.LAB_OPENS, "--allow-root"]
     assert "running as root" in capsys.readouterr().err
     assert course.lab_arguments(["--allow-root"]).count("--allow-root") == 1
     monkeypatch.setattr(course.os, "geteuid", lambda: 1000)
     assert course.lab_arguments(["--port", "9999"]) == [
-        "-m", "jupyter", "lab", "notebooks", "--port", "9999"]
+        "-m", "jupyter", "lab", course.LAB_OPENS, "--port", "9999"]
     assert capsys.readouterr().err == ""
