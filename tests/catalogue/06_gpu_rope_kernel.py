@@ -50,6 +50,9 @@ _BWD_CALL = ('return _rope_launch(grad_q, grad_k, cos, sin, interleaved, backwar
              '                        rotary_dim=rotary_dim, cu_seqlens=cu_seqlens, max_seqlen=max_seqlen,\n'
              '                        names=("grad_q", "grad_k"))')
 
+_HOST_RANGE_CHECK = ("    if mode and (position_ids.min().item() < 0 or position_ids.max().item() >= n_rows):\n"
+                     "        raise ValueError('position_ids outside the tables')\n")
+
 WRONG_ANSWERS = [
     # -- step 1: rope_rows_triton ----------------------------------------------------------------------
     WrongAnswer(_ROWS, "sin with the wrong sign", _mutant(
@@ -209,8 +212,6 @@ _INTERLEAVED_VALIDATION_START = ('    allowed = (torch.float16, torch.float32) i
                                  'else (torch.float16, torch.float32, torch.bfloat16)\n')
 _POSITION_SHAPE_CHECK = ("        elif cu_seqlens is None and tuple(pos.shape) == ((seq_len,) if packed else "
                          "(batch, seq_len)):\n")
-_HOST_RANGE_CHECK = ("    if mode and (position_ids.min().item() < 0 or position_ids.max().item() >= n_rows):\n"
-                     "        raise ValueError('position_ids outside the tables')\n")
 
 
 def _without_validation(exercise: str) -> str:
