@@ -114,9 +114,8 @@ WRONG_ANSWERS = [
         "POSITIONS=mode,", "POSITIONS=0,")), feedback="positions ignored"),
     WrongAnswer(_FWD, "int offset ignored (a decoding step rotated at position 0)", _mutant(_FWD, (
         "pos = local + offset", "pos = local"))),
-    WrongAnswer(_FWD, "every sequence uses the first row of position_ids", _mutant(_FWD, (
-        "pos = tl.load(pos_ptr + b * stride_pb + t * stride_pt, mask=t_mask, other=0)",
-        "pos = tl.load(pos_ptr + t * stride_pt, mask=t_mask, other=0)"))),
+    WrongAnswer(_FWD, "every sequence uses the first sequence's offset", _mutant(_FWD, (
+        "pos = local + tl.load(pos_ptr + s * stride_pb)", "pos = local + tl.load(pos_ptr)"))),
     WrongAnswer(_FWD, "rotary_dim ignored in the pairing: (j, j + D/2) instead of (j, j + rotary_dim/2)", _mutant(
         _FWD, ("x2 = tl.load(x_rows + (j + half_rot) * stride_xd,",
                "x2 = tl.load(x_rows + (j + head_dim // 2) * stride_xd,"),
@@ -133,11 +132,13 @@ WRONG_ANSWERS = [
     WrongAnswer(_FWD, "inplace=True ignored (always a new tensor)", _mutant(
         _FWD, ("    if inplace:\n", "    if False:\n"))),
     WrongAnswer(_FWD, "position tensors checked on the host with .item() (a synchronisation per call)", _mutant(
-        _FWD, ("    if inplace:\n", _HOST_RANGE_CHECK + "    if inplace:\n")), feedback="synchronis"),
+        _FWD, ("    if inplace:\n", _HOST_RANGE_CHECK + "    if inplace:\n")), feedback="synchronis",
+        costs=2),  # two mistakes: a synchronisation, and a ValueError where the contract clamps
     WrongAnswer(_FWD, "position tensors checked on the host with .tolist()", _mutant(
         _FWD, ("    if inplace:\n", "    if mode and not all(0 <= p < n_rows for p in position_ids.flatten().tolist()):\n"
                                       "        raise ValueError('position_ids outside the tables')\n"
-                                      "    if inplace:\n")), feedback="synchronis"),
+                                      "    if inplace:\n")), feedback="synchronis",
+        costs=2),  # as the entry above: a synchronisation, and a ValueError where the contract clamps
     WrongAnswer(_FWD, "positions outside the tables not clamped (rows past the tables read)", _mutant(_FWD, (
         "    pos = tl.minimum(tl.maximum(pos, 0), n_rows - 1)", "    pos = pos"))),
     WrongAnswer(_FWD, "strides ignored: a contiguous layout assumed", _mutant(_FWD, (
