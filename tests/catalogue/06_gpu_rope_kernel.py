@@ -135,14 +135,18 @@ WRONG_ANSWERS = [
         _FWD, ("    if inplace:\n", _HOST_RANGE_CHECK + "    if inplace:\n")), feedback="synchronis",
         costs=2),  # two mistakes: a synchronisation, and a ValueError where the contract clamps
     WrongAnswer(_FWD, "position tensors checked on the host with .tolist()", _mutant(
-        _FWD, ("    if inplace:\n", "    if mode and not all(0 <= p < n_rows for p in position_ids.flatten().tolist()):\n"
-                                      "        raise ValueError('position_ids outside the tables')\n"
-                                      "    if inplace:\n")), feedback="synchronis",
+        _FWD, ("    if inplace:\n",
+               "    if mode and not all(0 <= p < n_rows for p in position_ids.flatten().tolist()):\n"
+               "        raise ValueError('position_ids outside the tables')\n"
+               "    if inplace:\n")), feedback="synchronis",
         costs=2),  # as the entry above: a synchronisation, and a ValueError where the contract clamps
     WrongAnswer(_FWD, "positions outside the tables not clamped (rows past the tables read)", _mutant(_FWD, (
         "    pos = tl.minimum(tl.maximum(pos, 0), n_rows - 1)", "    pos = pos"))),
+    # costs 2: the varlen layout (total_tokens, H, D) is read through a (1, H, N, D) view, which is not
+    # contiguous: ignoring strides breaks it as well as the strided layouts of test_forward_any_strides.
     WrongAnswer(_FWD, "strides ignored: a contiguous layout assumed", _mutant(_FWD, (
-        "*q.stride(), *k.stride(), stride_cb,", "*q.contiguous().stride(), *k.contiguous().stride(), stride_cb,"))),
+        "*q.stride(), *k.stride(), stride_cb,", "*q.contiguous().stride(), *k.contiguous().stride(), stride_cb,")),
+        costs=2),
     WrongAnswer(_FWD, "cu_seqlens ignored: the packed tokens rotated as one sequence", _mutant(_FWD, (
         "    if position_ids is None or isinstance(position_ids, int):\n",
         "    cu_seqlens, n_seqs = None, batch\n    if position_ids is None or isinstance(position_ids, int):\n"))),
@@ -174,7 +178,7 @@ WRONG_ANSWERS = [
     WrongAnswer(_BWD, "rotary_dim not passed on", _mutant(_BWD, (
         _BWD_CALL, _BWD_CALL.replace("rotary_dim=rotary_dim", "rotary_dim=None")))),
     WrongAnswer(_BWD, "cu_seqlens not passed on", _mutant(_BWD, (
-        _BWD_CALL, _BWD_CALL.replace("cu_seqlens=cu_seqlens, max_seqlen=max_seqlen", "")))),
+        _BWD_CALL, _BWD_CALL.replace(" cu_seqlens=cu_seqlens, max_seqlen=max_seqlen,", "")))),
     # -- step 6: TritonRoPE ----------------------------------------------------------------------------
     WrongAnswer(_FN, "backward applies the forward rotation", _mutant(_FN, (
         "grad_q, grad_k = rope_backward_triton(grad_q_rot, grad_k_rot, cos, sin, ctx.interleaved,",
@@ -265,9 +269,9 @@ WRONG_ANSWERS += [
     WrongAnswer(_FWD, "shape of a (B, T) position_ids not checked", _mutant(_FWD, (
         _POSITION_SHAPE_CHECK, "        elif cu_seqlens is None:\n"))),
     WrongAnswer(_FWD, "negative positions not rejected", _mutant(
-        _FWD, ("or offset < 0 or offset + longest > n_rows:", "or offset + longest > n_rows:"))),
+        _FWD, ("or offset < 0 or offset + longest > n_rows)", "or offset + longest > n_rows)"))),
     WrongAnswer(_FWD, "off by one: tables of exactly offset + T rows rejected", _mutant(_FWD, (
-        "or offset < 0 or offset + longest > n_rows:", "or offset < 0 or offset + longest >= n_rows:"))),
+        "or offset < 0 or offset + longest > n_rows)", "or offset < 0 or offset + longest >= n_rows)"))),
     WrongAnswer(_FWD, "odd head_dim rejected even with an even rotary_dim", _mutant(_FWD, (
         "    rotary_dim = head_dim if rotary_dim is None else rotary_dim\n",
         "    if head_dim % 2:\n"
@@ -328,8 +332,9 @@ CORRECT_VARIANTS = [
         _FWD, ("    if inplace:\n        q_out, k_out, same_q, same_k = q, k, True, True\n    else:\n",
                "    if True:\n"),
         ("COPY_PASS=(not inplace) and rotary_dim < head_dim", "COPY_PASS=rotary_dim < head_dim"),
-        ("    if packed:\n        return (q_in, k_in)", "    if inplace:\n        q.copy_(q_out)\n        k.copy_(k_out)\n"
-                                                  "        q_out, k_out = q, k\n    if packed:\n        return (q_in, k_in)"))),
+        ("    if packed:\n        return (q_in, k_in)",
+         "    if inplace:\n        q.copy_(q_out)\n        k.copy_(k_out)\n"
+         "        q_out, k_out = q, k\n    if packed:\n        return (q_in, k_in)"))),
     (_FWD, "(B,) offsets expanded to (B, T) positions on the device (no synchronisation)", _mutant(_FWD, (
         "            mode, pos_strides = 1, (pos.stride(0), 0)\n",
         "            pos = pos[:, None] + torch.arange(longest if cu_seqlens is not None else seq_len,\n"

@@ -937,11 +937,18 @@ def _check_varlen(student, q, k, cos, sin, interleaved, layout, sign=1.0, name="
             positions = positions + torch.repeat_interleave(offsets.long(), lengths)
         positions = positions[None]
     (q_rot, k_rot), _ = _call(student, name, _packed(q), _packed(k), cos, sin, interleaved, layout, **options)
+    if sign < 0 and q.shape[1] != k.shape[1] and q_rot.shape[1] == k.shape[1]:
+        q_rot, k_rot = k_rot, q_rot  # in the wrong order: test_backward_matches_autograd_half_split's to charge
     for got, x, what in ((q_rot, q, "q_rot"), (k_rot, k, "k_rot")):
         expect_shape(got, (x.shape[2], x.shape[1], x.shape[3]), what=f"{what} (total_tokens, H, D)")
         expected = _rope64(x, cos, sin, interleaved, sign, position_ids=positions)[0].transpose(0, 1)
         run_on = _rope64(x, cos, sin, interleaved, sign)[0].transpose(0, 1)
-        accepted = []  # position_ids ignored: test_forward_packed_sequences' (and the backward's options test)
+        # the angle's sign is the public test's; position_ids ignored test_forward_packed_sequences' (and the
+        # backward's options test)
+        accepted = [_rope64(x, cos, sin, interleaved, -sign, position_ids=positions)[0].transpose(0, 1)]
+        if sign < 0:  # unrotated and the other layout: the backward's public and layout tests charge them
+            accepted += [x.double()[0].transpose(0, 1),
+                         _rope64(x, cos, sin, not interleaved, sign, position_ids=positions)[0].transpose(0, 1)]
         if offsets is not None and cu_seqlens is None:
             accepted.append(run_on)                                   # positions 0..N-1
         elif offsets is not None:                                     # each sequence from 0
@@ -982,17 +989,19 @@ def test_forward_hugging_face_tables(student):
     q, k, _, _ = _inputs(2, 3, 1, 7, 16, seed=241)
     cos, sin = _tables(32, 16)
     positions = torch.tensor([[0, 1, 2, 0, 1, 2, 3], [9, 10, 11, 12, 13, 14, 15]])
-    for interleaved, layout in ((False, "contiguous"), (True, "contiguous")):
+    for interleaved in (False, True):
         hf = _hugging_face_tables(cos, sin, positions, interleaved)
-        (q_rot, k_rot), _ = _call(student, "rope_forward_triton", q, k, *hf, interleaved, layout)
+        (q_rot, k_rot), _ = _call(student, "rope_forward_triton", q, k, *hf, interleaved)
         for got, x, what in ((q_rot, q, "q_rot"), (k_rot, k, "k_rot")):
-            expect_close(got, _rope64(x, cos, sin, interleaved, position_ids=positions), **FP32, mistakes={
+            expect_close(got, _rope64(x, cos, sin, interleaved, position_ids=positions), **FP32,
+                         accepted=[_rope64(x, cos, sin, interleaved, -1.0, position_ids=positions)], mistakes={
                 "every batch element rotated with the first one's angles (the tables' batch stride ignored)":
                 _rope64(x, cos, sin, interleaved, position_ids=positions[:1].expand(2, -1))},
-                what=f"{what} with (2, 7, 16) tables ({'interleaved' if interleaved else 'half-split'}, {layout})")
+                what=f"{what} with (2, 7, 16) tables ({'interleaved' if interleaved else 'half-split'})")
     shared = _hugging_face_tables(cos, sin, positions[1:], False)
     (q_rot, _), _ = _call(student, "rope_forward_triton", q, k, *shared)
     expect_close(q_rot, _rope64(q, cos, sin, position_ids=positions[1:].expand(2, -1)), **FP32,
+                 accepted=[_rope64(q, cos, sin, sign=-1.0, position_ids=positions[1:].expand(2, -1))],
                  what="q_rot with (1, 7, 16) tables shared by both batch elements")
 
 
@@ -1005,9 +1014,10 @@ def test_forward_clamps_positions_outside_the_tables(student):
         clamped = _positions(q, position_ids).clamp(0, 63)
         (q_rot, k_rot), _ = _call(student, "rope_forward_triton", q, k, cos, sin, position_ids=position_ids)
         for got, x, what in ((q_rot, q, "q_rot"), (k_rot, k, "k_rot")):
-            # positions ignored, every sequence at the first one's: test_forward_packed_sequences' and
-            # test_forward_per_sequence_offsets' to charge
-            accepted = [_rope64(x, cos, sin), _rope64(x, cos, sin, position_ids=clamped[:1].expand(2, -1))]
+            # positions ignored, every sequence at the first one's, the angle's sign: test_forward_packed_sequences',
+            # test_forward_per_sequence_offsets' and test_forward_decode_step_at_offset_1000's to charge
+            accepted = [_rope64(x, cos, sin), _rope64(x, cos, sin, position_ids=clamped[:1].expand(2, -1)),
+                        _rope64(x, cos, sin, sign=-1.0, position_ids=clamped)]
             expect_close(got, _rope64(x, cos, sin, position_ids=clamped), **FP32, accepted=accepted,
                          what=f"{what} at positions {position_ids.tolist()} with 64-row tables (clamped to [0, 63])")
 
