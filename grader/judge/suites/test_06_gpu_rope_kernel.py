@@ -755,13 +755,13 @@ def _expect_traffic(student, name, sector_bytes=32, public=False, *, owner, **kw
 
 @pytest.mark.exercise("sector_traffic", points=2, public=True)
 def test_sector_traffic_of_a_copy_with_a_masked_tail(student):
-    """Copying 3 rows of 20 float32 (a 32-lane block, 12 lanes masked): loads, stores, sectors, bytes, efficiency."""
+    """A copy of 3 rows of 20 float32 (12 of 32 lanes masked): every count and the efficiency."""
     _expect_traffic(student, "copy", public=True, owner="loads", rows=3, width=20)
 
 
 @pytest.mark.exercise("sector_traffic", points=2, public=True)
 def test_sector_traffic_of_stride_2_pairs(student):
-    """Two stride-2 loads and two stride-2 stores per row of 128 float32: every sector requested twice."""
+    """Two stride-2 loads and stores per row of 128 float32: every sector requested twice."""
     _expect_traffic(student, "strided_pairs", public=True, owner="distinct sectors", rows=2, head_dim=128)
 
 
@@ -818,13 +818,13 @@ def _decode_inputs(seed, *, n_positions=1024, head_dim=32, rotary_dim=None, batc
 
 @pytest.mark.exercise("rope_forward_triton", points=3, public=True)
 def test_forward_decode_step_at_offset_1000(student):
-    """Decoding: one token at position_ids=1000 (an int offset) equals row 1000 of a full-length rotation."""
+    """Decoding: one token at position_ids=1000 (an int offset) = row 1000 of the full rotation."""
     _check_forward(student, *_decode_inputs(201), position_ids=1000, owner="formula")
 
 
 @pytest.mark.exercise("rope_forward_triton", points=2, public=True)
 def test_forward_partial_rotary_half_split(student):
-    """rotary_dim=16 of head_dim 64 (Pythia's rotary_pct=0.25): channels 16..63 pass through unchanged."""
+    """rotary_dim=16 of head_dim 64 (Pythia's rotary_pct=0.25): channels 16..63 pass through."""
     q, k, _, _ = _inputs(1, 2, 1, 12, 64, seed=202)
     _check_forward(student, q, k, *_tables(13, 16), rotary_dim=16, owner="partial")
 
@@ -1256,7 +1256,7 @@ def _check_autograd(student, q, k, cos, sin, interleaved=False, layout="contiguo
 
 @pytest.mark.exercise("TritonRoPE", points=2, public=True)
 def test_autograd_forward_and_gradients(student):
-    """TritonRoPE.apply(q, k, cos, sin, False): outputs rotate by θ, gradients rotate by -θ (float32)."""
+    """TritonRoPE.apply(q, k, cos, sin, False): outputs rotate by θ, gradients by -θ (float32)."""
     _check_autograd(student, *_inputs(1, 2, 1, 16, 16, seed=40), seed=40, owner="formula")
 
 
