@@ -89,8 +89,14 @@ def test_an_attention_block_calling_the_operator_compiles_into_one_graph(kernels
     torch.testing.assert_close(x.grad, eager_grad, rtol=1e-6, atol=1e-6)
 
 
-def test_the_operator_passes_opcheck_on_the_varlen_layout(kernels):
+def test_the_operator_passes_opcheck(kernels):
+    """Schema, fake implementation, autograd registration and AOT dispatch agree with the kernel: on
+    transposed (B, T, H, D) storage with Hugging Face's tables, and on the varlen layout."""
     gen = torch.Generator().manual_seed(1)
+    q = torch.randn(2, 5, 2, 8, generator=gen).transpose(1, 2).requires_grad_()  # (B, H, T, D) views
+    k = torch.randn(2, 5, 1, 8, generator=gen).transpose(1, 2).requires_grad_()
+    cos, sin = rope_tables(5, 8)
+    torch.library.opcheck(kernels.rope_op, (q, k, *(torch.cat([t, t], -1).expand(2, 5, 8) for t in (cos, sin))))
     q, k = torch.randn(7, 2, 8, generator=gen), torch.randn(7, 1, 8, generator=gen)  # (total_tokens, H, D)
     cos, sin = rope_tables(16, 8)
     torch.library.opcheck(kernels.rope_op, (q, k, cos, sin), dict(
