@@ -336,11 +336,11 @@ CORRECT_VARIANTS = [
          "    if inplace:\n        q.copy_(q_out)\n        k.copy_(k_out)\n"
          "        q_out, k_out = q, k\n    if packed:\n        return (q_in, k_in)"))),
     (_FWD, "(B,) offsets expanded to (B, T) positions on the device (no synchronisation)", _mutant(_FWD, (
-        "            mode, pos_strides = 1, (pos.stride(0), 0)\n",
-        "            pos = pos[:, None] + torch.arange(longest if cu_seqlens is not None else seq_len,\n"
-        "                                              device=pos.device, dtype=pos.dtype)\n"
-        "            mode, pos_strides = (1, (pos.stride(0), 0)) if cu_seqlens is not None else (2, pos.stride())\n"))),
-    (_BWD, "the forward rotation with -sin", _mutant(_BWD, (
+        "        if tuple(pos.shape) == (n_seqs,):                         # per-sequence offsets\n",
+        "        if tuple(pos.shape) == (n_seqs,) and cu_seqlens is None:  # expanded on the device\n"
+        "            pos = pos[:, None] + torch.arange(seq_len, device=pos.device, dtype=pos.dtype)\n"
+        "            mode, pos_strides = 2, pos.stride()\n"
+        "        elif tuple(pos.shape) == (n_seqs,):                       # per-sequence offsets\n"))),    (_BWD, "the forward rotation with -sin", _mutant(_BWD, (
         _BWD_CALL, _BWD_CALL.replace("cos, sin, interleaved, backward=True",
                                      "cos, -sin, interleaved, backward=False")))),
     (_FN, "backward calls rope_forward_triton with -sin", _mutant(_FN, (
