@@ -65,3 +65,40 @@ def test_autograd_with_strided_leaves_returns_the_gradients_of_q_and_k(monkeypat
     torch.testing.assert_close(k_rot, _rope(k, cos, sin))
     torch.testing.assert_close(d_q, _rope(g_q, cos, sin, -1.0))
     torch.testing.assert_close(d_k, _rope(g_k, cos, sin, -1.0))
+
+
+def test_host_syncs_names_each_call_that_would_wait_for_the_gpu():
+    x = torch.arange(4)
+
+    def syncing(t):
+        t.sum().item()
+        bool(t.any())
+        t.tolist()
+        t.cpu()
+        t.to("cpu")
+        int(t[0])
+        return t + 1  # no synchronisation: an op queued on the device
+
+    result, calls = harness.host_syncs(syncing, x)
+    assert torch.equal(result, x + 1)
+    assert calls == ["Tensor.item", "Tensor.__bool__", "Tensor.tolist", "Tensor.cpu", "Tensor.to", "Tensor.__int__"]
+    assert harness.host_syncs(lambda t: (t * 2, t.shape[0] + 1, t.dtype), x)[1] == []
+
+
+def _rope_like(q, k, cos, sin, interleaved=False, position_ids=None):
+    if position_ids is not None and position_ids.max() >= cos.shape[0]:  # bool() of a tensor: a sync
+        raise ValueError("position_ids outside the tables")
+    return q, k
+
+
+def test_count_rope_syncs_reports_syncs_and_errors_and_lets_a_stub_raise():
+    q, k, cos, sin = _inputs()
+    assert harness.count_rope_syncs(_rope_like, q, k, cos, sin) == {"syncs": [], "error": None}
+    counted = harness.count_rope_syncs(_rope_like, q, k, cos, sin, position_ids=torch.tensor([9, 0]))
+    assert counted == {"syncs": ["Tensor.__bool__"], "error": "ValueError"}
+
+    def stub(*args, **kwargs):
+        raise NotImplementedError("rope_forward_triton: replace this line with your implementation")
+
+    with pytest.raises(NotImplementedError):
+        harness.count_rope_syncs(stub, q, k, cos, sin)

@@ -47,7 +47,11 @@ STEPS_SHARE_CODE = True
 _ROWS, _HEADS, _LAYOUTS = "rope_rows_triton", "rope_heads_triton", "rope_interleaved_triton"
 _FWD, _BWD, _FN = "rope_forward_triton", "rope_backward_triton", "TritonRoPE"
 _BWD_CALL = ('return _rope_launch(grad_q, grad_k, cos, sin, interleaved, backward=True, position_ids=position_ids,\n'
-             '                        rotary_dim=rotary_dim, names=("grad_q", "grad_k"))')
+             '                        rotary_dim=rotary_dim, cu_seqlens=cu_seqlens, max_seqlen=max_seqlen,\n'
+             '                        names=("grad_q", "grad_k"))')
+
+_HOST_RANGE_CHECK = ("    if mode and (position_ids.min().item() < 0 or position_ids.max().item() >= n_rows):\n"
+                     "        raise ValueError('position_ids outside the tables')\n")
 
 WRONG_ANSWERS = [
     # -- step 1: rope_rows_triton ----------------------------------------------------------------------
@@ -107,20 +111,19 @@ WRONG_ANSWERS = [
                    "x1, x2 = tl.split(tl.permute(tl.reshape(x, (BLOCK_T, BLOCK_H, 2, BLOCK_D2)), (0, 1, 3, 2)))"))),
     # -- step 4: rope_forward_triton -------------------------------------------------------------------
     WrongAnswer(_FWD, "position_ids ignored (tokens rotated at 0..T-1)", _mutant(_FWD, (
-        "HAS_POSITIONS=pos is not None", "HAS_POSITIONS=False")), feedback="positions ignored"),
+        "POSITIONS=mode,", "POSITIONS=0,")), feedback="positions ignored"),
     WrongAnswer(_FWD, "int offset ignored (a decoding step rotated at position 0)", _mutant(_FWD, (
-        "pos = t + offset", "pos = t"))),
-    WrongAnswer(_FWD, "every sequence uses the first row of position_ids", _mutant(_FWD, (
-        "pos = tl.load(pos_ptr + b * stride_pb + t * stride_pt, mask=t_mask, other=0)",
-        "pos = tl.load(pos_ptr + t * stride_pt, mask=t_mask, other=0)"))),
+        "pos = local + offset", "pos = local"))),
+    WrongAnswer(_FWD, "every sequence uses the first sequence's offset", _mutant(_FWD, (
+        "pos = local + tl.load(pos_ptr + s * stride_pb)", "pos = local + tl.load(pos_ptr)"))),
     WrongAnswer(_FWD, "rotary_dim ignored in the pairing: (j, j + D/2) instead of (j, j + rotary_dim/2)", _mutant(
         _FWD, ("x2 = tl.load(x_rows + (j + half_rot) * stride_xd,",
                "x2 = tl.load(x_rows + (j + head_dim // 2) * stride_xd,"),
         ("tl.store(out_rows + (j + half_rot) * stride_od,", "tl.store(out_rows + (j + head_dim // 2) * stride_od,"))),
     WrongAnswer(_FWD, "pass-through channels zeroed instead of copied", _mutant(
         _FWD, ("COPY_PASS=(not inplace) and rotary_dim < head_dim", "COPY_PASS=False"),
-        ("q_out = torch.empty(q.shape, dtype=q.dtype, device=q.device)", "q_out = torch.zeros_like(q)"),
-        ("k_out = torch.empty(k.shape, dtype=k.dtype, device=k.device)", "k_out = torch.zeros_like(k)")),
+        ("return torch.empty_like(x), True", "return torch.zeros_like(x), True"),
+        ("return torch.empty((b, t, h, d), dtype=x.dtype,", "return torch.zeros((b, t, h, d), dtype=x.dtype,")),
         feedback="pass-through channels zeroed"),
     WrongAnswer(_FWD, "pass-through channels modified: interleaved rotation masked by head_dim, not rotary_dim",
                 _mutant(_FWD, ("mask = rows & (d < 2 * half_rot)", "mask = rows & (d < head_dim)"))),
@@ -128,12 +131,29 @@ WRONG_ANSWERS = [
                 feedback="in place"),
     WrongAnswer(_FWD, "inplace=True ignored (always a new tensor)", _mutant(
         _FWD, ("    if inplace:\n", "    if False:\n"))),
-    WrongAnswer(_FWD, "positions outside the tables not rejected", _mutant(_FWD, (
-        "if pos.numel() and (pos.min().item() < 0 or pos.max().item() >= n_positions):",
-        "if False:"))),
+    WrongAnswer(_FWD, "position tensors checked on the host with .item() (a synchronisation per call)", _mutant(
+        _FWD, ("    if inplace:\n", _HOST_RANGE_CHECK + "    if inplace:\n")), feedback="synchronis",
+        costs=2),  # two mistakes: a synchronisation, and a ValueError where the contract clamps
+    WrongAnswer(_FWD, "position tensors checked on the host with .tolist()", _mutant(
+        _FWD, ("    if inplace:\n",
+               "    if mode and not all(0 <= p < n_rows for p in position_ids.flatten().tolist()):\n"
+               "        raise ValueError('position_ids outside the tables')\n"
+               "    if inplace:\n")), feedback="synchronis",
+        costs=2),  # as the entry above: a synchronisation, and a ValueError where the contract clamps
+    WrongAnswer(_FWD, "positions outside the tables not clamped (rows past the tables read)", _mutant(_FWD, (
+        "    pos = tl.minimum(tl.maximum(pos, 0), n_rows - 1)", "    pos = pos"))),
+    # costs 2: the varlen layout (total_tokens, H, D) is read through a (1, H, N, D) view, which is not
+    # contiguous: ignoring strides breaks it as well as the strided layouts of test_forward_any_strides.
     WrongAnswer(_FWD, "strides ignored: a contiguous layout assumed", _mutant(_FWD, (
-        "*q.stride(), *k.stride(), *q_out.stride(), *k_out.stride(),",
-        "*q_out.stride(), *k_out.stride(), *q_out.stride(), *k_out.stride(),"))),
+        "*q.stride(), *k.stride(), stride_cb,", "*q.contiguous().stride(), *k.contiguous().stride(), stride_cb,")),
+        costs=2),
+    WrongAnswer(_FWD, "cu_seqlens ignored: the packed tokens rotated as one sequence", _mutant(_FWD, (
+        "    if position_ids is None or isinstance(position_ids, int):\n",
+        "    cu_seqlens, n_seqs = None, batch\n    if position_ids is None or isinstance(position_ids, int):\n"))),
+    WrongAnswer(_FWD, "Hugging Face tables: every batch element given the first one's angles", _mutant(_FWD, (
+        "stride_cb = cos.stride(0) if cos.shape[0] > 1 else 0", "stride_cb = 0"))),
+    WrongAnswer(_FWD, "Hugging Face tables, interleaved: pair j's angle read at column j instead of 2j", _mutant(
+        _FWD, ("cos.stride(2) * (2 if interleaved else 1)", "cos.stride(2)"))),
     WrongAnswer(_FWD, "sin with the wrong sign", _mutant(
         _FWD, ("(x1 * cos - x2 * sin).to(", "(x1 * cos + x2 * sin).to("),
         ("(x2 * cos + x1 * sin).to(", "(x2 * cos - x1 * sin).to(")), feedback="wrong angle sign"),
@@ -157,6 +177,8 @@ WRONG_ANSWERS = [
         feedback="positions ignored"),
     WrongAnswer(_BWD, "rotary_dim not passed on", _mutant(_BWD, (
         _BWD_CALL, _BWD_CALL.replace("rotary_dim=rotary_dim", "rotary_dim=None")))),
+    WrongAnswer(_BWD, "cu_seqlens not passed on", _mutant(_BWD, (
+        _BWD_CALL, _BWD_CALL.replace(" cu_seqlens=cu_seqlens, max_seqlen=max_seqlen,", "")))),
     # -- step 6: TritonRoPE ----------------------------------------------------------------------------
     WrongAnswer(_FN, "backward applies the forward rotation", _mutant(_FN, (
         "grad_q, grad_k = rope_backward_triton(grad_q_rot, grad_k_rot, cos, sin, ctx.interleaved,",
@@ -193,10 +215,8 @@ _ODD_HEAD_DIM = ('    if head_dim % 2:\n'
 _TABLES_CHECK = "    if tuple(cos.shape) != (seq_len, half) or tuple(sin.shape) != (seq_len, half):\n"
 _INTERLEAVED_VALIDATION_START = ('    allowed = (torch.float16, torch.float32) if INTERPRET '
                                  'else (torch.float16, torch.float32, torch.bfloat16)\n')
-_POSITION_SHAPE_CHECK = ('        if tuple(pos.shape) != (batch, seq_len):\n'
-                         '            raise ValueError(f"position_ids must have shape (B, T) = ({batch}, {seq_len}) '
-                         'or (B,), got "\n'
-                         '                             f"{tuple(position_ids.shape)}")\n')
+_POSITION_SHAPE_CHECK = ("        elif cu_seqlens is None and tuple(pos.shape) == ((seq_len,) if packed else "
+                         "(batch, seq_len)):\n")
 
 
 def _without_validation(exercise: str) -> str:
@@ -241,17 +261,17 @@ WRONG_ANSWERS += [
     # -- rope_forward_triton -----------------------------------------------------------------------------
     WrongAnswer(_FWD, "float position_ids cast to int64 instead of rejected", _mutant(_FWD, (
         "        pos = position_ids\n"
-        "        if pos.dtype not in (torch.int32, torch.int64) or pos.device.type != DEVICE.type:",
+        "        if not isinstance(pos, torch.Tensor) or pos.dtype not in (torch.int32, torch.int64) \\\n",
         "        pos = position_ids.long()\n"
-        "        if pos.device.type != DEVICE.type:"))),
+        "        if not isinstance(pos, torch.Tensor) \\\n"))),
     WrongAnswer(_FWD, "only int64 position_ids accepted (int32 rejected)", _mutant(_FWD, (
-        "if pos.dtype not in (torch.int32, torch.int64) or", "if pos.dtype != torch.int64 or"))),
-    WrongAnswer(_FWD, "shape of a (B, T) position_ids not checked", _mutant(_FWD, (_POSITION_SHAPE_CHECK, ""))),
+        "or pos.dtype not in (torch.int32, torch.int64)", "or pos.dtype != torch.int64"))),
+    WrongAnswer(_FWD, "shape of a (B, T) position_ids not checked", _mutant(_FWD, (
+        _POSITION_SHAPE_CHECK, "        elif cu_seqlens is None:\n"))),
     WrongAnswer(_FWD, "negative positions not rejected", _mutant(
-        _FWD, ("if offset < 0 or offset + seq_len > n_positions:", "if offset + seq_len > n_positions:"),
-        ("pos.min().item() < 0 or pos.max().item() >= n_positions", "pos.max().item() >= n_positions"))),
+        _FWD, ("or offset < 0 or offset + longest > n_rows)", "or offset + longest > n_rows)"))),
     WrongAnswer(_FWD, "off by one: tables of exactly offset + T rows rejected", _mutant(_FWD, (
-        "if offset < 0 or offset + seq_len > n_positions:", "if offset < 0 or offset + seq_len >= n_positions:"))),
+        "or offset < 0 or offset + longest > n_rows)", "or offset < 0 or offset + longest >= n_rows)"))),
     WrongAnswer(_FWD, "odd head_dim rejected even with an even rotary_dim", _mutant(_FWD, (
         "    rotary_dim = head_dim if rotary_dim is None else rotary_dim\n",
         "    if head_dim % 2:\n"
@@ -309,12 +329,18 @@ CORRECT_VARIANTS = [
         "        tl.store(out_rows + (2 * j + 1) * stride_od, (x2 * cos + x1 * sin).to(out_ptr.dtype.element_ty),\n"
         "                 mask=pairs)\n"))),
     (_FWD, "inplace computed out of place, then copied into q and k", _mutant(
-        _FWD, ("    if inplace:\n        q_out, k_out = q, k\n    else:\n",
+        _FWD, ("    if inplace:\n        q_out, k_out, same_q, same_k = q, k, True, True\n    else:\n",
                "    if True:\n"),
         ("COPY_PASS=(not inplace) and rotary_dim < head_dim", "COPY_PASS=rotary_dim < head_dim"),
-        ("    return q_out, k_out\n", "    if inplace:\n        q.copy_(q_out)\n        k.copy_(k_out)\n"
-                                    "        return q, k\n    return q_out, k_out\n"))),
-    (_BWD, "the forward rotation with -sin", _mutant(_BWD, (
+        ("    if packed:\n        return (q_in, k_in)",
+         "    if inplace:\n        q.copy_(q_out)\n        k.copy_(k_out)\n"
+         "        q_out, k_out = q, k\n    if packed:\n        return (q_in, k_in)"))),
+    (_FWD, "(B,) offsets expanded to (B, T) positions on the device (no synchronisation)", _mutant(_FWD, (
+        "        if tuple(pos.shape) == (n_seqs,):                         # per-sequence offsets\n",
+        "        if tuple(pos.shape) == (n_seqs,) and cu_seqlens is None:  # expanded on the device\n"
+        "            pos = pos[:, None] + torch.arange(seq_len, device=pos.device, dtype=pos.dtype)\n"
+        "            mode, pos_strides = 2, pos.stride()\n"
+        "        elif tuple(pos.shape) == (n_seqs,):                       # per-sequence offsets\n"))),    (_BWD, "the forward rotation with -sin", _mutant(_BWD, (
         _BWD_CALL, _BWD_CALL.replace("cos, sin, interleaved, backward=True",
                                      "cos, -sin, interleaved, backward=False")))),
     (_FN, "backward calls rope_forward_triton with -sin", _mutant(_FN, (

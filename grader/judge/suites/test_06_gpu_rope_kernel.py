@@ -755,13 +755,13 @@ def _expect_traffic(student, name, sector_bytes=32, public=False, *, owner, **kw
 
 @pytest.mark.exercise("sector_traffic", points=2, public=True)
 def test_sector_traffic_of_a_copy_with_a_masked_tail(student):
-    """Copying 3 rows of 20 float32 (a 32-lane block, 12 lanes masked): loads, stores, sectors, bytes, efficiency."""
+    """A copy of 3 rows of 20 float32 (12 of 32 lanes masked): every count and the efficiency."""
     _expect_traffic(student, "copy", public=True, owner="loads", rows=3, width=20)
 
 
 @pytest.mark.exercise("sector_traffic", points=2, public=True)
 def test_sector_traffic_of_stride_2_pairs(student):
-    """Two stride-2 loads and two stride-2 stores per row of 128 float32: every sector requested twice."""
+    """Two stride-2 loads and stores per row of 128 float32: every sector requested twice."""
     _expect_traffic(student, "strided_pairs", public=True, owner="distinct sectors", rows=2, head_dim=128)
 
 
@@ -818,13 +818,13 @@ def _decode_inputs(seed, *, n_positions=1024, head_dim=32, rotary_dim=None, batc
 
 @pytest.mark.exercise("rope_forward_triton", points=3, public=True)
 def test_forward_decode_step_at_offset_1000(student):
-    """Decoding: one token at position_ids=1000 (an int offset) equals row 1000 of a full-length rotation."""
+    """Decoding: one token at position_ids=1000 (an int offset) = row 1000 of the full rotation."""
     _check_forward(student, *_decode_inputs(201), position_ids=1000, owner="formula")
 
 
 @pytest.mark.exercise("rope_forward_triton", points=2, public=True)
 def test_forward_partial_rotary_half_split(student):
-    """rotary_dim=16 of head_dim 64 (Pythia's rotary_pct=0.25): channels 16..63 pass through unchanged."""
+    """rotary_dim=16 of head_dim 64 (Pythia's rotary_pct=0.25): channels 16..63 pass through."""
     q, k, _, _ = _inputs(1, 2, 1, 12, 64, seed=202)
     _check_forward(student, q, k, *_tables(13, 16), rotary_dim=16, owner="partial")
 
@@ -916,6 +916,140 @@ def test_forward_any_strides(student):
     for interleaved, width in ((False, 12), (True, 8)):
         _check_forward(student, q, k, *_tables(12, width), interleaved, layout="strided", owner="strides",
                        position_ids=position_ids, rotary_dim=width)
+
+
+def _packed(x):
+    """(1, H, N, D) -> the varlen layout (N, H, D), a copy."""
+    return x[0].transpose(0, 1).contiguous()
+
+
+def _check_varlen(student, q, k, cos, sin, interleaved, layout, sign=1.0, name="rope_forward_triton", **options):
+    """q, k (1, H, N, D): call ``name`` on their varlen layout (N, H, D) and compare with the float64
+    reference at the positions ``options`` imply (cu_seqlens restart them at each sequence's start)."""
+    cu_seqlens, offsets = options.get("cu_seqlens"), options.get("position_ids")
+    if cu_seqlens is None:
+        positions = offsets[None]
+    else:
+        lengths = cu_seqlens[1:] - cu_seqlens[:-1]
+        starts = torch.repeat_interleave(cu_seqlens[:-1].long(), lengths)
+        positions = torch.arange(q.shape[2]) - starts
+        if offsets is not None:
+            positions = positions + torch.repeat_interleave(offsets.long(), lengths)
+        positions = positions[None]
+    (q_rot, k_rot), _ = _call(student, name, _packed(q), _packed(k), cos, sin, interleaved, layout, **options)
+    if sign < 0 and q.shape[1] != k.shape[1] and q_rot.shape[1] == k.shape[1]:
+        q_rot, k_rot = k_rot, q_rot  # in the wrong order: test_backward_matches_autograd_half_split's to charge
+    for got, x, what in ((q_rot, q, "q_rot"), (k_rot, k, "k_rot")):
+        expect_shape(got, (x.shape[2], x.shape[1], x.shape[3]), what=f"{what} (total_tokens, H, D)")
+        expected = _rope64(x, cos, sin, interleaved, sign, position_ids=positions)[0].transpose(0, 1)
+        run_on = _rope64(x, cos, sin, interleaved, sign)[0].transpose(0, 1)
+        # the angle's sign is the public test's; position_ids ignored test_forward_packed_sequences' (and the
+        # backward's options test)
+        accepted = [_rope64(x, cos, sin, interleaved, -sign, position_ids=positions)[0].transpose(0, 1)]
+        if sign < 0:  # unrotated and the other layout: the backward's public and layout tests charge them
+            accepted += [x.double()[0].transpose(0, 1),
+                         _rope64(x, cos, sin, not interleaved, sign, position_ids=positions)[0].transpose(0, 1)]
+        if offsets is not None and cu_seqlens is None:
+            accepted.append(run_on)                                   # positions 0..N-1
+        elif offsets is not None:                                     # each sequence from 0
+            restarted = positions - torch.repeat_interleave(offsets.long(), cu_seqlens[1:] - cu_seqlens[:-1])
+            accepted.append(_rope64(x, cos, sin, interleaved, sign, position_ids=restarted)[0].transpose(0, 1))
+        expect_close(got, expected, what=f"{what} of the varlen layout ({layout})", **FP32, accepted=accepted,
+                     mistakes={"cu_seqlens ignored: positions ran on across the packed sequences instead of "
+                               "restarting at 0": run_on})
+
+
+@pytest.mark.exercise("rope_forward_triton", points=2)
+def test_forward_varlen_layout(student):
+    """The varlen layout (total_tokens, H, D): cu_seqlens of sequences 3, 1 and 6 tokens long, alone and with
+    (S,) offsets [0, 40, 7], both pair layouts; and (total_tokens,) per-token positions without cu_seqlens."""
+    q, k, cos, sin = _inputs(1, 3, 2, 10, 16, seed=240)
+    cos, sin = _tables(64, 16)
+    cu_seqlens = torch.tensor([0, 3, 4, 10], dtype=torch.int32)
+    _check_varlen(student, q, k, cos, sin, False, "contiguous", cu_seqlens=cu_seqlens, max_seqlen=6)
+    _check_varlen(student, q, k, cos, sin, True, "contiguous", cu_seqlens=cu_seqlens.long(), max_seqlen=6,
+                  position_ids=torch.tensor([0, 40, 7]))
+    _check_varlen(student, q, k, cos, sin, False, "contiguous", position_ids=torch.tensor([5, 1, 0, 2, 63, 9, 8, 7,
+                                                                                            6, 30]))
+
+
+def _hugging_face_tables(cos, sin, positions, interleaved):
+    """Full-width (B, T, D) tables at each token's position, as a Hugging Face model's rotary embedding
+    returns them: cat(freqs, freqs) for half-split pairs, each angle twice in a row for interleaved ones."""
+    def full(table):
+        rows = table[positions]                                       # (B, T, D/2)
+        return rows.repeat_interleave(2, dim=-1) if interleaved else torch.cat([rows, rows], dim=-1)
+    return full(cos), full(sin)
+
+
+@pytest.mark.exercise("rope_forward_triton", points=2)
+def test_forward_hugging_face_tables(student):
+    """Hugging Face's full-width (B, T, D) cos/sin at packed positions, read as they are, both pair layouts
+    (interleaved: each angle twice in a row); and (1, T, D) tables shared by the batch."""
+    q, k, _, _ = _inputs(2, 3, 1, 7, 16, seed=241)
+    cos, sin = _tables(32, 16)
+    positions = torch.tensor([[0, 1, 2, 0, 1, 2, 3], [9, 10, 11, 12, 13, 14, 15]])
+    for interleaved in (False, True):
+        hf = _hugging_face_tables(cos, sin, positions, interleaved)
+        (q_rot, k_rot), _ = _call(student, "rope_forward_triton", q, k, *hf, interleaved)
+        for got, x, what in ((q_rot, q, "q_rot"), (k_rot, k, "k_rot")):
+            expect_close(got, _rope64(x, cos, sin, interleaved, position_ids=positions), **FP32,
+                         accepted=[_rope64(x, cos, sin, interleaved, -1.0, position_ids=positions)], mistakes={
+                "every batch element rotated with the first one's angles (the tables' batch stride ignored)":
+                _rope64(x, cos, sin, interleaved, position_ids=positions[:1].expand(2, -1))},
+                what=f"{what} with (2, 7, 16) tables ({'interleaved' if interleaved else 'half-split'})")
+    shared = _hugging_face_tables(cos, sin, positions[1:], False)
+    (q_rot, _), _ = _call(student, "rope_forward_triton", q, k, *shared)
+    expect_close(q_rot, _rope64(q, cos, sin, position_ids=positions[1:].expand(2, -1)), **FP32,
+                 accepted=[_rope64(q, cos, sin, sign=-1.0, position_ids=positions[1:].expand(2, -1))],
+                 what="q_rot with (1, 7, 16) tables shared by both batch elements")
+
+
+@pytest.mark.exercise("rope_forward_triton", points=1)
+def test_forward_clamps_positions_outside_the_tables(student):
+    """Position tensors are the caller's contract, clamped on the device: ids 64 and -3 with 64-row tables
+    rotate as 63 and 0 ((B, T) ids and (B,) offsets), never reading outside the tables."""
+    q, k, cos, sin = _decode_inputs(242, n_positions=64, seq_len=3)
+    for position_ids in (torch.tensor([[0, 1, 64], [-3, 1, 2]]), torch.tensor([62, -2])):
+        clamped = _positions(q, position_ids).clamp(0, 63)
+        (q_rot, k_rot), _ = _call(student, "rope_forward_triton", q, k, cos, sin, position_ids=position_ids)
+        for got, x, what in ((q_rot, q, "q_rot"), (k_rot, k, "k_rot")):
+            # positions ignored, every sequence at the first one's, the angle's sign: test_forward_packed_sequences',
+            # test_forward_per_sequence_offsets' and test_forward_decode_step_at_offset_1000's to charge
+            accepted = [_rope64(x, cos, sin), _rope64(x, cos, sin, position_ids=clamped[:1].expand(2, -1)),
+                        _rope64(x, cos, sin, sign=-1.0, position_ids=clamped)]
+            expect_close(got, _rope64(x, cos, sin, position_ids=clamped), **FP32, accepted=accepted,
+                         what=f"{what} at positions {position_ids.tolist()} with 64-row tables (clamped to [0, 63])")
+
+
+@pytest.mark.exercise("rope_forward_triton", points=2)
+def test_forward_never_synchronises(student):
+    """No host-device synchronisation on any path: no .item(), .tolist(), .cpu(), .numpy(), bool() or int() of
+    a tensor in a call with (B,) offsets, (B, T) ids, cu_seqlens or Hugging Face tables (it runs on the CPU
+    here, where nothing waits; on a GPU each of them waits for every kernel queued before it)."""
+    q, k, cos, sin = _decode_inputs(243, n_positions=64, seq_len=5)
+    hf = _hugging_face_tables(cos[:, :16], sin[:, :16], torch.tensor([[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]), False)
+    calls = {"(B,) offsets": ((q, k, cos, sin), dict(position_ids=torch.tensor([3, 50]))),
+             "(B, T) position_ids, in place": ((q, k, cos, sin), dict(position_ids=torch.arange(10).view(2, 5),
+                                                                      inplace=True)),
+             "int32 (B, T) position_ids, partial rotary": (
+                 (q, k, cos[:, :4], sin[:, :4]), dict(position_ids=torch.arange(10, dtype=torch.int32).view(2, 5),
+                                                      rotary_dim=8)),
+             "cu_seqlens with (S,) offsets": ((_packed(q[:1]), _packed(k[:1]), cos, sin), dict(
+                 cu_seqlens=torch.tensor([0, 2, 5], dtype=torch.int32), max_seqlen=3,
+                 position_ids=torch.tensor([0, 7]))),
+             "Hugging Face (B, T, D) tables": ((q, k, *hf), {})}
+    returned = 0
+    for label, (args, options) in calls.items():
+        counted = _harness(student.count_rope_syncs, student.ref("rope_forward_triton"), *args, **options)
+        syncs, returned = counted["syncs"], returned + (counted["error"] is None)
+        if syncs:
+            fail(f"rope_forward_triton with {label} called {', '.join(dict.fromkeys(syncs))}: on a GPU each is a "
+                 "host-device synchronisation (the host waits for every queued kernel, and a CUDA graph cannot "
+                 "capture the call); check shapes and Python ints on the host, and leave tensor values to the "
+                 "device (clamp positions in the kernel)")
+    expect_true(returned > 0, "rope_forward_triton raised on every call of this test, so no call could be "
+                              f"checked for synchronisations: {', '.join(calls)}")
 
 
 @pytest.mark.exercise("rope_forward_triton", points=3)
@@ -1050,6 +1184,17 @@ def test_backward_positions_and_partial_rotary(student):
                         rotary_dim=16)
 
 
+@pytest.mark.exercise("rope_backward_triton", points=1)
+def test_backward_varlen_layout(student):
+    """Varlen gradients (total_tokens, H, D) with cu_seqlens and (S,) offsets: rotated by -θ at each token's
+    position within its sequence."""
+    g_q, g_k, _, _ = _inputs(1, 2, 1, 9, 8, seed=244)
+    cos, sin = _tables(32, 8)
+    _check_varlen(student, g_q, g_k, cos, sin, True, "contiguous", sign=-1.0, name="rope_backward_triton",
+                  cu_seqlens=torch.tensor([0, 4, 9], dtype=torch.int32), max_seqlen=5,
+                  position_ids=torch.tensor([2, 20]))
+
+
 @pytest.mark.exercise("rope_backward_triton", points=2)
 @grading(max_examples=3)
 @given(batch=BATCHES, heads=HEADS, seq_len=SEQ_LENS, head_dim=HEAD_DIMS, rotary=st.sampled_from(["default", "full"]),
@@ -1115,7 +1260,7 @@ def _check_autograd(student, q, k, cos, sin, interleaved=False, layout="contiguo
 
 @pytest.mark.exercise("TritonRoPE", points=2, public=True)
 def test_autograd_forward_and_gradients(student):
-    """TritonRoPE.apply(q, k, cos, sin, False): outputs rotate by θ, gradients rotate by -θ (float32)."""
+    """TritonRoPE.apply(q, k, cos, sin, False): outputs rotate by θ, gradients by -θ (float32)."""
     _check_autograd(student, *_inputs(1, 2, 1, 16, 16, seed=40), seed=40, owner="formula")
 
 
@@ -1331,17 +1476,33 @@ def test_rope_forward_triton_rejects_invalid_inputs(student):
     _forward_rejects_float_position_ids(student)
     _forward_rejects_tables_that_differ(student)
     _forward_rejects_unsupported_dtypes(student)
+    _forward_rejects_bad_varlen_and_full_width_tables(student)
+
+
+def _forward_rejects_bad_varlen_and_full_width_tables(student):
+    """cu_seqlens with 4-D q, cu_seqlens without max_seqlen, Hugging Face (B, T, D) tables with position_ids:
+    ValueError; a varlen call and a call with (B, T, D) tables work."""
+    q, k, cos, sin = _inputs(2, 2, 1, 6, 8, seed=233)
+    cu_seqlens = torch.tensor([0, 2, 6], dtype=torch.int32)
+    hf_cos, hf_sin = (torch.cat([t, t], -1)[None].expand(2, -1, -1).contiguous() for t in (cos, sin))
+    bad = {"cu_seqlens and a 4-D q": ((q, k, cos, sin), dict(cu_seqlens=cu_seqlens, max_seqlen=4)),
+           "cu_seqlens and no max_seqlen": ((q[0].transpose(0, 1), k[0].transpose(0, 1), cos, sin),
+                                            dict(cu_seqlens=cu_seqlens)),
+           "(2, 6, 8) tables and position_ids": ((q, k, hf_cos, hf_sin), dict(position_ids=torch.tensor([0, 1])))}
+    for label, (args, kwargs) in bad.items():
+        expect_raises(ValueError, student.rope_forward_triton, *args, what=f"rope_forward_triton with {label}",
+                      **kwargs)
+    _call(student, "rope_forward_triton", q[0].transpose(0, 1), k[0].transpose(0, 1), cos, sin,
+          cu_seqlens=cu_seqlens, max_seqlen=4)
+    _call(student, "rope_forward_triton", q, k, hf_cos, hf_sin)
 
 
 def _forward_rejects_positions_outside_the_tables(student):
-    """Positions past the tables' rows (an offset of 1020 for 8 tokens, a position id of 64) raise ValueError."""
+    """An int offset running past the tables' rows (1020 for 8 tokens, 1024 rows) raises ValueError (a
+    tensor's positions are clamped on the device instead: test_forward_clamps_positions_outside_the_tables)."""
     q, k, cos, sin = _decode_inputs(212, seq_len=8)
     expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=1020,
                   what="rope_forward_triton with positions 1020..1027 and 1024-row tables")
-    q, k, cos, sin = _decode_inputs(213, n_positions=64, seq_len=3)
-    expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin,
-                  position_ids=torch.tensor([[0, 1, 64], [0, 1, 2]]),
-                  what="rope_forward_triton with position_ids containing 64 and 64-row tables")
 
 
 def _forward_rejects_bad_rotary_dim(student):
@@ -1395,11 +1556,9 @@ def _forward_odd_head_dim_needs_an_even_rotary_dim(student):
 
 
 def _forward_rejects_negative_positions_and_long_offsets(student):
-    """Offset -1, a position id -1, (B,) offsets -1 or running past the tables raise ValueError; exact fits work."""
+    """An int offset of -1 or one running past the tables raises ValueError; exact fits work."""
     q, k, cos, sin = _decode_inputs(225, n_positions=10, seq_len=4)  # B = 2, T = 4, 10 positions
-    bad = {"an int offset of -1": -1, "position_ids holding -1": torch.tensor([[0, 1, 2, 3], [-1, 0, 1, 2]]),
-           "(B,) offsets [0, -1]": torch.tensor([0, -1]),
-           "(B,) offsets [0, 7] (positions 7..10, 10 rows)": torch.tensor([0, 7])}
+    bad = {"an int offset of -1": -1, "an int offset of 7 (positions 7..10, 10 rows)": 7}
     for label, position_ids in bad.items():
         expect_raises(ValueError, student.rope_forward_triton, q, k, cos, sin, position_ids=position_ids,
                       what=f"rope_forward_triton with {label} and 10-row tables")
