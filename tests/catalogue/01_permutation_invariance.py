@@ -349,7 +349,7 @@ def symmetry_of(fn, num_tokens, d_model):
 TOL = 1e-8
 def perms(t, gen):
     return [torch.arange(t - 1, -1, -1)]
-""" + _SYMMETRY_LOOP),
+""" + _SYMMETRY_LOOP, costs=2),  # the reversal of 9 tokens is even: both parity tests
     WrongAnswer("symmetry_of", "only a swap of the first two tokens tried", """
 TOL = 1e-8
 def perms(t, gen):
@@ -357,6 +357,18 @@ def perms(t, gen):
     p[0], p[1] = 1, 0
     return [p]
 """ + _SYMMETRY_LOOP),
+    # The released cells' check, one permutation per function: a random one (even for 9 tokens with
+    # this generator, as half of all permutations are) or a cyclic shift (even for 9 tokens).
+    WrongAnswer("symmetry_of", "shallow: one random permutation, as the released cells try", """
+TOL = 1e-8
+def perms(t, gen):
+    return [torch.randperm(t, generator=torch.Generator().manual_seed(0))]
+""" + _SYMMETRY_LOOP, costs=3, min_lost=0.5),
+    WrongAnswer("symmetry_of", "shallow: one cyclic shift of the tokens", """
+TOL = 1e-8
+def perms(t, gen):
+    return [torch.roll(torch.arange(t), 1)]
+""" + _SYMMETRY_LOOP, costs=3, min_lost=0.5),
     WrongAnswer("symmetry_of", "a tolerance so loose (1e-3) that small position effects pass", """
 TOL = 1e-3
 def perms(t, gen):
@@ -374,7 +386,7 @@ def symmetry_of(fn, num_tokens, d_model):
         if not torch.allclose(fn(x[p]), y[p], rtol=1e-8, atol=1e-8):
             return "neither"
     return "equivariant"
-"""),
+""", costs=2),  # the two pooled functions that are neither: the parity one and a drawn one
 ]
 
 CORRECT_VARIANTS += [

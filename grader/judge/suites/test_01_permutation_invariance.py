@@ -760,8 +760,8 @@ def test_probe_r2_rejects_outputs_that_are_not_sequences(student):
 # cases are in grader/judge/hidden/permutation_invariance.py, the public one in grader/fixtures. The named
 # tests own the functions built to fool a detector; the property test draws from the others.
 _SYMMETRY = {"plain_attention": "equivariant", "tokenwise_mlp": "equivariant", "mean_pooling": "invariant",
-             "query_pooling": "invariant", "causal_attention": "neither", "absolute_bias": "neither",
-             "position_scaled_scores": "neither"}
+             "query_pooling": "invariant", "broadcast_mean": "invariant", "causal_attention": "neither",
+             "absolute_bias": "neither", "position_scaled_scores": "neither", "symmetric_relative_bias": "neither"}
 
 
 def _sequence_function(x):
@@ -784,21 +784,9 @@ def test_symmetry_of_plain_attention(student):
 
 
 @pytest.mark.exercise("symmetry_of", points=1)
-def test_symmetry_of_a_reversal_symmetric_bias(student):
-    """A score bias -|i - j| commutes with reversing the sequence, yet depends on position: neither."""
-    _expect_symmetry(student, hidden.symmetric_relative_bias, "neither", 6, 4)
-
-
-@pytest.mark.exercise("symmetry_of", points=1)
 def test_symmetry_of_a_last_position_effect(student):
     """Only the last position's scores are scaled (10 tokens): neither, though swapping tokens 0 and 1 cannot show it."""
     _expect_symmetry(student, hidden.last_token_scaled, "neither", 10, 3)
-
-
-@pytest.mark.exercise("symmetry_of", points=1)
-def test_symmetry_of_a_sequence_output_that_never_changes(student):
-    """The mean token repeated at every position: a (T, d) output that no shuffle changes is invariant."""
-    _expect_symmetry(student, hidden.broadcast_mean, "invariant", 5, 3)
 
 
 @pytest.mark.exercise("symmetry_of", points=1)
@@ -807,9 +795,29 @@ def test_symmetry_of_a_small_position_effect(student):
     _expect_symmetry(student, hidden.absolute_bias, "neither", 6, 4, scale=1e-4)
 
 
-@pytest.mark.exercise("symmetry_of", points=4)
+# Half of all permutations cannot show the parity functions: they commute with every even
+# permutation (the reversal of 9 tokens, every cyclic shift of them, and a random permutation with
+# probability 1/2 are even) and with no odd one (a swap of two tokens is odd). A detector that tries
+# one permutation is right on each with probability 1/2 at best; one that tries several, or a
+# transposition, is right. Each test pairs one with a function of the other verdict, so that no
+# constant answer passes it.
+@pytest.mark.exercise("symmetry_of", points=3)
+def test_symmetry_of_an_effect_only_odd_permutations_show(student):
+    """Attention scaled by the parity of the tokens' order (9 tokens) is neither, though no even permutation shows it; a token-wise MLP is equivariant."""
+    _expect_symmetry(student, hidden.order_parity_attention, "neither", 9, 3)
+    _expect_symmetry(student, hidden.tokenwise_mlp, "equivariant", 9, 3)
+
+
+@pytest.mark.exercise("symmetry_of", points=2)
+def test_symmetry_of_a_pooling_only_odd_permutations_change(student):
+    """Pooled attention scaled by the parity of the tokens' order (9 tokens) is neither, though every even permutation leaves it unchanged; plain pooling is invariant."""
+    _expect_symmetry(student, hidden.order_parity_pooling, "neither", 9, 5)
+    _expect_symmetry(student, hidden.mean_pooling, "invariant", 9, 5)
+
+
+@pytest.mark.exercise("symmetry_of", points=1)
 @grading(max_examples=10)
 @given(name=st.sampled_from(sorted(_SYMMETRY)), num_tokens=st.integers(2, 9), d_model=st.sampled_from([1, 2, 5, 8]))
 def test_symmetry_of_hidden_functions(student, name, num_tokens, d_model):
-    """Hidden attention variants (pooling, masks, position vectors, position-dependent scales), any T >= 2 and width."""
+    """Hidden attention variants (pooling, masks, position vectors and biases, position-dependent scales), any T >= 2 and width."""
     _expect_symmetry(student, getattr(hidden, name), _SYMMETRY[name], num_tokens, d_model)
