@@ -93,6 +93,13 @@ def test_wrong_answer_is_rejected(variant_grader, suite, wrong, costs_once):
         lost = 1 - score / max_score
         assert lost >= wrong.min_lost, (
             f"'{wrong.mistake}' loses {lost:.0%} of the points, less than {wrong.min_lost:.0%}")
+    if wrong.core:  # a core mistake costs at least half, and a public check fails on it, naming it
+        lost = 1 - score / max_score
+        assert lost >= 0.5, f"core mistake '{wrong.mistake}' loses {lost:.0%} of the points, less than half"
+        public = [t for t in report.tests if t.public and t.exercise == wrong.exercise and t.status != PASSED]
+        assert public, f"core mistake '{wrong.mistake}': no public check of {wrong.exercise} fails on it"
+        assert not wrong.feedback or any(wrong.feedback in t.output for t in public), (
+            f"core mistake '{wrong.mistake}': the public check does not name it: {public[0].output[:300]}")
     if costs_once:  # one mistake costs once (DESIGN.md): the test that owns the property fails, no other
         own_only = _within_exercise_only(suite)
         failed = [f"{t.exercise}: {t.name}" for t in report.tests

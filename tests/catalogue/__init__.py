@@ -48,6 +48,11 @@ class WrongAnswer:
     """The least share of its exercise's points the entry must lose (0.5 for a shallow answer to a
     thinking exercise: a constant, the notebook's own recipe, the public case hard-coded...;
     DESIGN.md "Grading rules that keep it fair")."""
+    core: bool = False
+    """A core mistake: it breaks the exercise's defining property (the missing 1/sqrt(d_k), a mask that
+    leaks the future, the wrong frequency exponent). ``tests/test_catalogue.py`` holds it to losing at
+    least half of the exercise's points, and to failing a public check whose feedback, where
+    ``feedback`` is given, names it (DESIGN.md, "A core mistake costs at least half")."""
     shallow: bool = False
     """A shallow answer of a thinking exercise (a constant, a read of a black box's name, keywords,
     ``repr`` or attributes, an import of the grader's fixtures): ``tests/test_catalogue.py`` holds it
