@@ -68,7 +68,7 @@ SOLUTION_CALL_SECONDS = {
         "embed": 0.006,
         "first_coordinates_carry": 0.003,
         "held_out_accuracy": 0.014,
-        "is_fair_protocol": 0.076,
+        "is_fair_protocol": 0.13,
         "overlap_ratio": 0.007,
         "pattern_term": 0.005,
         "share_width": 0.086,

@@ -6,7 +6,9 @@ For each solution notebook, in order:
    ``### END HIDDEN TESTS``;
 2. replace each ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region of a code cell by a stub
    that raises ``NotImplementedError`` at the region's indentation (signature and docstring
-   stay), and each such region of a markdown cell (a conclusion that reads a thinking exercise's
+   stay), each such region of any other code cell (the experiment that answers a thinking
+   exercise) by a comment that asks for the learner's own experiment (:data:`EXPERIMENT_PROMPT`),
+   and each such region of a markdown cell (a conclusion that reads a thinking exercise's
    result) by a prompt for the learner's own conclusion (:data:`CONCLUSION_PROMPT`); each written
    question keeps its question, and its model answer and rubric become the answer heading and
    placeholder (:func:`grader.notebook.written.released_source`);
@@ -41,6 +43,7 @@ BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 STUB = 'raise NotImplementedError("{name}: replace this line with your implementation")'
 CONCLUSION_PROMPT = ("> **Your conclusion.** Replace this line with what your own results above show, "
                      "quoting the numbers your cells printed.")
+EXPERIMENT_PROMPT = "# Your experiment: replace this line with the code that answers the question above."
 
 
 COLAB_TAG = "colab"
@@ -150,9 +153,10 @@ def release_notebook(notebook, where: str, suite: str, repository: str = ""):
                 lines, BEGIN_SOLUTION, END_SOLUTION, cell_where,
                 replacement=lambda indent, before: [
                     indent + STUB.format(name=_enclosing_name(before, indent, default))])
-        elif any(line.strip() == BEGIN_SOLUTION for line in lines):
-            raise GraderError(f"{cell_where}: a solution region in a cell not tagged 'exercise'; "
-                              "tag the cell or remove the region")
+        else:  # an experiment that answers a thinking exercise: the learner writes it
+            lines = _strip_regions(lines, BEGIN_SOLUTION, END_SOLUTION, cell_where,
+                                   replacement=lambda indent, before: [
+                                       indent + ("pass  " if indent else "") + EXPERIMENT_PROMPT])
         cell.source = "\n".join(lines)
         cell.metadata.pop("execution", None)  # nbclient's timestamps: they change at every run
         cell.outputs = released_outputs(cell, kept[index][1])

@@ -350,7 +350,7 @@ def symmetry_of(fn, num_tokens, d_model):
 TOL = 1e-8
 def perms(t, gen):
     return [torch.arange(t - 1, -1, -1)]
-""" + _SYMMETRY_LOOP),
+""" + _SYMMETRY_LOOP, costs=2),  # the reversal of 9 tokens is even: both parity tests
     WrongAnswer("symmetry_of", "only a swap of the first two tokens tried", """
 TOL = 1e-8
 def perms(t, gen):
@@ -358,6 +358,18 @@ def perms(t, gen):
     p[0], p[1] = 1, 0
     return [p]
 """ + _SYMMETRY_LOOP),
+    # The released cells' check, one permutation per function: a random one (even for 9 tokens with
+    # this generator, as half of all permutations are) or a cyclic shift (even for 9 tokens).
+    WrongAnswer("symmetry_of", "shallow: one random permutation, as the released cells try", """
+TOL = 1e-8
+def perms(t, gen):
+    return [torch.randperm(t, generator=torch.Generator().manual_seed(0))]
+""" + _SYMMETRY_LOOP, costs=3, min_lost=0.5),
+    WrongAnswer("symmetry_of", "shallow: one cyclic shift of the tokens", """
+TOL = 1e-8
+def perms(t, gen):
+    return [torch.roll(torch.arange(t), 1)]
+""" + _SYMMETRY_LOOP, costs=3, min_lost=0.5),
     WrongAnswer("symmetry_of", "a tolerance so loose (1e-3) that small position effects pass", """
 TOL = 1e-3
 def perms(t, gen):
@@ -375,7 +387,7 @@ def symmetry_of(fn, num_tokens, d_model):
         if not torch.allclose(fn(x[p]), y[p], rtol=1e-8, atol=1e-8):
             return "neither"
     return "equivariant"
-"""),
+""", costs=2),  # the two pooled functions that are neither: the parity one and a drawn one
 ]
 
 CORRECT_VARIANTS += [
@@ -493,15 +505,19 @@ def position_probe_r2(outputs):
 '''
 
 
-def _probe_fit(features, score="held out"):
-    """A probe body on the given features (an expression of y, (n, T, F)), fitted on half the sequences."""
-    return _PROBE_HEAD + f'''    f = ({features}).reshape(n * t_len, -1)
-    f = torch.cat([f, torch.ones(len(f), 1, dtype=f.dtype)], 1)
-    train = torch.arange(n * t_len) < (n // 2) * t_len
-    test = ~train if {score == "held out"} else train
-    w = torch.linalg.lstsq(f[train], t[train][:, None]).solution[:, 0]
-    pred = f[test] @ w
-    return 1 - ((pred - t[test]) ** 2).sum().item() / ((t[test] - t[test].mean()) ** 2).sum().item()
+def _probe_fit(features):
+    """A probe body on the given features (an expression of y, (n, T, F)), cross-validated over 10 folds
+    of whole sequences (a sound protocol: what differs is the features)."""
+    return _PROBE_HEAD + f'''    f = ({features})
+    f = torch.cat([f, torch.ones(n, t_len, 1, dtype=f.dtype)], -1)
+    tt = t.reshape(n, t_len)
+    sq = 0.0
+    for part in torch.arange(n).chunk(min(10, n)):
+        keep = torch.ones(n, dtype=torch.bool)
+        keep[part] = False
+        w = torch.linalg.lstsq(f[keep].reshape(-1, f.shape[-1]), tt[keep].reshape(-1, 1)).solution[:, 0]
+        sq += ((f[part].reshape(-1, f.shape[-1]) @ w - tt[part].reshape(-1)) ** 2).sum().item()
+    return 1 - sq / ((t - t.mean()) ** 2).sum().item()
 '''
 
 
@@ -533,28 +549,35 @@ def unchanged_outputs(perm):
 ''', costs=5, min_lost=0.5),
     WrongAnswer("position_probe_r2", "shallow: the public case hard-coded", _PROBE_HEAD + '''
     return 0.56 if (t_len, d) == (12, 8) else 0.0
-''', costs=4, min_lost=0.5),
+''', costs=5, min_lost=0.5),
     WrongAnswer("position_probe_r2", "shallow: a read-out of y_t alone (the spread is invisible to it)",
-                _probe_fit("y"), costs=3, min_lost=0.5, feedback="without the squares"),
-    WrongAnswer("position_probe_r2", "only the squares, not y_t itself", _probe_fit("y ** 2"), costs=3),
+                _probe_fit("y"), costs=4, min_lost=0.5, feedback="without the squares"),
+    # Scored on the rows it was fitted on: right with many rows per feature, 0.1 or more too high with
+    # few (the two few-rows tests).
+    WrongAnswer("position_probe_r2", "shallow: fit and score on every row (an in-sample R^2)", _PROBE_HEAD + '''
+    f = torch.cat([y, y ** 2], -1).reshape(n * t_len, -1)
+    f = torch.cat([f, torch.ones(len(f), 1, dtype=f.dtype)], 1)
+    w = torch.linalg.lstsq(f, t[:, None]).solution[:, 0]
+    return 1 - ((f @ w - t) ** 2).sum().item() / ((t - t.mean()) ** 2).sum().item()
+''', costs=2, min_lost=0.5),
+    WrongAnswer("position_probe_r2", "only the squares, not y_t itself", _probe_fit("y ** 2"), costs=4),
     WrongAnswer("position_probe_r2", "the squared norm |y_t|^2 only, one feature", _probe_fit("(y ** 2).sum(-1, keepdim=True)"),
-                costs=4),
+                costs=5),
     WrongAnswer("position_probe_r2", "positions read from the wrong axis (the sequence index)", _PROBE_HEAD + '''
     f = torch.cat([y, y ** 2, torch.ones(n, t_len, 1, dtype=y.dtype)], -1).reshape(n * t_len, -1)
     t = torch.arange(n, dtype=torch.float64).repeat_interleave(t_len)
     w = torch.linalg.lstsq(f, t[:, None]).solution[:, 0]
     return 1 - ((f @ w - t) ** 2).sum().item() / ((t - t.mean()) ** 2).sum().item()
-''', costs=5),
+''', costs=6),
     WrongAnswer("position_probe_r2", "no ValueError for a (n, d) table", '''
 def position_probe_r2(outputs):
     y = outputs.double()
     n, t_len, d = y.shape if y.dim() == 3 else (y.shape[0], 1, y.shape[1])
     y = y.reshape(n, t_len, d)
     t = torch.arange(t_len, dtype=torch.float64).repeat(n)
-    f = torch.cat([y, y ** 2, torch.ones(n, t_len, 1, dtype=y.dtype)], -1).reshape(n * t_len, -1)
-    w = torch.linalg.lstsq(f, t[:, None]).solution[:, 0]
-    return 1 - ((f @ w - t) ** 2).sum().item() / max(((t - t.mean()) ** 2).sum().item(), 1e-12)
-'''),
+''' + _probe_fit("torch.cat([y, y ** 2], -1)").split("t = torch.arange(t_len, dtype=torch.float64).repeat(n)\n", 1)[1].replace(
+        "return 1 - sq / ((t - t.mean()) ** 2).sum().item()",
+        "return 1 - sq / max(((t - t.mean()) ** 2).sum().item(), 1e-12)")),
 ]
 
 CORRECT_VARIANTS += [
@@ -570,13 +593,7 @@ def unchanged_outputs(perm):
             out.append(t)
     return out
 '''),
-    # Two protocols that differ from the solution's two-fold split: each meets the tolerance.
-    ("position_probe_r2", "fit and score on every row (enough rows for the few features)", _PROBE_HEAD + '''
-    f = torch.cat([y, y ** 2], -1).reshape(n * t_len, -1)
-    f = torch.cat([f, torch.ones(len(f), 1, dtype=f.dtype)], 1)
-    w = torch.linalg.lstsq(f, t[:, None]).solution[:, 0]
-    return 1 - ((f @ w - t) ** 2).sum().item() / ((t - t.mean()) ** 2).sum().item()
-'''),
+    # A protocol that differs from the solution's ten folds: it meets the tolerance.
     ("position_probe_r2", "standardised features, ridge, 5-fold cross-validation over sequences", _PROBE_HEAD + '''
     f = torch.cat([y, y ** 2], -1)                                      # (n, T, 2d)
     folds = torch.arange(n) % 5

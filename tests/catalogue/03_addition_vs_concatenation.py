@@ -276,7 +276,7 @@ def is_fair_protocol(protocol):
     features = torch.randn(200, 20, dtype=torch.float64)
     labels = torch.arange(200) % 4
     return 0.0 <= protocol(features, labels) <= 1.0
-''', costs=4),
+''', costs=5),
     WrongAnswer("is_fair_protocol", "one call per protocol (a leak smaller than one call's scatter is missed)", _FAIR_HEAD + '''
     for sort in (False, True):
         features = torch.randn(200, 20, generator=gen, dtype=torch.float64)
@@ -286,7 +286,7 @@ def is_fair_protocol(protocol):
         if abs(protocol(features, labels) - 0.25) > 0.1:   # 3 standard deviations of one call
             return False
     return True
-'''),
+''', costs=2),
     WrongAnswer("is_fair_protocol", "rows only in random order (a split without a shuffle passes)", _FAIR_HEAD + '''
     scores = []
     for _ in range(30):
@@ -294,7 +294,21 @@ def is_fair_protocol(protocol):
         scores.append(protocol(features, torch.randperm(200, generator=gen) % 4))
     scores = torch.tensor(scores, dtype=torch.float64)
     return abs(scores.mean().item() - 0.25) <= 0.025 + 3 * scores.std().item() / 30 ** 0.5
-'''),
+''', costs=2),
+    # The docstring's example transcribed as the whole test: one shape of data (N = 200, d = 20, C = 4),
+    # shuffled and sorted, 30 calls each. It misses a leak that other shapes show.
+    WrongAnswer("is_fair_protocol", "shallow: the docstring's example shape only (N = 200, d = 20, C = 4)", _FAIR_HEAD + '''
+    for sort in (False, True):
+        scores = []
+        for _ in range(30):
+            features = torch.randn(200, 20, generator=gen, dtype=torch.float64)
+            labels = torch.randperm(200, generator=gen) % 4
+            scores.append(protocol(features, labels.sort().values if sort else labels))
+        scores = torch.tensor(scores, dtype=torch.float64)
+        if abs(scores.mean().item() - 0.25) > 0.025 + 3 * scores.std().item() / 30 ** 0.5:
+            return False
+    return True
+''', min_lost=0.5),
     WrongAnswer("is_fair_protocol", "only a score above chance counts as a leak", _FAIR_HEAD + '''
     for sort in (False, True):
         scores = []
@@ -306,7 +320,7 @@ def is_fair_protocol(protocol):
         if scores.mean().item() - 0.25 > 0.025 + 3 * scores.std().item() / 30 ** 0.5:
             return False
     return True
-'''),
+''', costs=2),
 ]
 
 CORRECT_VARIANTS = [
@@ -385,8 +399,8 @@ CORRECT_VARIANTS += [
     ("is_fair_protocol", "fixed band around chance for 5 classes, mean of 40 calls per order", '''
 def is_fair_protocol(protocol):
     gen = torch.Generator().manual_seed(123)
-    classes, n, d, k = 5, 150, 30, 40
-    for sort in (False, True):
+    k = 40
+    for classes, n, d, sort in ((5, 150, 30, False), (5, 150, 30, True), (2, 96, 60, False)):
         total = 0.0
         for _ in range(k):
             y = (torch.arange(n) % classes)[torch.randperm(n, generator=gen)]
@@ -400,14 +414,14 @@ def is_fair_protocol(protocol):
     ("is_fair_protocol", "three classes, a binomial standard error from the pooled test count", '''
 def is_fair_protocol(protocol):
     gen = torch.Generator().manual_seed(7)
-    chance, n, calls = 1 / 3, 240, 25
-    for arrange in ("random", "blocks"):
-        scores = []
+    calls = 25
+    for classes, n, d, arrange in ((3, 240, 24, "random"), (3, 240, 24, "blocks"), (2, 120, 64, "random")):
+        chance, scores = 1 / classes, []
         for _ in range(calls):
-            labels = torch.randperm(n, generator=gen) % 3
+            labels = torch.randperm(n, generator=gen) % classes
             if arrange == "blocks":
                 labels, _ = torch.sort(labels)
-            scores.append(protocol(torch.randn(n, 24, generator=gen, dtype=torch.float64), labels))
+            scores.append(protocol(torch.randn(n, d, generator=gen, dtype=torch.float64), labels))
         mean = sum(scores) / calls
         error = (chance * (1 - chance) / (calls * n / 2)) ** 0.5  # about n/2 test rows per call
         if abs(mean - chance) > 0.01 + 3 * error:
@@ -587,18 +601,24 @@ def overlap_ratio(token_table, pos_table):
     WrongAnswer("pattern_term", "shallow: a constant (the position -> position term, as in the trained models)",
                 _PATTERN_HEAD + '''
     return 3
-''', costs=2, min_lost=0.5),
+''', costs=3, min_lost=0.5),
     WrongAnswer("pattern_term", "shallow: the term largest in size (the share of |logit| column)", _PATTERN_HEAD + '''
     return int(terms.abs().mean(dim=tuple(range(1, terms.dim()))).argmax())
-''', costs=3, min_lost=0.5, feedback="largest in size"),
+''', costs=4, min_lost=0.5, feedback="largest in size"),
     WrongAnswer("pattern_term", "shallow: the term with the largest spread over the keys", _PATTERN_HEAD + '''
     return int(terms.std(dim=-1).reshape(4, -1).mean(dim=1).argmax())
 ''', costs=3, min_lost=0.5, feedback="largest spread"),
+    # The docstring's words read as a recipe: the term whose largest entry is most often the sum's.
+    WrongAnswer("pattern_term", "shallow: how often a term's largest key is the sum's (argmax agreement)", _PATTERN_HEAD + '''
+    full = terms.sum(0).argmax(dim=-1)
+    agree = [(term.argmax(dim=-1) == full).double().mean().item() for term in terms]
+    return max(range(4), key=lambda k: agree[k])
+''', costs=1, min_lost=0.5, feedback="largest entry is most often the sum's"),
     WrongAnswer("pattern_term", "agreement with the sum's argmax taken over the queries axis", _PATTERN_HEAD + '''
     full = terms.sum(0).argmax(dim=-2)
     agree = [(term.argmax(dim=-2) == full).double().mean().item() for term in terms]
     return max(range(4), key=lambda k: agree[k])
-''', costs=3),
+''', costs=4),
 ]
 
 CORRECT_VARIANTS += [
@@ -636,7 +656,7 @@ WRONG_ANSWERS += [
     WrongAnswer("is_fair_protocol", "a constant verdict (True)", '''
 def is_fair_protocol(protocol):
     return True
-''', costs=4, shallow=True),
+''', costs=5, shallow=True),
     WrongAnswer("is_fair_protocol", "the verdict read from the protocol's name", '''
 def is_fair_protocol(protocol):
     target = getattr(protocol, "func", protocol)

@@ -6,7 +6,8 @@ import pytest
 
 from grader.errors import GraderError
 from grader.notebook.read import EXERCISE_TAG, tags
-from grader.notebook.release import BEGIN_SOLUTION, COLAB_TAG, CONCLUSION_PROMPT, END_SOLUTION, release
+from grader.notebook.release import (BEGIN_SOLUTION, COLAB_TAG, CONCLUSION_PROMPT, END_SOLUTION,
+                                     EXPERIMENT_PROMPT, release)
 from tests.conftest import NOTEBOOKS, SOLUTIONS, inline_notebook
 
 
@@ -71,6 +72,19 @@ def test_a_conclusion_region_in_markdown_becomes_the_learners_prompt(tmp_path):
     release(source=tmp_path, dest=tmp_path / "out")
     text = nbformat.read(str(tmp_path / "out" / "96_demo.ipynb"), 4).cells[1].source
     assert text == "## What it shows\n" + CONCLUSION_PROMPT + "\nNext section."
+
+
+def test_an_experiment_region_in_a_code_cell_becomes_the_learners_empty_cell(tmp_path):
+    """The code that measures a thinking exercise's answer never reaches the learner; the rest stays."""
+    inline_notebook(tmp_path / "94_demo.ipynb", [
+        ("code", _exercise("    return x + 1"), ["exercise"]),
+        ("code", "data = [1, 2]\n" + BEGIN_SOLUTION + "\nfor s in data:\n    print(f(s))\n" + END_SOLUTION, []),
+        ("code", "for s in [3]:\n    " + BEGIN_SOLUTION + "\n    print(f(s))\n    " + END_SOLUTION, []),
+    ])
+    release(source=tmp_path, dest=tmp_path / "out")
+    cells = nbformat.read(str(tmp_path / "out" / "94_demo.ipynb"), 4).cells
+    assert cells[1].source == "data = [1, 2]\n" + EXPERIMENT_PROMPT
+    assert cells[2].source == "for s in [3]:\n    pass  " + EXPERIMENT_PROMPT, "a block keeps a body"
 
 
 def test_the_colab_cell_follows_the_title_only_where_the_course_names_its_repository(tmp_path):

@@ -63,3 +63,30 @@ def unshuffled_split(features: torch.Tensor, labels: torch.Tensor) -> float:
     cut = len(labels) // 2
     return _accuracy(features[cut:], labels[cut:], lda_probe(features[:cut], labels[:cut]))
 
+
+# -- feature selection: a leak that only some shapes of data show ----------------------------------
+def _best_features(features: torch.Tensor, labels: torch.Tensor, k: int) -> torch.Tensor:
+    """The k columns with the largest ratio of between-class to within-class variance (an F score)."""
+    x, labels = features.double(), labels.long()
+    classes = int(labels.max()) + 1
+    counts = torch.bincount(labels, minlength=classes).double().clamp_min(1)
+    means = torch.zeros(classes, x.shape[1], dtype=torch.float64).index_add_(0, labels, x) / counts[:, None]
+    between = (counts[:, None] * (means - x.mean(0)) ** 2).sum(0)
+    within = ((x - means[labels]) ** 2).sum(0).clamp_min(1e-12)
+    return torch.argsort(between / within, descending=True)[:k]
+
+
+def selected_on_all_rows(features: torch.Tensor, labels: torch.Tensor, k: int = 2) -> float:
+    """Keeps the 2 features that best separate the classes over every row, then fits LDA on a random
+    half and scores the other: the test rows' labels chose the features. On uninformative features it
+    scores about 0.03 above chance for N = 200, d = 20, C = 4, and about 0.1 for N = 100, d = 64, C = 2."""
+    return fair_split(features[:, _best_features(features, labels, k)], labels)
+
+
+def selected_on_training_rows(features: torch.Tensor, labels: torch.Tensor, k: int = 2) -> float:
+    """The same selection made on the training half only, read by the nearest centroid: fair."""
+    train, test = _split(len(labels), 0.5, 0)
+    columns = _best_features(features[train], labels[train], k)
+    return _accuracy(features[test][:, columns], labels[test],
+                     nearest_centroid_probe(features[train][:, columns], labels[train]))
+

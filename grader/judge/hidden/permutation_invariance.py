@@ -68,6 +68,27 @@ def last_token_scaled(x: torch.Tensor) -> torch.Tensor:
     return _attend(x, _scores(x) * scale[:, None])
 
 
+def _order_parity(x: torch.Tensor) -> float:
+    """+1 or -1: the parity of the permutation that sorts the tokens by their coordinate sum. Shuffling
+    the tokens by an even permutation keeps it, by an odd one flips it (ties have probability zero)."""
+    order = torch.argsort(x.sum(dim=-1), stable=True).tolist()
+    inversions = sum(a > b for i, a in enumerate(order) for b in order[i + 1:])
+    return 1.0 - 2.0 * (inversions % 2)
+
+
+def order_parity_attention(x: torch.Tensor) -> torch.Tensor:
+    """Attention scaled by 1 + parity / 2: it commutes with every even permutation and with no odd
+    one, so half of all permutations (a random one, with probability 1/2) cannot show that it
+    depends on the order: neither. (T, d) -> (T, d)."""
+    return plain_attention(x) * (1.0 + 0.5 * _order_parity(x))
+
+
+def order_parity_pooling(x: torch.Tensor) -> torch.Tensor:
+    """Mean pooling scaled the same way: unchanged by every even permutation, changed by every odd
+    one: neither. (T, d) -> (d,)."""
+    return mean_pooling(x) * (1.0 + 0.5 * _order_parity(x))
+
+
 # -- trusted prerequisites: an earlier exercise, for the exercises that call it -------------------
 # A later exercise's tests hand the learner's code this version as a black box in place of the
 # learner's own (grader.judge.proxy, TRUSTED_PREREQUISITES of the suite): one mistake costs once.

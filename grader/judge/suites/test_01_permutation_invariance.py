@@ -647,13 +647,17 @@ def test_unchanged_outputs_rejects_a_non_permutation(student):
 
 # -- position_probe_r2 --------------------------------------------------------------------------
 # The grader plants the layer: token-wise outputs y_t = mu_t + s_t (z_t A), z_t standard normal, whose
-# mean mu_t and spread s_t depend on the position in a known way. y given t is Gaussian, so the
-# population R^2 of the best predictor linear in (1, y_t, y_t^2) follows from its moments (below), in
-# closed form: the ground truth is known by construction, not by running a protocol.
+# mean mu_t and spread s_t depend on the position in a known way. The quantity is the R^2 on fresh
+# sequences of the least-squares read-out of t from (1, y_t, y_t^2) fitted to the given outputs. y given
+# t is Gaussian, so that read-out's error on fresh sequences follows from the layer's moments (below),
+# in closed form: the ground truth is known by construction, not by running a protocol.
 PROBE_TOLERANCE = 0.05
-"""Absolute tolerance on R^2. The planted outputs hold >= 3200 rows for <= 32 features: a probe scored
-on held-out sequences (or cross-validated) lands within about 0.02 of the population value, and so
-does one scored on its own rows; a read-out of y_t alone, or a constant, misses by 0.2 or more."""
+"""Absolute tolerance on R^2. With many rows per feature (>= 3200 rows for <= 32 features) any sound
+estimate lands within about 0.02. The few-rows cases (480 to 1280 rows for 49 to 97 features) are where
+an estimate must hold for sequences it was not given: a read-out scored on the rows it was fitted on
+overestimates by about 2p/N (0.1 or more there), while cross-validation over whole sequences with 5
+folds or more lands within about 0.03; a split in two halves fits on half the rows and underestimates
+by about p/N."""
 
 
 def _planted_layer(kind, seed, num_tokens, d):
@@ -679,12 +683,12 @@ def _planted_outputs(kind, seed, n, num_tokens, d, dtype=torch.float64):
     return (mu + s[:, None] * (z @ a)).to(dtype)  # (n, T, d)
 
 
-def _population_r2(kind, seed, num_tokens, d, *, squares=True):
-    """R^2 of the best predictor of t linear in (1, y_t, y_t^2) (or in (1, y_t)), t uniform on 0..T-1.
+def _feature_moments(kind, seed, num_tokens, d):
+    """(Cov(f), Cov(f, t), E[f], E[t]) of the features f = (y_t, y_t^2), t uniform on 0..T-1.
 
     With y | t ~ N(mu_t, s_t^2 S), S = A^T A: Cov(y_i, y_j) = s^2 S_ij, Cov(y_i, y_j^2) = 2 mu_j s^2 S_ij,
     Cov(y_i^2, y_j^2) = 2 s^4 S_ij^2 + 4 mu_i mu_j s^2 S_ij (Isserlis); the total covariance adds the
-    spread of the conditional means, and R^2 = c^T C^-1 c / Var(t) with c = Cov(features, t).
+    spread of the conditional means.
     """
     mu, s, a = _planted_layer(kind, seed, num_tokens, d)
     sig = a.T @ a
@@ -697,17 +701,38 @@ def _population_r2(kind, seed, num_tokens, d, *, squares=True):
         within += torch.cat([torch.cat([yy, yq], 1), torch.cat([yq.T, qq], 1)], 0) / num_tokens
     centred = means - means.mean(0)
     total = within + centred.T @ centred / num_tokens
-    c = centred.T @ (t - t.mean()) / num_tokens
+    return total, centred.T @ (t - t.mean()) / num_tokens, means.mean(0), t.mean()
+
+
+def _population_r2(kind, seed, num_tokens, d, *, squares=True):
+    """R^2 of the best predictor of t linear in (1, y_t, y_t^2) (or in (1, y_t)): c^T C^-1 c / Var(t)."""
+    total, c, _, _ = _feature_moments(kind, seed, num_tokens, d)
+    t = torch.arange(num_tokens, dtype=torch.float64)
     keep = slice(None) if squares else slice(0, d)
     value = c[keep] @ torch.linalg.solve(total[keep, keep], c[keep])
     return (value / ((t - t.mean()) ** 2).mean()).item()
+
+
+def _fitted_r2(outputs, kind, seed):
+    """R^2 on fresh sequences of the layer of the least-squares read-out of t from (1, y_t, y_t^2)
+    fitted to ``outputs`` (n, T, d): 1 - E[(b + f.w - t)^2] / Var(t), from the layer's moments."""
+    n, num_tokens, d = outputs.shape
+    y = outputs.double()
+    features = torch.cat([y, y ** 2, torch.ones(n, num_tokens, 1, dtype=torch.float64)], -1).reshape(-1, 2 * d + 1)
+    t = torch.arange(num_tokens, dtype=torch.float64)
+    fit = torch.linalg.lstsq(features, t.repeat(n)[:, None]).solution[:, 0]
+    w, b = fit[:-1], fit[-1]
+    total, cross, mean, _ = _feature_moments(kind, seed, num_tokens, d)
+    variance = ((t - t.mean()) ** 2).mean()
+    error = w @ total @ w - 2 * w @ cross + variance + (b + w @ mean - t.mean()) ** 2
+    return 1.0 - (error / variance).item()
 
 
 def _expect_probe(student, kind, seed, n, num_tokens, d, *, dtype=torch.float64, layout="contiguous"):
     outputs = _planted_outputs(kind, seed, n, num_tokens, d, dtype)
     got = student.position_probe_r2(laid_out(outputs, layout))
     expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")
-    want = _population_r2(kind, seed, num_tokens, d)
+    want = _fitted_r2(outputs, kind, seed)
     linear_only = _population_r2(kind, seed, num_tokens, d, squares=False)
     what = f"R^2 for a planted layer ({n} sequences of {num_tokens} tokens, d = {d})"
     if not within(got, want, atol=PROBE_TOLERANCE, what=what):
@@ -715,7 +740,8 @@ def _expect_probe(student, kind, seed, n, num_tokens, d, *, dtype=torch.float64,
         if within(got, linear_only, atol=PROBE_TOLERANCE, what=what) and abs(want - linear_only) > PROBE_TOLERANCE:
             hint = " (it matches a read-out of y_t alone, without the squares)"
         side = "above" if got > want else "below"
-        fail(f"{what}: got {got:.3f}, {side} the layer's population R^2 by more than {PROBE_TOLERANCE}{hint}")
+        fail(f"{what}: got {got:.3f}, {side} the R^2 that the read-out fitted to these outputs has on fresh "
+             f"sequences by more than {PROBE_TOLERANCE}{hint}")
 
 
 @pytest.mark.exercise("position_probe_r2", points=2, public=True)
@@ -724,25 +750,33 @@ def test_probe_r2_of_a_layer_whose_mean_moves(student):
     _expect_probe(student, "mean", 81, 300, 12, 8)
 
 
-@pytest.mark.exercise("position_probe_r2", points=4)
+@pytest.mark.exercise("position_probe_r2", points=2)
 def test_probe_r2_of_a_layer_whose_spread_shrinks(student):
     """A planted layer whose outputs only shrink with the position, as causal averaging makes them."""
     _expect_probe(student, "spread", 82, 300, 16, 12)
 
 
-@pytest.mark.exercise("position_probe_r2", points=3)
+@pytest.mark.exercise("position_probe_r2", points=1)
 def test_probe_r2_of_a_layer_with_both(student):
     """A planted layer whose mean and spread both depend on the position."""
     _expect_probe(student, "both", 83, 250, 16, 16)
 
 
-@pytest.mark.exercise("position_probe_r2", points=2)
-def test_probe_r2_of_a_layer_without_position(student):
-    """A planted layer that ignores the position: R^2 near 0."""
-    _expect_probe(student, "none", 84, 250, 16, 16)
+# Few rows for many features: what the read-out learnt from these rows' noise does not hold on fresh
+# sequences, and an estimate scored on the rows it was fitted on is off by 0.1 or more.
+@pytest.mark.exercise("position_probe_r2", points=4)
+def test_probe_r2_of_a_layer_without_position_from_few_sequences(student):
+    """A planted layer that ignores the position, 80 sequences of 16 tokens, d = 48: the fitted read-out explains nothing new."""
+    _expect_probe(student, "none", 84, 80, 16, 48)
 
 
-@pytest.mark.exercise("position_probe_r2", points=2)
+@pytest.mark.exercise("position_probe_r2", points=3)
+def test_probe_r2_of_a_layer_whose_mean_moves_from_few_sequences(student):
+    """A planted layer whose mean moves with the position, 40 sequences of 12 tokens, d = 24."""
+    _expect_probe(student, "mean", 85, 40, 12, 24)
+
+
+@pytest.mark.exercise("position_probe_r2", points=1)
 @grading(max_examples=4)
 @given(kind=st.sampled_from(["mean", "spread", "both"]), num_tokens=st.integers(8, 20), d=st.integers(2, 12),
        dtype=dtypes("float32", "float64"), layout=layouts("contiguous", "transposed", "strided"), seed=seeds())
@@ -766,8 +800,8 @@ def test_probe_r2_rejects_outputs_that_are_not_sequences(student):
 # cases are in grader/judge/hidden/permutation_invariance.py, the public one in grader/fixtures. The named
 # tests own the functions built to fool a detector; the property test draws from the others.
 _SYMMETRY = {"plain_attention": "equivariant", "tokenwise_mlp": "equivariant", "mean_pooling": "invariant",
-             "query_pooling": "invariant", "causal_attention": "neither", "absolute_bias": "neither",
-             "position_scaled_scores": "neither"}
+             "query_pooling": "invariant", "broadcast_mean": "invariant", "causal_attention": "neither",
+             "absolute_bias": "neither", "position_scaled_scores": "neither", "symmetric_relative_bias": "neither"}
 
 
 def _sequence_function(x):
@@ -790,21 +824,9 @@ def test_symmetry_of_plain_attention(student):
 
 
 @pytest.mark.exercise("symmetry_of", points=1)
-def test_symmetry_of_a_reversal_symmetric_bias(student):
-    """A score bias -|i - j| commutes with reversing the sequence, yet depends on position: neither."""
-    _expect_symmetry(student, hidden.symmetric_relative_bias, "neither", 6, 4)
-
-
-@pytest.mark.exercise("symmetry_of", points=1)
 def test_symmetry_of_a_last_position_effect(student):
     """Only the last position's scores are scaled (10 tokens): neither, though swapping tokens 0 and 1 cannot show it."""
     _expect_symmetry(student, hidden.last_token_scaled, "neither", 10, 3)
-
-
-@pytest.mark.exercise("symmetry_of", points=1)
-def test_symmetry_of_a_sequence_output_that_never_changes(student):
-    """The mean token repeated at every position: a (T, d) output that no shuffle changes is invariant."""
-    _expect_symmetry(student, hidden.broadcast_mean, "invariant", 5, 3)
 
 
 @pytest.mark.exercise("symmetry_of", points=1)
@@ -813,9 +835,29 @@ def test_symmetry_of_a_small_position_effect(student):
     _expect_symmetry(student, hidden.absolute_bias, "neither", 6, 4, scale=1e-4)
 
 
-@pytest.mark.exercise("symmetry_of", points=4)
+# Half of all permutations cannot show the parity functions: they commute with every even
+# permutation (the reversal of 9 tokens, every cyclic shift of them, and a random permutation with
+# probability 1/2 are even) and with no odd one (a swap of two tokens is odd). A detector that tries
+# one permutation is right on each with probability 1/2 at best; one that tries several, or a
+# transposition, is right. Each test pairs one with a function of the other verdict, so that no
+# constant answer passes it.
+@pytest.mark.exercise("symmetry_of", points=3)
+def test_symmetry_of_an_effect_only_odd_permutations_show(student):
+    """Attention scaled by the parity of the tokens' order (9 tokens) is neither, though no even permutation shows it; a token-wise MLP is equivariant."""
+    _expect_symmetry(student, hidden.order_parity_attention, "neither", 9, 3)
+    _expect_symmetry(student, hidden.tokenwise_mlp, "equivariant", 9, 3)
+
+
+@pytest.mark.exercise("symmetry_of", points=2)
+def test_symmetry_of_a_pooling_only_odd_permutations_change(student):
+    """Pooled attention scaled by the parity of the tokens' order (9 tokens) is neither, though every even permutation leaves it unchanged; plain pooling is invariant."""
+    _expect_symmetry(student, hidden.order_parity_pooling, "neither", 9, 5)
+    _expect_symmetry(student, hidden.mean_pooling, "invariant", 9, 5)
+
+
+@pytest.mark.exercise("symmetry_of", points=1)
 @grading(max_examples=10)
 @given(name=st.sampled_from(sorted(_SYMMETRY)), num_tokens=st.integers(2, 9), d_model=st.sampled_from([1, 2, 5, 8]))
 def test_symmetry_of_hidden_functions(student, name, num_tokens, d_model):
-    """Hidden attention variants (pooling, masks, position vectors, position-dependent scales), any T >= 2 and width."""
+    """Hidden attention variants (pooling, masks, position vectors and biases, position-dependent scales), any T >= 2 and width."""
     _expect_symmetry(student, getattr(hidden, name), _SYMMETRY[name], num_tokens, d_model)

@@ -594,10 +594,25 @@ def test_leaky_protocol_unshuffled_split(student):
     _expect_verdict(student, hidden.unshuffled_split, False, "trains on the first half of the rows as given, without a shuffle")
 
 
+# Selecting features with every row's labels is a leak whose size depends on the shape of the data:
+# about 0.03 above chance for the docstring's example (N = 200, d = 20, C = 4), within what one setting
+# of 30 calls can tell from a fair protocol's scatter, and about 0.1 for few rows, many features and
+# two classes (N = 100, d = 64, C = 2). A detector that tries only the example misses it; one that
+# varies N, d and C finds it. The same selection made on the training half is fair, and the pair
+# keeps a constant verdict from passing.
+@pytest.mark.exercise("is_fair_protocol", points=7)
+def test_leaky_protocol_feature_selection_on_all_rows(student):
+    """Features chosen with every row's labels, then a fair split, leak (more with few rows and many features); chosen on the training half, they do not."""
+    _expect_verdict(student, hidden.selected_on_all_rows, False,
+                    "keeps the 2 features that best separate the classes over all rows, then splits")
+    _expect_verdict(student, hidden.selected_on_training_rows, True,
+                    "keeps the 2 features that best separate the classes over the training half only, then splits")
+
+
 # A verdict that does not depend on the protocol (a constant) is every mistake at once: the tests above
 # charge each leak, or each fair protocol, once, so a constant would keep more than half the points.
 # This test charges it.
-@pytest.mark.exercise("is_fair_protocol", points=3)
+@pytest.mark.exercise("is_fair_protocol", points=1)
 def test_verdict_depends_on_the_protocol(student, request):
     """The verdict depends on the protocol: a fair split and a protocol that scores rows it was fitted on do not
     both get the same verdict (two such pairs)."""
@@ -959,8 +974,32 @@ def _planted_terms(pattern, batch, t, seed):
     return torch.stack(slots)  # (4, batch, t, t)
 
 
-def _expect_pattern(student, pattern, batch, t, seed, *, layout="contiguous", dtype=torch.float64):
-    terms = _planted_terms(pattern, batch, t, seed)
+# A pattern that spreads over several keys: each query attends to a window of half its keys, which
+# one term lifts by 6; a small term (std 0.3) decides which key of the window gets the largest weight,
+# and where that small term alone would put the attention (nearly uniform over every key) is nowhere
+# near where the sum puts it. The term that decides where the attention goes is the window: a term
+# chosen by how often its largest entry is the sum's largest entry picks the small one.
+def _spread_terms(pattern, batch, t, seed):
+    gen = torch.Generator().manual_seed(seed)
+    rand = lambda *shape: torch.randn(*shape, generator=gen, dtype=torch.float64)  # noqa: E731
+    width = t // 2
+    start = torch.randint(0, t - width + 1, (batch, t, 1), generator=gen)   # (batch, T, 1) per query
+    keys = torch.arange(t)
+    parts = [6.0 * ((keys >= start) & (keys < start + width)).double(),    # the pattern: a window
+             0.3 * rand(batch, t, t),                                       # decides the largest key only
+             20.0 + 8.0 * rand(batch, t, 1).expand(batch, t, t),            # big, constant along each row
+             0.05 * rand(batch, t, t)]                                      # faint
+    order = torch.randperm(3, generator=gen).tolist()
+    slots = [None] * 4
+    slots[pattern] = parts[0]
+    for k, i in zip([k for k in range(4) if k != pattern], order):
+        slots[k] = parts[1 + i]
+    return torch.stack(slots)  # (4, batch, t, t)
+
+
+def _expect_pattern(student, pattern, batch, t, seed, *, layout="contiguous", dtype=torch.float64,
+                    planted=_planted_terms):
+    terms = planted(pattern, batch, t, seed)
     got = student.pattern_term(laid_out(terms.to(dtype), layout))
     expect_true(isinstance(got, int) and not isinstance(got, bool),
                 f"pattern_term should return a Python int, not {got!r}")
@@ -971,6 +1010,9 @@ def _expect_pattern(student, pattern, batch, t, seed, *, layout="contiguous", dt
         hint = " (it is the term largest in size; the softmax ignores what is constant along a row)"
     elif got == int(spread.argmax()):
         hint = " (it is the term with the largest spread over the keys; look at what the sum does)"
+    elif got == int(max(range(4), key=lambda k: (terms[k].argmax(-1) == terms.sum(0).argmax(-1)).double().mean())):
+        hint = (" (its largest entry is most often the sum's largest: but where does the attention go over"
+                " all the keys?)")
     expect_true(got == pattern, f"pattern_term(<planted terms, {batch} sequences of {t} tokens>) = {got}: the planted "
                 f"pattern is term {pattern}{hint}")
 
@@ -981,7 +1023,7 @@ def test_pattern_term_of_planted_terms(student):
     _expect_pattern(student, 3, 8, 12, 351)
 
 
-@pytest.mark.exercise("pattern_term", points=4)
+@pytest.mark.exercise("pattern_term", points=1)
 @grading(max_examples=6)
 @given(pattern=st.sampled_from([0, 1, 2]), batch=st.integers(1, 6), t=st.integers(6, 16),
        dtype=dtypes("float32", "float64"), layout=layouts("contiguous", "transposed", "strided"), seed=seeds())
@@ -990,7 +1032,15 @@ def test_pattern_term_elsewhere(student, pattern, batch, t, dtype, layout, seed)
     _expect_pattern(student, pattern, batch, t, seed, layout=layout, dtype=FLOAT_DTYPES[dtype])
 
 
-@pytest.mark.exercise("pattern_term", points=2)
+@pytest.mark.exercise("pattern_term", points=4)
+@grading(max_examples=4)
+@given(pattern=st.sampled_from([0, 1, 2, 3]), batch=st.integers(2, 6), t=st.integers(10, 16), seed=seeds())
+def test_pattern_term_when_the_pattern_spreads_over_keys(student, pattern, batch, t, seed):
+    """The pattern a window of keys per query, a small term deciding only which key of it is largest."""
+    _expect_pattern(student, pattern, batch, t, seed, planted=_spread_terms)
+
+
+@pytest.mark.exercise("pattern_term", points=1)
 def test_pattern_term_with_one_sequence_and_no_batch_axis(student):
     """Terms (4, T, T) of one sequence, the pattern in term 1."""
     _expect_pattern(student, 1, 1, 10, 352)
