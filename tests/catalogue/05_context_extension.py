@@ -1011,13 +1011,19 @@ WRONG_ANSWERS += [
     verdict = "lower" if abs(mean + 0.0317) < 1e-4 else "tie"
     return {"verdict": verdict, "difference": (mean, low, high)}
 '''), costs=6, min_lost=0.5),
-    # test_verdict_seed_noise_is_not_a_difference owns the verdict, test_verdict_difference_and_interval the
-    # width: the one interval judged twice
+    # The exercise's core mistake (the runs' spread read as a difference): every test whose tie has runs that
+    # differ (the public one, windows paired, seed noise) fails on it, and test_verdict_difference_and_interval
+    # owns the width. It must cost at least half.
     WrongAnswer("fine_tune_verdict", "seeds ignored: an interval over the windows of the runs' mean difference", _ftv('''
     per_window = d.mean(0)
     mean, low, high = _interval(d, per_window.std(ddof=1) / np.sqrt(d.shape[1]))
     return {"verdict": _read(low, high), "difference": (mean, low, high)}
-'''), costs=2, min_lost=0.25),
+'''), costs=4, min_lost=0.5),
+    WrongAnswer("fine_tune_verdict", "the textbook paired t interval over every (seed, window) difference", _ftv('''
+    flat = d.ravel()
+    mean, low, high = _interval(d, flat.std(ddof=1) / np.sqrt(flat.size), _t975(flat.size - 1))
+    return {"verdict": _read(low, high), "difference": (mean, low, high)}
+'''), costs=4, min_lost=0.5),
     WrongAnswer("fine_tune_verdict", "windows unpaired: each arm's window means as independent samples", _ftv('''
     se = np.sqrt(d.mean(1).var(ddof=1) / d.shape[0]
                  + (a.mean(0).var(ddof=1) + b.mean(0).var(ddof=1)) / d.shape[1])

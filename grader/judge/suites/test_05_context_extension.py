@@ -1717,8 +1717,10 @@ def _expect_verdict(student, cases, *, what_case):
 
 @pytest.mark.exercise("fine_tune_verdict", points=2, public=True)
 def test_verdict_public_cases(student):
-    """Two cases shaped like the chapter's (3 seeds x 78 windows of varied difficulty): A clearly lower, then a tie."""
-    _expect_verdict(student, [("lower", 3, 78, dict(difficulty=0.02)), ("tie", 3, 78, dict(difficulty=0.02))],
+    """Two cases shaped like the chapter's (3 seeds x 78 windows of varied difficulty): A clearly lower, then a tie
+    whose runs differ by more than the windows' noise (an interval over the windows alone calls it a difference)."""
+    _expect_verdict(student, [("lower", 3, 78, dict(difficulty=0.02)),
+                              ("tie", 3, 78, dict(difficulty=0.02, offset=0.02, noise=0.005, traps=("seed_blind",)))],
                     what_case="public case")
 
 
@@ -1726,9 +1728,10 @@ def test_verdict_public_cases(student):
 @pytest.mark.exercise("fine_tune_verdict", points=5)
 def test_verdict_windows_are_paired(student):
     """The windows' difficulty, shared by both arms, is far larger than the difference (4 x 40 and 3 x 60): a
-    real difference either way, which an interval that ignores the pairing of the windows misses; and a tie."""
+    real difference either way, which an interval that ignores the pairing of the windows misses; and a tie whose
+    runs differ (which an interval over the windows alone takes for a difference)."""
     _expect_verdict(student, [("higher", 4, 40, dict(difficulty=0.3, traps=("unpaired",))),
-                              ("tie", 4, 40, dict(difficulty=0.3)),
+                              ("tie", 4, 40, dict(difficulty=0.3, offset=0.02, noise=0.005, traps=("seed_blind",))),
                               ("lower", 3, 60, dict(difficulty=0.3, traps=("unpaired",)))],
                     what_case="windows of very different difficulty")
 
