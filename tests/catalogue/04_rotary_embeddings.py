@@ -146,17 +146,17 @@ def rope_inv_freq(head_dim, base=10000.0):
     # -- rope_rotation_matrix --------------------------------------------------------------------
     WrongAnswer("rope_rotation_matrix", "sign of sin flipped (transpose)", _MATRIX_HEAD + '''
     angles = -float(position) * base ** (-2 * j / head_dim)
-''' + _MATRIX_TAIL, feedback="sign of sin flipped"),
+''' + _MATRIX_TAIL, feedback="sign of sin flipped", min_lost=0.5),
     WrongAnswer("rope_rotation_matrix", "layout swapped", _MATRIX_HEAD + '''
     angles = float(position) * base ** (-2 * j / head_dim)
     interleaved = not interleaved
-''' + _MATRIX_TAIL, feedback="layout swapped"),
+''' + _MATRIX_TAIL, feedback="layout swapped", min_lost=0.5),
     WrongAnswer("rope_rotation_matrix", "exponent j/d", _MATRIX_HEAD + '''
     angles = float(position) * base ** (-j / head_dim)
 ''' + _MATRIX_TAIL, feedback="exponent -j/d"),
     WrongAnswer("rope_rotation_matrix", "position off by one", _MATRIX_HEAD + '''
     angles = float(position + 1) * base ** (-2 * j / head_dim)
-''' + _MATRIX_TAIL, feedback="position off by one"),
+''' + _MATRIX_TAIL, feedback="position off by one", min_lost=0.5),
     WrongAnswer("rope_rotation_matrix", "default layout half-split (interleaved=False)",
                 _MATRIX_HEAD.replace("interleaved=True", "interleaved=False") + '''
     angles = float(position) * base ** (-2 * j / head_dim)
@@ -173,7 +173,7 @@ def rope_inv_freq(head_dim, base=10000.0):
     WrongAnswer("rope_cos_sin", "positions off by one", _COS_SIN_HEAD + '''
     angles = (position_ids.float()[..., None] + 1) * torch.as_tensor(inv_freq).float()
     return angles.cos() * attention_factor, angles.sin() * attention_factor
-''', feedback="positions off by one"),
+''', feedback="positions off by one", min_lost=0.5),
     WrongAnswer("rope_cos_sin", "cos and sin swapped", _COS_SIN_HEAD + '''
     angles = position_ids.float()[..., None] * torch.as_tensor(inv_freq).float()
     return angles.sin() * attention_factor, angles.cos() * attention_factor
@@ -181,7 +181,7 @@ def rope_inv_freq(head_dim, base=10000.0):
     WrongAnswer("rope_cos_sin", "sign of sin flipped", _COS_SIN_HEAD + '''
     angles = position_ids.float()[..., None] * torch.as_tensor(inv_freq).float()
     return angles.cos() * attention_factor, -angles.sin() * attention_factor
-''', feedback="sign of sin flipped"),
+''', feedback="sign of sin flipped", min_lost=0.5),
     WrongAnswer("rope_cos_sin", "attention_factor scales the angles", _COS_SIN_HEAD + '''
     angles = position_ids.float()[..., None] * attention_factor * torch.as_tensor(inv_freq).float()
     return angles.cos(), angles.sin()
@@ -204,7 +204,7 @@ def rope_inv_freq(head_dim, base=10000.0):
         a, b = xf[..., :half], xf[..., half:]
         out = torch.cat((a * c - b * s, a * s + b * c), dim=-1)
     return out.to(x.dtype)
-''', feedback="sign of sin flipped"),
+''', feedback="sign of sin flipped", min_lost=0.5),
     WrongAnswer("apply_rope", "layout swapped", _APPLY_HEAD + '''
     xf, c, s = x.to(dt), cos.to(dt), sin.to(dt)
     if not interleaved:
@@ -214,7 +214,7 @@ def rope_inv_freq(head_dim, base=10000.0):
         a, b = xf[..., :half], xf[..., half:]
         out = torch.cat((a * c - b * s, a * s + b * c), dim=-1)
     return out.to(x.dtype)
-''', feedback="layout swapped"),
+''', feedback="layout swapped", min_lost=0.5),
     WrongAnswer("apply_rope", "rotate_half without the minus sign", _APPLY_HEAD + '''
     xf = x.to(dt)
     c, s = torch.cat((cos, cos), -1).to(dt), torch.cat((sin, sin), -1).to(dt)

@@ -109,6 +109,12 @@ WRONG_ANSWERS = [
     WrongAnswer("linear_scaling_inv_freq", "divided by scale squared", _PI + '''
     return (inv_freq.double() / scale ** 2).float()
 ''', feedback="scale squared"),
+    # A core mistake (DESIGN: at least half): the base scaled as NTK-aware does, without its exponent, so pair i is
+    # divided by s^(2i/d) instead of every pair by s; the public test of the values owns it.
+    WrongAnswer("linear_scaling_inv_freq", "PI applied to the base (base * scale) instead of the positions", _PI + '''
+    i = torch.arange(len(inv_freq), dtype=torch.float64)
+    return (inv_freq.double() * scale ** (-i / len(inv_freq))).float()
+''', feedback="PI applied to the base", min_lost=0.5),
     WrongAnswer("linear_scaling_inv_freq", "integer scale", _PI + '''
     return (inv_freq.double() / int(scale)).float()
 ''', feedback="truncated to an integer"),

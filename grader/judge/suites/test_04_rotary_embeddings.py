@@ -217,7 +217,7 @@ def test_inv_freq_shape_and_dtype(student):
 MATRIX_ATOL = 1e-6
 
 
-@pytest.mark.exercise("rope_rotation_matrix", points=3, public=True)
+@pytest.mark.exercise("rope_rotation_matrix", points=6, public=True)  # the defining property: at least half
 def test_rotation_matrix_values(student):
     """R_m matches the float64 rotation at positions 3, 5 and 1000, both layouts, bases 1e4 and 5e5.
 
@@ -317,7 +317,7 @@ def _expect_tables(got, positions, inv_freq, factor=1.0, *, atol, what="rope_cos
                      accepted=accepted)
 
 
-@pytest.mark.exercise("rope_cos_sin", points=2, public=True)
+@pytest.mark.exercise("rope_cos_sin", points=5, public=True)  # the defining property: at least half
 def test_cos_sin_values(student):
     """cos and sin of m*theta_j for positions 0..5, two shifted sequences (2, 5), and positions up to 4095.
 
@@ -381,7 +381,7 @@ def _apply(student, *args, **kwargs):
         student.may_modify_arguments = False
 
 
-@pytest.mark.exercise("apply_rope", points=2, public=True)
+@pytest.mark.exercise("apply_rope", points=7, public=True)  # the defining property: at least half
 def test_apply_rope_values(student):
     """Pairs rotated by m*theta_j, half-split (j, j + d/2) and interleaved (2j, 2j+1), head_dim 8 and 64.
 

@@ -105,10 +105,12 @@ def _pi_mistakes(theta, s):
     return {"multiplied by scale instead of divided": theta * s,
             "divided by scale squared": theta / s ** 2,
             "scale truncated to an integer": theta / int(s),
-            "divided by (scale - 1)": theta / (s - 1) if s != 1 else theta}
+            "divided by (scale - 1)": theta / (s - 1) if s != 1 else theta,
+            "PI applied to the base (base * scale) instead of the positions":
+                theta * s ** (-torch.arange(len(theta), dtype=theta.dtype) / len(theta))}
 
 
-@pytest.mark.exercise("linear_scaling_inv_freq", points=2, public=True)
+@pytest.mark.exercise("linear_scaling_inv_freq", points=7, public=True)  # the defining property: at least half
 def test_pi_divides_every_frequency(student):
     """linear_scaling_inv_freq(theta, 4) is theta / 4 for head_dim 16, base 1e4."""
     theta = _theta(16, 1e4)
