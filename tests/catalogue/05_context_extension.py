@@ -109,6 +109,12 @@ WRONG_ANSWERS = [
     WrongAnswer("linear_scaling_inv_freq", "divided by scale squared", _PI + '''
     return (inv_freq.double() / scale ** 2).float()
 ''', feedback="scale squared"),
+    # A core mistake (DESIGN: at least half): the base scaled as NTK-aware does, without its exponent, so pair i is
+    # divided by s^(2i/d) instead of every pair by s; the public test of the values owns it.
+    WrongAnswer("linear_scaling_inv_freq", "PI applied to the base (base * scale) instead of the positions", _PI + '''
+    i = torch.arange(len(inv_freq), dtype=torch.float64)
+    return (inv_freq.double() * scale ** (-i / len(inv_freq))).float()
+''', feedback="PI applied to the base", min_lost=0.5),
     WrongAnswer("linear_scaling_inv_freq", "integer scale", _PI + '''
     return (inv_freq.double() / int(scale)).float()
 ''', feedback="truncated to an integer"),
@@ -1011,13 +1017,19 @@ WRONG_ANSWERS += [
     verdict = "lower" if abs(mean + 0.0317) < 1e-4 else "tie"
     return {"verdict": verdict, "difference": (mean, low, high)}
 '''), costs=6, min_lost=0.5),
-    # test_verdict_seed_noise_is_not_a_difference owns the verdict, test_verdict_difference_and_interval the
-    # width: the one interval judged twice
+    # The exercise's core mistake (the runs' spread read as a difference): every test whose tie has runs that
+    # differ (the public one, windows paired, seed noise) fails on it, and test_verdict_difference_and_interval
+    # owns the width. It must cost at least half.
     WrongAnswer("fine_tune_verdict", "seeds ignored: an interval over the windows of the runs' mean difference", _ftv('''
     per_window = d.mean(0)
     mean, low, high = _interval(d, per_window.std(ddof=1) / np.sqrt(d.shape[1]))
     return {"verdict": _read(low, high), "difference": (mean, low, high)}
-'''), costs=2, min_lost=0.25),
+'''), costs=4, min_lost=0.5),
+    WrongAnswer("fine_tune_verdict", "the textbook paired t interval over every (seed, window) difference", _ftv('''
+    flat = d.ravel()
+    mean, low, high = _interval(d, flat.std(ddof=1) / np.sqrt(flat.size), _t975(flat.size - 1))
+    return {"verdict": _read(low, high), "difference": (mean, low, high)}
+'''), costs=4, min_lost=0.5),
     WrongAnswer("fine_tune_verdict", "windows unpaired: each arm's window means as independent samples", _ftv('''
     se = np.sqrt(d.mean(1).var(ddof=1) / d.shape[0]
                  + (a.mean(0).var(ddof=1) + b.mean(0).var(ddof=1)) / d.shape[1])

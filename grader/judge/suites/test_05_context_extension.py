@@ -105,10 +105,12 @@ def _pi_mistakes(theta, s):
     return {"multiplied by scale instead of divided": theta * s,
             "divided by scale squared": theta / s ** 2,
             "scale truncated to an integer": theta / int(s),
-            "divided by (scale - 1)": theta / (s - 1) if s != 1 else theta}
+            "divided by (scale - 1)": theta / (s - 1) if s != 1 else theta,
+            "PI applied to the base (base * scale) instead of the positions":
+                theta * s ** (-torch.arange(len(theta), dtype=theta.dtype) / len(theta))}
 
 
-@pytest.mark.exercise("linear_scaling_inv_freq", points=2, public=True)
+@pytest.mark.exercise("linear_scaling_inv_freq", points=7, public=True)  # the defining property: at least half
 def test_pi_divides_every_frequency(student):
     """linear_scaling_inv_freq(theta, 4) is theta / 4 for head_dim 16, base 1e4."""
     theta = _theta(16, 1e4)
@@ -1717,8 +1719,10 @@ def _expect_verdict(student, cases, *, what_case):
 
 @pytest.mark.exercise("fine_tune_verdict", points=2, public=True)
 def test_verdict_public_cases(student):
-    """Two cases shaped like the chapter's (3 seeds x 78 windows of varied difficulty): A clearly lower, then a tie."""
-    _expect_verdict(student, [("lower", 3, 78, dict(difficulty=0.02)), ("tie", 3, 78, dict(difficulty=0.02))],
+    """Two cases shaped like the chapter's (3 seeds x 78 windows of varied difficulty): A clearly lower, then a tie
+    whose runs differ by more than the windows' noise (an interval over the windows alone calls it a difference)."""
+    _expect_verdict(student, [("lower", 3, 78, dict(difficulty=0.02)),
+                              ("tie", 3, 78, dict(difficulty=0.02, offset=0.02, noise=0.005, traps=("seed_blind",)))],
                     what_case="public case")
 
 
@@ -1726,9 +1730,10 @@ def test_verdict_public_cases(student):
 @pytest.mark.exercise("fine_tune_verdict", points=5)
 def test_verdict_windows_are_paired(student):
     """The windows' difficulty, shared by both arms, is far larger than the difference (4 x 40 and 3 x 60): a
-    real difference either way, which an interval that ignores the pairing of the windows misses; and a tie."""
+    real difference either way, which an interval that ignores the pairing of the windows misses; and a tie whose
+    runs differ (which an interval over the windows alone takes for a difference)."""
     _expect_verdict(student, [("higher", 4, 40, dict(difficulty=0.3, traps=("unpaired",))),
-                              ("tie", 4, 40, dict(difficulty=0.3)),
+                              ("tie", 4, 40, dict(difficulty=0.3, offset=0.02, noise=0.005, traps=("seed_blind",))),
                               ("lower", 3, 60, dict(difficulty=0.3, traps=("unpaired",)))],
                     what_case="windows of very different difficulty")
 
