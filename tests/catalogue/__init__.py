@@ -47,10 +47,6 @@ class WrongAnswer:
     sets ``COSTS_ONCE``): one test owns each property, so one unless the entry is several
     mistakes at once (a comment beside the entry says which tests own them). Public checks are
     not counted: each fails on every mistake its own inputs reveal."""
-    min_lost: float = 0.0
-    """The least share of its exercise's points the entry must lose (0.5 for a shallow answer to a
-    thinking exercise: a constant, the notebook's own recipe, the public case hard-coded...;
-    DESIGN.md "Grading rules that keep it fair")."""
     core: bool = False
     """A core mistake (DESIGN.md "A core mistake costs at least half"): it breaks the exercise's
     defining property, so ``tests/test_catalogue.py`` holds it to losing at least half of the
