@@ -59,7 +59,8 @@ def run() -> str:
     last = next(i for i, line in enumerate(lines) if line.startswith("Total:"))
     kept, machine = [], False
     for line in lines[first:last + 1]:  # which confinement held depends on the machine: left out
-        machine = line.startswith("  learner code confined by:") or (machine and line.startswith("    "))
+        said = line.lstrip().startswith("learner code confined by:")  # under the table or a notebook
+        machine = said or (machine and line.startswith("  ") and not line.lstrip().startswith(("=", "Total")))
         if not machine:
             kept.append(line)
     return "\n".join(kept)

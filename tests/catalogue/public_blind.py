@@ -13,6 +13,24 @@ from __future__ import annotations
 
 PUBLIC_BLIND: dict[str, dict[tuple[str, str], str]] = {
     '01_permutation_invariance': {
+        ('symmetry_of', 'shallow: one random permutation, as the released cells try'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Attention '
+            "scaled by the parity of the tokens' order (9 tokens) is neither, though no even "
+            'permutation shows it; a token-wise MLP is equivariant; Pooled attention scaled by the '
+            "parity of the tokens' order (9 tokens) is neither, though every even permutation "
+            'leaves it unchanged; plain pooling is invariant; Hidden attention variants (pooling, '
+            'masks, position vectors and biases, position-dependent scales), any T >= 2 and width',
+        ('symmetry_of', 'shallow: one cyclic shift of the tokens'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Attention '
+            "scaled by the parity of the tokens' order (9 tokens) is neither, though no even "
+            'permutation shows it; a token-wise MLP is equivariant; Pooled attention scaled by the '
+            "parity of the tokens' order (9 tokens) is neither, though every even permutation "
+            'leaves it unchanged; plain pooling is invariant',
+        ('position_probe_r2', 'shallow: fit and score on every row (an in-sample R^2)'):
+            'only inputs the public checks do not use show it; the hidden tests that do: A planted '
+            'layer that ignores the position, 80 sequences of 16 tokens, d = 48: the fitted read-'
+            'out explains nothing new; A planted layer whose mean moves with the position, 40 '
+            'sequences of 12 tokens, d = 24',
         ('scaled_dot_product_attention', 'naive softmax that overflows'):
             'only inputs the public checks do not use show it; the hidden tests that do: Scores '
             'around 1e3 give finite outputs (the softmax must not overflow)',
@@ -363,6 +381,15 @@ PUBLIC_BLIND: dict[str, dict[tuple[str, str], str]] = {
             'least 1.2 apart: the top threshold',
     },
     '03_addition_vs_concatenation': {
+        ('is_fair_protocol',
+         "shallow: the docstring's example shape only (N = 200, d = 20, C = 4)"):
+            'only inputs the public checks do not use show it; the hidden tests that do: Features '
+            "chosen with every row's labels, then a fair split, leak (more with few rows and many "
+            'features); chosen on the training half, they do not',
+        ('pattern_term', "shallow: how often a term's largest key is the sum's (argmax agreement)"):
+            'only inputs the public checks do not use show it; the hidden tests that do: The '
+            'pattern a window of keys per query, a small term deciding only which key of it is '
+            'largest',
         ('embed', 'negative ids wrap around'):
             'only inputs the public checks do not use show it; the hidden tests that do: '
             'ValueError for: an unknown mode ("sum", "Add", "concatenate", ""), "add" with d_tok '
@@ -555,6 +582,24 @@ PUBLIC_BLIND: dict[str, dict[tuple[str, str], str]] = {
             'settings: the smaller accuracy is 0.85 or more on average',
     },
     '04_rotary_embeddings': {
+        ('rope_base_for_context',
+         'a walk up a finer grid (steps of 1e-3 in log base), early stopping'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Unseen L '
+            'and head_dim: the criterion holds, at most 1.00001 times the smallest base that meets '
+            'it',
+        ('matching_pairs',
+         "every offset scanned for every pair (the docstring's definition, transcribed)"):
+            'only inputs the public checks do not use show it; the hidden tests that do: Level 0.5 '
+            'at other bases, widths and contexts (8k and 128k at base 5e5, 2k at 1e4 with head_dim '
+            '64, ...,; Levels other than 0.5 (0.9, 0.2, 0.7, 0.95, 0.8), at several bases, widths '
+            'and contexts (up to 10^9 tokens); Any context, base from 1e2 to 1e7, head width and '
+            "level: the count matches the grader's scan; level 0 or 1, an odd head_dim, base 1, "
+            'context_length 0: ValueError (context_length 1 still gets a count)',
+        ('rope_is_faithful',
+         'one prefill against a reference built from the config (no decode, no longer input)'):
+            'only inputs the public checks do not use show it; the hidden tests that do: On the '
+            'dynamic NTK configs: faithful RoPE is faithful; the three dynamic NTK bugs are broken;'
+            ' Decode steps rotated one position too far (prefill right) are broken, on any config',
         ('rope_inv_freq', 'no check for odd head_dim'):
             'only inputs the public checks do not use show it; the hidden tests that do: The '
             'promised ValueErrors of rope_inv_freq, with the valid edge cases beside them',
@@ -1022,12 +1067,6 @@ PUBLIC_BLIND: dict[str, dict[tuple[str, str], str]] = {
             ' and windows (10 to 120), a win either way or a tie. The traps (shared',
         ('fine_tune_verdict', 'the public cases hard-coded'):
             "it hard-codes the public case's answer: only the hidden cases differ from it",
-        ('fine_tune_verdict',
-         "seeds ignored: an interval over the windows of the runs' mean difference"):
-            'only inputs the public checks do not use show it; the hidden tests that do: The runs '
-            "of each arm differ by more than the windows' noise (3 x 50 and 5 x 30): the arms' "
-            "means differ by; 'difference' is A's mean loss minus B's over all runs and windows "
-            'and a 95% interval around it (10 x 50, the',
         ('fine_tune_verdict', "windows unpaired: each arm's window means as independent samples"):
             'only inputs the public checks do not use show it; the hidden tests that do: The '
             "windows' difficulty, shared by both arms, is far larger than the difference (4 x 40 "
@@ -1043,6 +1082,44 @@ PUBLIC_BLIND: dict[str, dict[tuple[str, str], str]] = {
             'around it (10 x 50, the',
     },
     '06_gpu_rope_kernel': {
+        ('rope_forward_triton', "every sequence uses the first sequence's offset"):
+            'only inputs the public checks do not use show it; the hidden tests that do: '
+            'position_ids as a (B,) tensor of offsets [2, 7, 300]: each sequence starts at its own '
+            'position',
+        ('rope_forward_triton',
+         'position tensors checked on the host with .item() (a synchronisation per call)'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Position '
+            "tensors are the caller's contract, clamped on the device: ids 64 and -3 with 64-row "
+            'tables; No host-device synchronisation on any path: no .item(), .tolist(), .cpu(), '
+            '.numpy(), bool() or int() of',
+        ('rope_forward_triton', 'position tensors checked on the host with .tolist()'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Position '
+            "tensors are the caller's contract, clamped on the device: ids 64 and -3 with 64-row "
+            'tables; No host-device synchronisation on any path: no .item(), .tolist(), .cpu(), '
+            '.numpy(), bool() or int() of',
+        ('rope_forward_triton',
+         'positions outside the tables not clamped (rows past the tables read)'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Position '
+            "tensors are the caller's contract, clamped on the device: ids 64 and -3 with 64-row "
+            'tables',
+        ('rope_forward_triton', 'cu_seqlens ignored: the packed tokens rotated as one sequence'):
+            'only inputs the public checks do not use show it; the hidden tests that do: The varlen'
+            ' layout (total_tokens, H, D): cu_seqlens of sequences 3, 1 and 6 tokens long, alone '
+            'and with',
+        ('rope_forward_triton',
+         "Hugging Face tables: every batch element given the first one's angles"):
+            'only inputs the public checks do not use show it; the hidden tests that do: Hugging '
+            "Face's full-width (B, T, D) cos/sin at packed positions, read as they are, both pair "
+            'layouts',
+        ('rope_forward_triton',
+         "Hugging Face tables, interleaved: pair j's angle read at column j instead of 2j"):
+            'only inputs the public checks do not use show it; the hidden tests that do: Hugging '
+            "Face's full-width (B, T, D) cos/sin at packed positions, read as they are, both pair "
+            'layouts',
+        ('rope_backward_triton', 'cu_seqlens not passed on'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Varlen '
+            'gradients (total_tokens, H, D) with cu_seqlens and (S,) offsets: rotated by -θ at each'
+            " token's",
         ('rope_rows_triton', 'unmasked tail: tokens past seq_len are read and written'):
             'only inputs the public checks do not use show it; the hidden tests that do: Masks: '
             'any T (1, 37 and 65 past a block), any even D (2, 6, 80: D/2 no power of two), '
@@ -1080,10 +1157,6 @@ PUBLIC_BLIND: dict[str, dict[tuple[str, str], str]] = {
         ('rope_forward_triton', 'position_ids ignored (tokens rotated at 0..T-1)'):
             'only inputs the public checks do not use show it; the hidden tests that do: Packed '
             'batch: position_ids (2, 16) restart at 0 where each packed sequence begins',
-        ('rope_forward_triton', 'every sequence uses the first row of position_ids'):
-            'only inputs the public checks do not use show it; the hidden tests that do: '
-            'position_ids as a (B,) tensor of offsets [2, 7, 300]: each sequence starts at its own'
-            ' position',
         ('rope_forward_triton',
          'pass-through channels modified: interleaved rotation masked by head_dim, not rotary_dim'):
             'only inputs the public checks do not use show it; the hidden tests that do: '
@@ -1097,9 +1170,6 @@ PUBLIC_BLIND: dict[str, dict[tuple[str, str], str]] = {
             'only inputs the public checks do not use show it; the hidden tests that do: '
             'inplace=True: q and k hold the rotation afterwards; half-split, and interleaved with '
             'rotary_dim 24 of 32',
-        ('rope_forward_triton', 'positions outside the tables not rejected'):
-            'only inputs the public checks do not use show it; the hidden tests that do: The '
-            'promised ValueErrors of rope_forward_triton, with the valid edge cases beside them',
         ('rope_forward_triton', 'strides ignored: a contiguous layout assumed'):
             'only inputs the public checks do not use show it; the hidden tests that do: Strides, '
             'both layouts: transposed q and k (T = 45, head_dim 80, 3 q heads and 1 k head, '
