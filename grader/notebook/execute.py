@@ -49,12 +49,12 @@ the memory that the kernel's threads free is kept in fewer heaps and given back 
 hundreds of MiB that it no longer uses."""
 
 SOLUTION_SECONDS = {
-    "01_permutation_invariance": {"cells": 1.43, "slowest_cell": 0.48},
-    "02_sinusoidal_encoding": {"cells": 2.24, "slowest_cell": 0.56},
-    "03_addition_vs_concatenation": {"cells": 6.46, "slowest_cell": 1.92},
-    "04_rotary_embeddings": {"cells": 3.85, "slowest_cell": 1.27},
-    "05_context_extension": {"cells": 27.22, "slowest_cell": 11.45},
-    "06_gpu_rope_kernel": {"cells": 6.07, "slowest_cell": 1.81},
+    "01_permutation_invariance": {"cells": 2.66, "slowest_cell": 1.74},
+    "02_sinusoidal_encoding": {"cells": 2.45, "slowest_cell": 0.55},
+    "03_addition_vs_concatenation": {"cells": 6.54, "slowest_cell": 1.84},
+    "04_rotary_embeddings": {"cells": 4.69, "slowest_cell": 1.12},
+    "05_context_extension": {"cells": 28.01, "slowest_cell": 11.56},
+    "06_gpu_rope_kernel": {"cells": 4.73, "slowest_cell": 1.14},
 }
 """What each solution's execution takes, as the grader runs it: the sum of its code cells'
 seconds and its slowest cell's, in CPU seconds of the kernel's processes (on a quiet machine a
