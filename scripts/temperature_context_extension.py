@@ -3,12 +3,13 @@
 
     python scripts/temperature_context_extension.py       # about 5 minutes on one core
 
-YaRN multiplies cos and sin by sqrt(1/t) and recommends sqrt(1/t) = 0.1 ln s + 1 (Peng et al. 2023, eq. 22),
-a line fitted on LLaMA. For each s this script evaluates the training-free YaRN of the notebook (beta_fast 5,
-beta_slow 1, s fixed) on the base checkpoint at the length it is built for, 128 s characters, on every whole
-held-out window of that length (313 of 256 characters, 156 of 512, 78 of 1,024, 39 of 2,048), with sqrt(1/t)
-from 1.0 to 1.5 in steps of 0.05 and at the paper's value (key "paper"). It writes `assets/ctx05_temperature.json`: the
-per-window mean loss (nats/char) for each s and sqrt(1/t); section 10 reads it and fits the best sqrt(1/t)
+YaRN multiplies cos and sin by sqrt(1/t) and recommends sqrt(1/t) = 0.1 ln s + 1 (Peng et al. 2023,
+arXiv:2309.00071v2, eq. 22), a line fitted on LLaMA. For each s this script evaluates the
+training-free YaRN of the notebook (beta_fast 5, beta_slow 1, s fixed) on the base checkpoint at the
+length it is built for, 128 s characters, on every whole held-out window of that length (313 of 256
+characters, 156 of 512, 78 of 1,024, 39 of 2,048), with sqrt(1/t) from 1.0 to 1.5 in steps of 0.05
+and at the paper's value (key "paper"). It writes `assets/ctx05_temperature.json`: the per-window
+mean loss (nats/char) for each s and sqrt(1/t); section 10 reads it and fits the best sqrt(1/t)
 against ln s. Deterministic on one CPU thread.
 """
 from __future__ import annotations

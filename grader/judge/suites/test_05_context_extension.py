@@ -1,7 +1,8 @@
 """Hidden tests and public checks for notebook 05, context extension of RoPE.
 
 Every reference is computed here in float64 from the papers' formulas (Chen et al., 2023, eq. 4;
-Peng et al., 2023, eq. 16-18 and 22; the Llama 3.1 reference code), never with the learner's code.
+Peng et al., 2023, arXiv:2309.00071v2, eq. 17-20 and 22; the Llama 3.1 reference code), never with
+the learner's code.
 The reference helpers take switches that reproduce catalogued mistakes, so that the feedback can
 name them. tests/test_oracle_05_context_extension.py checks the same formulas against Hugging Face
 transformers.
@@ -348,7 +349,7 @@ def test_dynamic_over_its_inputs(student, head_dim, base, scale, orig, where, of
 # -- yarn_inv_freq ----------------------------------------------------------------------------------
 def _yarn(d, base, s, orig, beta_fast=32.0, beta_slow=1.0, *, reversed_ramp=False, no_rounding=False,
           swap_betas=False, clamp_half=False):
-    """NTK-by-parts inverse frequencies (Peng et al., 2023, eq. 16-18), float64 (d/2,)."""
+    """NTK-by-parts inverse frequencies (Peng et al., 2023, v2 eq. 17-20), float64 (d/2,)."""
     def cut(rotations):
         return d * math.log(orig / (rotations * 2 * math.pi)) / (2 * math.log(base))
 
