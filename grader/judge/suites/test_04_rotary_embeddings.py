@@ -194,7 +194,7 @@ def _inv_freq_owned(head_dim, base):
 
 @pytest.mark.exercise("rope_inv_freq", points=3, public=True)
 def test_inv_freq_values(student):
-    """base^(-2j/d): head_dim 8 and 64 with base 10000 (1, 0.1, 0.01, 0.001 for d = 8), head_dim 128 with 500000."""
+    """base^(-2j/d): head_dim 8 and 64 at base 10000 (1, 0.1, 0.01, 0.001 for d = 8), 128 at 5e5."""
     for head_dim, base in ((8, 10000.0), (64, 10000.0), (128, 500000.0)):
         got = student.rope_inv_freq(head_dim, base)
         expect_close(got, _theta(head_dim, base), rtol=INV_FREQ_RTOL, atol=0,
@@ -319,7 +319,7 @@ def _expect_tables(got, positions, inv_freq, factor=1.0, *, atol, what="rope_cos
 
 @pytest.mark.exercise("rope_cos_sin", points=5, public=True)  # the defining property: at least half
 def test_cos_sin_values(student):
-    """cos and sin of m*theta_j for positions 0..5, two shifted sequences (2, 5), and positions up to 4095.
+    """cos and sin of m*theta_j at positions 0..5, two shifted sequences (2, 5), positions to 4095.
 
     head_dim 8, 16 and 32; the last with a float64 inv_freq.
     """
@@ -383,7 +383,7 @@ def _apply(student, *args, **kwargs):
 
 @pytest.mark.exercise("apply_rope", points=7, public=True)  # the defining property: at least half
 def test_apply_rope_values(student):
-    """Pairs rotated by m*theta_j, half-split (j, j + d/2) and interleaved (2j, 2j+1), head_dim 8 and 64.
+    """Pairs rotated by m*theta_j, half-split (j, j + d/2) and interleaved (2j, 2j+1), d 8 and 64.
 
     Half-split on x (2, 3, 5, 8), interleaved on x (2, 4, 6, 8), half-split at positions 100..131 on
     x (1, 2, 32, 64); tables of shape (T, d/2).
@@ -482,7 +482,7 @@ def _named_permutation(perm, head_dim):
 
 @pytest.mark.exercise("layout_permutation", points=2, public=True)
 def test_layout_permutation_converts_layouts(student):
-    """half-split RoPE of x[..., perm] equals interleaved RoPE of x, permuted (head_dim 8, 16, 64 and 128)."""
+    """Half-split RoPE of x[..., perm] is interleaved RoPE of x, permuted (head_dim 8, 16, 64, 128)."""
     for head_dim, seed in ((8, 49), (16, 50), (64, 51), (128, 52)):
         perm = student.layout_permutation(head_dim)
         expect_shape(perm, (head_dim,), what=f"layout_permutation({head_dim})")
@@ -501,7 +501,7 @@ def test_layout_permutation_converts_layouts(student):
 
 @pytest.mark.exercise("layout_permutation", points=1, public=True)  # on the public check's input
 def test_layout_permutation_int64(student):
-    """The permutation is an int64 tensor of shape (head_dim,) (an index for x[..., perm]), head_dim 128."""
+    """The permutation is an int64 tensor (head_dim,), an index for x[..., perm] (head_dim 128)."""
     got = student.layout_permutation(128)
     expect_dtype(got, torch.int64, what="layout_permutation(128)")
     expect_shape(got, (128,), what="layout_permutation(128)")
@@ -572,7 +572,7 @@ def _mask_mistakes(slopes, seq_len):
 
 @pytest.mark.exercise("alibi_bias", points=2, public=True)
 def test_alibi_bias_values(student):
-    """2 heads, 4 tokens and 8 heads, 16 tokens: float32 bias[h, i, j] = -m_h (i - j) below the diagonal."""
+    """2 heads, 4 tokens and 8 heads, 16 tokens: float32 bias[h, i, j] = -m_h (i - j) for j <= i."""
     for num_heads, seq_len in ((2, 4), (8, 16)):
         got = student.alibi_bias(num_heads, seq_len)
         what = f"alibi_bias({num_heads}, {seq_len})"
@@ -786,7 +786,7 @@ COST_SIZES = dict(batch=st.integers(1, 64), heads=st.integers(1, 64), seq_len=st
 @example(batch=1, heads=32, seq_len=8192, head_dim=128, method="matrix", nbytes=2)
 @example(batch=1, heads=32, seq_len=8192, head_dim=128, method="elementwise", nbytes=2)
 def test_rope_cost_flops(student, batch, heads, seq_len, head_dim, method, nbytes):
-    """The flops of one pass, both methods: (2, 3, 5, 8), a Llama layer (1, 32, 8192, 128), any sizes."""
+    """The flops of one pass, both methods: (2, 3, 5, 8), a Llama layer (1, 32, 8192, 128)."""
     args = (batch, heads, seq_len, head_dim, method, nbytes)
     got = _cost_dict(student, *args)
     # Counts are integers: exact.
@@ -813,7 +813,7 @@ def test_rope_cost_bytes(student, batch, heads, seq_len, head_dim, method, nbyte
 
 @pytest.mark.exercise("rope_cost", points=1, public=True)  # on the public check's inputs
 def test_rope_cost_intensity(student):
-    """intensity is flops / bytes (flops per byte, unrounded), of the counts the function returns itself."""
+    """intensity is flops / bytes (flops per byte, unrounded) of the counts the function returns."""
     for args in ((2, 3, 5, 8, "matrix", 4), (1, 32, 8192, 128, "elementwise", 2), (3, 1, 7, 6, "elementwise", 4)):
         got = _cost_dict(student, *args)
         # A property of the learner's own counts: wrong flops or bytes pass here (their tests own them).
@@ -897,7 +897,7 @@ def _expect_pairs(student, context_length, base, head_dim, level, *, want=None):
 
 @pytest.mark.exercise("matching_pairs", points=2, public=True)
 def test_matching_pairs_llama2_context(student):
-    """L = 4096, base 1e4, head_dim 128, level 0.5 (Llama 2): the count matches the grader's scan of every offset."""
+    """L = 4096, base 1e4, head_dim 128, level 0.5 (Llama 2): the count of a scan of every offset."""
     _expect_pairs(student, 4096, 1e4, 128, 0.5)
 
 
@@ -1079,7 +1079,7 @@ def _expect_within(student, threshold):
 
 @pytest.mark.exercise("rope_base_for_context", points=3, public=True)
 def test_base_for_512_tokens(student):
-    """L = 512, head_dim 64: S stays positive at every offset up to 512, at most 1.5 times the smallest such base."""
+    """L = 512, head_dim 64: S > 0 at every offset to 512, at most 1.5 times the smallest such base."""
     context_length, head_dim = PUBLIC_CASE
     base = _expect_criterion(student, context_length, head_dim)
     ratio = base / PUBLIC_SMALLEST
@@ -1182,7 +1182,7 @@ def _bug_on(bug, configs=None):
 # holds no trusted implementation, runs it too; it gives nothing away: it does not rotate at all.
 @pytest.mark.exercise("rope_is_faithful", points=1, public=True)
 def test_rope_is_faithful_flags_no_rotation(student):
-    """An implementation that returns its input unrotated is broken (d 16, base 1e4, half-split, 64 positions)."""
+    """An implementation that returns its input unrotated is broken (d 16, base 1e4, 64 positions)."""
     def rope(x, past_length=0):
         return torch.as_tensor(x).clone()
 

@@ -416,7 +416,7 @@ def _check_yarn(student, d, base, s, orig, beta_fast=32.0, beta_slow=1.0, *, acc
 
 @pytest.mark.exercise("yarn_inv_freq", points=6, public=True)
 def test_yarn_worked_case(student):
-    """head_dim 128, base 1e4, L_orig 4096, s 16: pairs 0-20 kept, 46-63 divided by 16, factor 0.1 ln 16 + 1.
+    """d 128, base 1e4, L_orig 4096, s 16: pairs 0-20 kept, 46-63 divided, factor 0.1 ln 16 + 1.
 
     Also the notebook's model (head_dim 32, base 1e4, L_orig 128, s 8: the lower end clamps to 0, factor
     0.1 ln 8 + 1), and beta_fast 16, beta_slow 2 moving the ramp (head_dim 64, base 5e5, L_orig 2048, s 4)."""
@@ -657,7 +657,7 @@ def _length_is_owned_elsewhere(student):
 
 @pytest.mark.exercise("passkey_prompt", points=3, public=True)
 def test_prompt_layout(student):
-    """passkey_prompt(300, 0.5, 12345, 0): 300 characters, one needle near the middle, ends with the question.
+    """passkey_prompt(300, 0.5, 12345, 0): 300 characters, a needle mid-way, ends with the question.
 
     Also every length from 80 to 140 characters, and the exact fit (the needle and the question alone)."""
     prompt, what = _prompt(student, 300, 0.5, 12345, 0, check_length=True)
@@ -852,7 +852,7 @@ def test_accuracy_perfect_model(student):
 
 @pytest.mark.exercise("passkey_accuracy", points=1, public=True)
 def test_accuracy_constant_model(student):
-    """A model that always answers 00000 scores 0 (the passkeys are random 5-digit numbers, never 00000)."""
+    """A model that always answers 00000 scores 0 (passkeys are random 5-digit numbers, not 00000)."""
     got, what = _accuracy(student, "constant_answer", [200], [0.0, 1.0], 3, answer="00000")
     _expect_grid(got, torch.zeros(1, 2, dtype=torch.float64), 3, what)
 
@@ -1225,7 +1225,7 @@ def test_diagnose_correct_llama3_31(student, request):
 # trusted module, runs it too. It is the module the hidden cases' "stale base" gives for this configuration.
 @pytest.mark.exercise("diagnose_rope", points=1, public=True)
 def test_diagnose_stale_dynamic_public(student):
-    """Dynamic NTK whose base was computed once, for s * L_orig, on this chapter's model: 'stale base'."""
+    """Dynamic NTK whose base was computed once, for s * L_orig, on this model: 'stale base'."""
     def rotary(seq_len):
         stale_base = 100.0 * (8.0 * 1024 / 128 - (8.0 - 1)) ** (32 / (32 - 2))   # the base of length 1024, kept
         inv_freq = stale_base ** (-torch.arange(0, 32, 2, dtype=torch.float64) / 32)
@@ -1362,7 +1362,7 @@ def _positional(student, head_dim, base, max_offset, roles, *, what_case, **kwar
 
 @pytest.mark.exercise("positional_pairs", points=2, public=True)
 def test_positional_pairs_public_head(student):
-    """A head of this chapter's shape (d 32, base 100, offsets to 128) with position on pairs 0, 3 and 9."""
+    """A head of the chapter's shape (d 32, base 100, offsets to 128), position on pairs 0, 3 and 9."""
     roles = ["content"] * 16
     for i in (0, 3, 9):
         roles[i] = "position"
@@ -1523,7 +1523,7 @@ def _expect_beyond(student, kinds, prompts, *, chance=0.1, symbols=5, seed=0, wh
 
 @pytest.mark.exercise("retrieval_beyond_control", points=2, public=True)
 def test_beyond_public_grid(student):
-    """A grid shaped like the chapter's (2 lengths x 3 depths, 16 prompts, per-digit scores, chance 0.1)."""
+    """A grid like the chapter's: 2 lengths x 3 depths, 16 prompts, per-digit scores (chance 0.1)."""
     _expect_beyond(student, [["inside", "better", "inside"], ["beyond", "miss", "better"]], 16, seed=1,
                    what_case="public grid")
 
@@ -1720,8 +1720,10 @@ def _expect_verdict(student, cases, *, what_case):
 
 @pytest.mark.exercise("fine_tune_verdict", points=2, public=True)
 def test_verdict_public_cases(student):
-    """Two cases shaped like the chapter's (3 seeds x 78 windows of varied difficulty): A clearly lower, then a tie
-    whose runs differ by more than the windows' noise (an interval over the windows alone calls it a difference)."""
+    """Cases like the chapter's (3 seeds x 78 windows): A clearly lower; a tie of differing runs.
+
+    The windows vary in difficulty; in the tie the runs differ by more than the windows' noise (an
+    interval over the windows alone calls it a difference)."""
     _expect_verdict(student, [("lower", 3, 78, dict(difficulty=0.02)),
                               ("tie", 3, 78, dict(difficulty=0.02, offset=0.02, noise=0.005, traps=("seed_blind",)))],
                     what_case="public case")
