@@ -181,10 +181,6 @@ PUBLIC_BLIND: dict[str, dict[tuple[str, str], str]] = {
             '(pooling, masks, position vectors, position-dependent scales), any T >= 2 and width',
     },
     '02_sinusoidal_encoding': {
-        ('sinusoidal_encoding', 'positions starting at 1'):
-            'only inputs the public checks do not use show it; the hidden tests that do: The first'
-            ' row is position 0 (its sines are 0 and its cosines 1), and the next rows follow from'
-            ' it',
         ('sinusoidal_encoding', 'angles computed in float32'):
             'only inputs the public checks do not use show it; the hidden tests that do: Positions'
             ' up to 30000 are accurate to 1e-5: the angles are computed in float64',
