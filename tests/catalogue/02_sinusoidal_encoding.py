@@ -30,7 +30,7 @@ _HEAD_HEAD = '''
 def relative_attention_projections(k, d_model, temperature=1.0, base=10000.0):
     if d_model <= 0 or d_model % 2 or not temperature > 0:
         raise ValueError("bad d_model or temperature")
-    m = offset_matrix(k, d_model, base).double()
+    m = offset_matrix(-k, d_model, base).double()  # M_{-k}: PE[m] @ M_{-k} = PE[m - k]
     eye = torch.eye(d_model, dtype=torch.float64)
 '''
 
@@ -96,12 +96,12 @@ def sinusoidal_encoding(num_positions, d_model, base=10000.0):
     # -- offset_matrix ---------------------------------------------------------------------------
     WrongAnswer("offset_matrix", "blocks transposed", _OFFSET_HEAD + '''
     c, s = torch.cos(k * omega), torch.sin(k * omega)
-    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, -s, s, c
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
     return m.float()
 ''', feedback="blocks transposed", core=True, min_lost=0.5),  # the public check: 6 of 12 points
     WrongAnswer("offset_matrix", "angle k without frequency", _OFFSET_HEAD + '''
     c, s = math.cos(k), math.sin(k)
-    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, -s, s, c
     return m.float()
 ''', feedback="frequency missing", core=True, min_lost=0.5),
     WrongAnswer("offset_matrix", "half-split blocks", '''
@@ -111,7 +111,7 @@ def offset_matrix(k, d_model, base=10000.0):
     h = d_model // 2
     omega = base ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
     c, s = torch.diag(torch.cos(k * omega)), torch.diag(torch.sin(k * omega))
-    return torch.cat([torch.cat([c, s], 1), torch.cat([-s, c], 1)], 0).float()
+    return torch.cat([torch.cat([c, -s], 1), torch.cat([s, c], 1)], 0).float()
 ''', feedback="half-split", core=True, min_lost=0.5),
     WrongAnswer("offset_matrix", "exponent i/d", '''
 def offset_matrix(k, d_model, base=10000.0):
@@ -121,17 +121,17 @@ def offset_matrix(k, d_model, base=10000.0):
     m = torch.zeros(d_model, d_model, dtype=torch.float64)
     e = torch.arange(0, d_model, 2)
     c, s = torch.cos(k * omega), torch.sin(k * omega)
-    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, -s, s, c
     return m.float()
 ''', feedback="exponent i/d_model", core=True, min_lost=0.5),
     WrongAnswer("offset_matrix", "the offset taken as |k| (negative offsets move forwards)", _OFFSET_HEAD + '''
     c, s = torch.cos(abs(k) * omega), torch.sin(abs(k) * omega)
-    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, -s, s, c
     return m.float()
 ''', feedback="|k|"),
     WrongAnswer("offset_matrix", "float64 returned", _OFFSET_HEAD + '''
     c, s = torch.cos(k * omega), torch.sin(k * omega)
-    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, -s, s, c
     return m
 ''', feedback="float32"),
     # -- linear_shift_residual -------------------------------------------------------------------
@@ -217,7 +217,7 @@ def offset_matrix(k, d_model, base=10000.0):
     m = torch.zeros(d_model, d_model)
     e = torch.arange(0, d_model, 2)
     c, s = torch.cos(k * omega), torch.sin(k * omega)
-    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, -s, s, c
     return m
 '''),
     WrongAnswer("offset_matrix", "checks only the parity of d_model", '''
@@ -228,7 +228,7 @@ def offset_matrix(k, d_model, base=10000.0):
     m = torch.zeros(max(d_model, 0), max(d_model, 0), dtype=torch.float64)
     e = torch.arange(0, max(d_model, 0), 2)
     c, s = torch.cos(k * omega), torch.sin(k * omega)
-    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, -s, s, c
     return m.float()
 '''),
     WrongAnswer("linear_shift_residual", "computed in the table's dtype (float32 for a float32 table)", '''
@@ -264,7 +264,7 @@ def linear_shift_residual(table, k):
 def relative_attention_projections(k, d_model, temperature=1.0, base=10000.0):
     if d_model <= 0 or d_model % 2 or temperature == 0:
         raise ValueError("bad d_model or temperature")
-    m = offset_matrix(k, d_model, base).double()
+    m = offset_matrix(-k, d_model, base).double()
     return (m / temperature).float(), torch.eye(d_model)
 '''),
     WrongAnswer("relative_attention_projections", "offset map built inline, d_model checked only for parity", '''
@@ -283,7 +283,7 @@ def relative_attention_projections(k, d_model, temperature=1.0, base=10000.0):
 def relative_attention_projections(k, d_model, temperature=1.0, base=10000.0):
     if d_model <= 0 or d_model % 2 or not temperature > 0:
         raise ValueError("bad d_model or temperature")
-    m = offset_matrix(k, d_model, float(round(base))).double()
+    m = offset_matrix(-k, d_model, float(round(base))).double()
     return (m / temperature).float(), torch.eye(d_model)
 '''),
 ]
@@ -308,7 +308,7 @@ def offset_matrix(k, d_model, base=10000.0):
     blocks = []
     for i in range(d_model // 2):
         a = k * base ** (-2 * i / d_model)
-        blocks.append(torch.tensor([[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]], dtype=torch.float64))
+        blocks.append(torch.tensor([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]], dtype=torch.float64))
     return torch.block_diag(*blocks).float()
 '''),
     ("linear_shift_residual", "torch.linalg.pinv projection in float64", '''
@@ -328,7 +328,7 @@ def linear_shift_residual(table, k):
     return float((y - x @ m).norm() / y.norm())
 '''),
     ("relative_attention_projections", "the offset map on the key side", _HEAD_HEAD + '''
-    return (eye / temperature).float(), offset_matrix(-k, d_model, base)
+    return (eye / temperature).float(), offset_matrix(k, d_model, base)
 '''),
     ("relative_attention_projections", "temperature split between queries and keys", _HEAD_HEAD + '''
     root = math.sqrt(temperature)
@@ -579,7 +579,7 @@ def offset_head_share(tokens, k, temperature=1.0, base=10000.0):
     if not -tokens.shape[0] < k < tokens.shape[0]:
         raise ValueError("|k| must be below T")
     x = tokens.to(torch.float64) + sinusoidal_encoding(*tokens.shape, base=base).to(torch.float64)
-    scores = x @ offset_matrix(k, tokens.shape[1], base).to(torch.float64) @ x.T / temperature
+    scores = x @ offset_matrix(-k, tokens.shape[1], base).to(torch.float64) @ x.T / temperature
     return float(torch.softmax(scores, dim=1).diagonal(offset=-k).mean())
 """),
     ("offset_head_share", "a loop over queries with log-softmax", """

@@ -394,7 +394,7 @@ def _shift_score(student, offsets, starts):
     worst = 0.0
     for k in offsets:
         src = window[(window + k >= 0) & (window + k < SHIFT_WINDOW)]
-        fit = torch.linalg.lstsq(rows(src), rows(src + k), rcond=1e-12, driver="gelsd").solution   # (8, 8): M_k^T
+        fit = torch.linalg.lstsq(rows(src), rows(src + k), rcond=1e-12, driver="gelsd").solution   # (8, 8): M_k
         target = rows(held_out + k)
         worst = max(worst, ((target - rows(held_out) @ fit).norm() / target.norm().clamp_min(1e-300)).item())
     return worst
@@ -473,6 +473,8 @@ def test_shiftable_encoding_separates_positions_widely(student):
 # -- offset_matrix ------------------------------------------------------------------------------
 def _offset_matrix(k, d_model, base=BASE, *, transpose=False, no_frequency=False, half_split=False,
                    exponent="2i/d"):
+    """M_k in float64, with PE[pos + k] = PE[pos] @ M_k for rows PE: one block R(k omega_i) =
+    [[cos, -sin], [sin, cos]] per pair; the switches reproduce catalogued mistakes."""
     i = torch.arange(d_model // 2, dtype=torch.float64)
     power = {"2i/d": 2 * i / d_model, "i/d": i / d_model}[exponent]
     angle = k * (torch.ones_like(i) if no_frequency else base ** -power)
@@ -482,13 +484,14 @@ def _offset_matrix(k, d_model, base=BASE, *, transpose=False, no_frequency=False
     m = torch.zeros(d_model, d_model, dtype=torch.float64)
     a = torch.arange(d_model // 2) if half_split else 2 * torch.arange(d_model // 2)
     b = a + d_model // 2 if half_split else a + 1
-    m[a, a], m[a, b], m[b, a], m[b, b] = cos, sin, -sin, cos
+    m[a, a], m[a, b], m[b, a], m[b, b] = cos, -sin, sin, cos
     return m
 
 
 def _offset_mistakes(k, d_model, base=BASE):
     return {
-        "blocks transposed ([[cos, -sin], [sin, cos]] moves by -k)": _offset_matrix(k, d_model, base, transpose=True),
+        "blocks transposed ([[cos, sin], [-sin, cos]] moves the rows by -k)":
+            _offset_matrix(k, d_model, base, transpose=True),
         "angle k instead of k * omega_i (frequency missing)": _offset_matrix(k, d_model, base, no_frequency=True),
         "blocks for the half-split layout (pair i at columns i and i + d/2), not interleaved":
             _offset_matrix(k, d_model, base, half_split=True),
@@ -500,11 +503,11 @@ def _offset_mistakes(k, d_model, base=BASE):
 ATOL_OFFSET = 1e-6
 
 
-# The defining property (DESIGN.md: a core mistake costs at least half): PE[pos + k] = M_k PE[pos]
+# The defining property (DESIGN.md: a core mistake costs at least half): PE[pos + k] = PE[pos] M_k
 # needs the blocks' sign, layout and frequencies right, so this check weighs half of the exercise.
 @pytest.mark.exercise("offset_matrix", points=6, public=True)
 def test_offset_matrix_blocks(student):
-    """offset_matrix(3, 8): block diagonal, blocks [[cos 3w_i, sin 3w_i], [-sin 3w_i, cos 3w_i]]."""
+    """offset_matrix(3, 8): block diagonal, blocks [[cos 3w_i, -sin 3w_i], [sin 3w_i, cos 3w_i]]."""
     got = student.offset_matrix(3, 8)
     expect_shape(got, (8, 8), what="offset_matrix(3, 8)")
     expect_close(got, _offset_matrix(3, 8), atol=ATOL_OFFSET, rtol=0, what="offset_matrix(3, 8)",
@@ -516,7 +519,7 @@ def _offset_float32_angles(k, d_model, base=BASE):
     angle = (k * omega).double()                                   # rounded the float32 way
     m = torch.zeros(d_model, d_model, dtype=torch.float64)
     e = torch.arange(0, d_model, 2)
-    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = angle.cos(), angle.sin(), -angle.sin(), angle.cos()
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = angle.cos(), -angle.sin(), angle.sin(), angle.cos()
     return m
 
 
@@ -756,14 +759,14 @@ def _bilinear(w_q, w_k):
 
 
 def _head_product(k, d_model, temperature, base=BASE):
-    """W_q W_k^T = M_k / tau: then PE[m] W_q W_k^T PE[n]^T = PE[m - k] . PE[n] / tau."""
-    return _offset_matrix(k, d_model, base) / temperature
+    """W_q W_k^T = M_{-k} / tau: then PE[m] W_q W_k^T PE[n]^T = PE[m - k] . PE[n] / tau."""
+    return _offset_matrix(-k, d_model, base) / temperature
 
 
 def _head_mistakes(k, d_model, temperature, base=BASE):
-    m = _offset_matrix(k, d_model, base)
+    m = _offset_matrix(-k, d_model, base)                          # M_{-k}: PE[m] M_{-k} = PE[m - k]
     return {
-        "attends k positions ahead instead of back (M_{-k} where M_k belongs)": m.T / temperature,
+        "attends k positions ahead instead of back (M_k where M_{-k} belongs)": m.T / temperature,
         "temperature multiplied instead of divided": m * temperature,
         "temperature applied to both w_q and w_k (1/tau^2)": m / temperature ** 2,
         "temperature ignored": m,
@@ -780,7 +783,7 @@ def _head_mistakes(k, d_model, temperature, base=BASE):
 # accepts the product of a mistake that another test owns.
 def _head_owned(k, d_model, temperature, base=BASE):
     """The products W_q W_k^T of the catalogued mistakes, grouped by the property (and test) that owns them."""
-    m = _offset_matrix(k, d_model, base)
+    m = _offset_matrix(-k, d_model, base)
     return {
         "scale": [m * temperature, m / temperature ** 2, m, m / (temperature * math.sqrt(d_model))],
         "key": [m.T / temperature, torch.eye(d_model, dtype=torch.float64) / temperature],
@@ -793,7 +796,7 @@ def _head_accepted(k, d_model, temperature, base=BASE, owner=None):
             for wrong in products]
 
 
-# Entries of M_k / tau are at most 1/tau; float32 rounding is ~6e-8 relative, hence 1e-5 absolute.
+# Entries of M_{-k} / tau are at most 1/tau; float32 rounding is ~6e-8 relative, hence 1e-5 absolute.
 ATOL_HEAD = 1e-5
 
 
@@ -855,12 +858,12 @@ def test_head_rejects_bad_arguments(student):
 @given(k=st.integers(-50, 50), d_model=st.sampled_from([2, 4, 8, 12, 32]),
        temperature=st.sampled_from([0.05, 0.3, 1.0, 2.5, 7.3]), base=BASES)
 def test_head_over_its_inputs(student, k, d_model, temperature, base):
-    """Any offset sign, d_model (2 included), temperature and base (not only whole numbers): w_q @ w_k.T = M_k / tau."""
+    """Any offset sign, d_model (2 included), temperature and base (not only whole numbers): w_q @ w_k.T = M_{-k} / tau."""
     w_q, w_k = student.relative_attention_projections(k, d_model, temperature=temperature, base=base)
     for name, w in (("w_q", w_q), ("w_k", w_k)):
         expect_shape(w, (d_model, d_model), what=name)
     # Entries of the product are at most 1/tau; float32 factors (relative rounding 6e-8, angles up
-    # to 50 rad) put it within ~3e-6/tau of the exact M_k / tau for any split, hence 1e-5/tau.
+    # to 50 rad) put it within ~3e-6/tau of the exact M_{-k} / tau for any split, hence 1e-5/tau.
     # The named tests own the scale, the key, the base and the dtype: their mistakes pass here.
     expect_close(_bilinear(w_q, w_k), _head_product(k, d_model, temperature, base), atol=ATOL_HEAD / temperature,
                  rtol=0, what="w_q @ w_k.T", mistakes={"base ignored (always 10000)": _head_product(k, d_model, temperature),
