@@ -240,7 +240,7 @@ PUBLIC_BLIND: dict[str, dict[tuple[str, str], str]] = {
         ('relative_attention_projections', 'base rounded to a whole number'):
             'only inputs the public checks do not use show it; the hidden tests that do: Any '
             'offset sign, d_model (2 included), temperature and base (not only whole numbers): w_q'
-            ' @ w_k.T = M_k / tau',
+            ' @ w_k.T = M_{-k} / tau',
         ('offset_head_share', 'negative offsets read as the queries from k on'):
             'only inputs the public checks do not use show it; the hidden tests that do: k = -3 '
             '(the head looks ahead): queries m = 0..T-4, weight on key m + 3; 30 positions, '
