@@ -30,7 +30,7 @@ _HEAD_HEAD = '''
 def relative_attention_projections(k, d_model, temperature=1.0, base=10000.0):
     if d_model <= 0 or d_model % 2 or not temperature > 0:
         raise ValueError("bad d_model or temperature")
-    m = offset_matrix(k, d_model, base).double()
+    m = offset_matrix(-k, d_model, base).double()  # M_{-k}: PE[m] @ M_{-k} = PE[m - k]
     eye = torch.eye(d_model, dtype=torch.float64)
 '''
 
@@ -50,20 +50,24 @@ WRONG_ANSWERS = [
     pe = torch.empty(num_positions, d_model, dtype=torch.float64)
     pe[:, 0::2], pe[:, 1::2] = torch.cos(angles), torch.sin(angles)
     return pe.float()
-''', feedback="sin and cos swapped"),
+''', feedback="sin and cos swapped", core=True, min_lost=0.5),  # the public check: 8 of 15 points
     WrongAnswer("sinusoidal_encoding", "half-split instead of interleaved", _PE_HEAD + '''
     angles = pos / base ** (2 * i / d_model)
     return torch.cat([torch.sin(angles), torch.cos(angles)], dim=1).float()
-''', feedback="half-split"),
+''', feedback="half-split", core=True, min_lost=0.5),
     WrongAnswer("sinusoidal_encoding", "exponent 2i/(d-2)", _PE_HEAD + '''
     angles = pos / base ** (2 * i / (d_model - 2))
-''' + _INTERLEAVE, feedback="2i/(d_model - 2)"),
+''' + _INTERLEAVE, feedback="2i/(d_model - 2)", core=True, min_lost=0.5),
     WrongAnswer("sinusoidal_encoding", "exponent i/d", _PE_HEAD + '''
     angles = pos / base ** (i / d_model)
-''' + _INTERLEAVE, feedback="exponent i/d_model"),
+''' + _INTERLEAVE, feedback="exponent i/d_model", core=True, min_lost=0.5),
+    WrongAnswer("sinusoidal_encoding", "frequencies base^(+2i/d) (the sign of the exponent)", _PE_HEAD + '''
+    angles = pos * base ** (2 * i / d_model)
+''' + _INTERLEAVE, feedback="the sign of the exponent", core=True, min_lost=0.5),
+    # The public check and the hidden test that owns the first position: 9 of 15 points.
     WrongAnswer("sinusoidal_encoding", "positions starting at 1", _PE_HEAD + '''
     angles = (pos + 1) / base ** (2 * i / d_model)
-''' + _INTERLEAVE, feedback="positions starting at 1"),
+''' + _INTERLEAVE, feedback="positions starting at 1", core=True, min_lost=0.5),
     WrongAnswer("sinusoidal_encoding", "float64 returned", _PE_HEAD + '''
     angles = pos / base ** (2 * i / d_model)
     pe = torch.empty(num_positions, d_model, dtype=torch.float64)
@@ -92,14 +96,14 @@ def sinusoidal_encoding(num_positions, d_model, base=10000.0):
     # -- offset_matrix ---------------------------------------------------------------------------
     WrongAnswer("offset_matrix", "blocks transposed", _OFFSET_HEAD + '''
     c, s = torch.cos(k * omega), torch.sin(k * omega)
-    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, -s, s, c
-    return m.float()
-''', feedback="blocks transposed"),
-    WrongAnswer("offset_matrix", "angle k without frequency", _OFFSET_HEAD + '''
-    c, s = math.cos(k), math.sin(k)
     m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
     return m.float()
-''', feedback="frequency missing"),
+''', feedback="blocks transposed", core=True, min_lost=0.5),  # the public check: 6 of 12 points
+    WrongAnswer("offset_matrix", "angle k without frequency", _OFFSET_HEAD + '''
+    c, s = math.cos(k), math.sin(k)
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, -s, s, c
+    return m.float()
+''', feedback="frequency missing", core=True, min_lost=0.5),
     WrongAnswer("offset_matrix", "half-split blocks", '''
 def offset_matrix(k, d_model, base=10000.0):
     if d_model <= 0 or d_model % 2:
@@ -107,8 +111,8 @@ def offset_matrix(k, d_model, base=10000.0):
     h = d_model // 2
     omega = base ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
     c, s = torch.diag(torch.cos(k * omega)), torch.diag(torch.sin(k * omega))
-    return torch.cat([torch.cat([c, s], 1), torch.cat([-s, c], 1)], 0).float()
-''', feedback="half-split"),
+    return torch.cat([torch.cat([c, -s], 1), torch.cat([s, c], 1)], 0).float()
+''', feedback="half-split", core=True, min_lost=0.5),
     WrongAnswer("offset_matrix", "exponent i/d", '''
 def offset_matrix(k, d_model, base=10000.0):
     if d_model <= 0 or d_model % 2:
@@ -117,24 +121,24 @@ def offset_matrix(k, d_model, base=10000.0):
     m = torch.zeros(d_model, d_model, dtype=torch.float64)
     e = torch.arange(0, d_model, 2)
     c, s = torch.cos(k * omega), torch.sin(k * omega)
-    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, -s, s, c
     return m.float()
-''', feedback="exponent i/d_model"),
+''', feedback="exponent i/d_model", core=True, min_lost=0.5),
     WrongAnswer("offset_matrix", "the offset taken as |k| (negative offsets move forwards)", _OFFSET_HEAD + '''
     c, s = torch.cos(abs(k) * omega), torch.sin(abs(k) * omega)
-    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, -s, s, c
     return m.float()
 ''', feedback="|k|"),
     WrongAnswer("offset_matrix", "float64 returned", _OFFSET_HEAD + '''
     c, s = torch.cos(k * omega), torch.sin(k * omega)
-    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, -s, s, c
     return m
 ''', feedback="float32"),
     # -- linear_shift_residual -------------------------------------------------------------------
     WrongAnswer("linear_shift_residual", "map fitted the other way", _SHIFT_HEAD + '''
     m = torch.linalg.lstsq(y, x, driver="gelsd").solution
     return ((x - y @ m).norm() / x.norm()).item()
-''', feedback="the other way"),
+''', feedback="the other way", core=True, min_lost=0.5),  # the public check and the negative offset: 5 of 10
     WrongAnswer("linear_shift_residual", "rows wrapped around with torch.roll", '''
 def linear_shift_residual(table, k):
     if table.dim() != 2 or abs(k) >= len(table):
@@ -168,7 +172,7 @@ def linear_shift_residual(table, k):
     # -- relative_attention_projections ----------------------------------------------------------
     WrongAnswer("relative_attention_projections", "attends ahead (sign of the offset)", _HEAD_HEAD + '''
     return (m.T / temperature).float(), eye.float()
-''', feedback="ahead instead of back"),
+''', feedback="ahead instead of back", core=True, min_lost=0.5),  # the public check and the key test: 6 of 11
     WrongAnswer("relative_attention_projections", "temperature multiplied", _HEAD_HEAD + '''
     return (m * temperature).float(), eye.float()
 ''', feedback="multiplied instead of divided"),
@@ -177,7 +181,7 @@ def linear_shift_residual(table, k):
 ''', feedback="both w_q and w_k"),
     WrongAnswer("relative_attention_projections", "offset map on both sides", _HEAD_HEAD + '''
     return (m / temperature).float(), m.float()
-''', feedback="cancels"),
+''', feedback="cancels", core=True, min_lost=0.5),
     WrongAnswer("relative_attention_projections", "extra 1/sqrt(d_model)", _HEAD_HEAD + '''
     return (m / (temperature * math.sqrt(d_model))).float(), eye.float()
 ''', feedback="1/sqrt(d_model)"),
@@ -213,7 +217,7 @@ def offset_matrix(k, d_model, base=10000.0):
     m = torch.zeros(d_model, d_model)
     e = torch.arange(0, d_model, 2)
     c, s = torch.cos(k * omega), torch.sin(k * omega)
-    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, -s, s, c
     return m
 '''),
     WrongAnswer("offset_matrix", "checks only the parity of d_model", '''
@@ -224,7 +228,7 @@ def offset_matrix(k, d_model, base=10000.0):
     m = torch.zeros(max(d_model, 0), max(d_model, 0), dtype=torch.float64)
     e = torch.arange(0, max(d_model, 0), 2)
     c, s = torch.cos(k * omega), torch.sin(k * omega)
-    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, s, -s, c
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = c, -s, s, c
     return m.float()
 '''),
     WrongAnswer("linear_shift_residual", "computed in the table's dtype (float32 for a float32 table)", '''
@@ -260,7 +264,7 @@ def linear_shift_residual(table, k):
 def relative_attention_projections(k, d_model, temperature=1.0, base=10000.0):
     if d_model <= 0 or d_model % 2 or temperature == 0:
         raise ValueError("bad d_model or temperature")
-    m = offset_matrix(k, d_model, base).double()
+    m = offset_matrix(-k, d_model, base).double()
     return (m / temperature).float(), torch.eye(d_model)
 '''),
     WrongAnswer("relative_attention_projections", "offset map built inline, d_model checked only for parity", '''
@@ -279,7 +283,7 @@ def relative_attention_projections(k, d_model, temperature=1.0, base=10000.0):
 def relative_attention_projections(k, d_model, temperature=1.0, base=10000.0):
     if d_model <= 0 or d_model % 2 or not temperature > 0:
         raise ValueError("bad d_model or temperature")
-    m = offset_matrix(k, d_model, float(round(base))).double()
+    m = offset_matrix(-k, d_model, float(round(base))).double()
     return (m / temperature).float(), torch.eye(d_model)
 '''),
 ]
@@ -304,7 +308,7 @@ def offset_matrix(k, d_model, base=10000.0):
     blocks = []
     for i in range(d_model // 2):
         a = k * base ** (-2 * i / d_model)
-        blocks.append(torch.tensor([[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]], dtype=torch.float64))
+        blocks.append(torch.tensor([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]], dtype=torch.float64))
     return torch.block_diag(*blocks).float()
 '''),
     ("linear_shift_residual", "torch.linalg.pinv projection in float64", '''
@@ -324,7 +328,7 @@ def linear_shift_residual(table, k):
     return float((y - x @ m).norm() / y.norm())
 '''),
     ("relative_attention_projections", "the offset map on the key side", _HEAD_HEAD + '''
-    return (eye / temperature).float(), offset_matrix(-k, d_model, base)
+    return (eye / temperature).float(), offset_matrix(k, d_model, base)
 '''),
     ("relative_attention_projections", "temperature split between queries and keys", _HEAD_HEAD + '''
     root = math.sqrt(temperature)
@@ -349,7 +353,7 @@ WRONG_ANSWERS += [
     weights = torch.softmax((pe @ w_q) @ (pe @ w_k).T, dim=-1)
     q = torch.arange(max(0, k), min(num, num + k))
     return weights[q, q - k].mean().item()
-""", feedback="bare encoding"),
+""", feedback="bare encoding", core=True, min_lost=0.5),  # the public check: 4 of 8 points
     WrongAnswer("offset_head_share", "every query averaged, the key index wrapping around", _SHARE_HEAD + """
     x = tokens.double() + pe
     weights = torch.softmax((x @ w_q) @ (x @ w_k).T, dim=-1)
@@ -367,7 +371,7 @@ WRONG_ANSWERS += [
     weights = torch.softmax((x @ w_q) @ (x @ w_k).T, dim=0)
     q = torch.arange(max(0, k), min(num, num + k))
     return weights[q, q - k].mean().item()
-""", feedback="over the queries"),
+""", feedback="over the queries", core=True, min_lost=0.5),
     WrongAnswer("offset_head_share", "scores divided by sqrt(d_model)", _SHARE_HEAD + """
     x = tokens.double() + pe
     weights = torch.softmax((x @ w_q) @ (x @ w_k).T / math.sqrt(d_model), dim=-1)
@@ -575,7 +579,7 @@ def offset_head_share(tokens, k, temperature=1.0, base=10000.0):
     if not -tokens.shape[0] < k < tokens.shape[0]:
         raise ValueError("|k| must be below T")
     x = tokens.to(torch.float64) + sinusoidal_encoding(*tokens.shape, base=base).to(torch.float64)
-    scores = x @ offset_matrix(k, tokens.shape[1], base).to(torch.float64) @ x.T / temperature
+    scores = x @ offset_matrix(-k, tokens.shape[1], base).to(torch.float64) @ x.T / temperature
     return float(torch.softmax(scores, dim=1).diagonal(offset=-k).mean())
 """),
     ("offset_head_share", "a loop over queries with log-softmax", """

@@ -181,10 +181,6 @@ PUBLIC_BLIND: dict[str, dict[tuple[str, str], str]] = {
             '(pooling, masks, position vectors, position-dependent scales), any T >= 2 and width',
     },
     '02_sinusoidal_encoding': {
-        ('sinusoidal_encoding', 'positions starting at 1'):
-            'only inputs the public checks do not use show it; the hidden tests that do: The first'
-            ' row is position 0 (its sines are 0 and its cosines 1), and the next rows follow from'
-            ' it',
         ('sinusoidal_encoding', 'angles computed in float32'):
             'only inputs the public checks do not use show it; the hidden tests that do: Positions'
             ' up to 30000 are accurate to 1e-5: the angles are computed in float64',
@@ -244,7 +240,7 @@ PUBLIC_BLIND: dict[str, dict[tuple[str, str], str]] = {
         ('relative_attention_projections', 'base rounded to a whole number'):
             'only inputs the public checks do not use show it; the hidden tests that do: Any '
             'offset sign, d_model (2 included), temperature and base (not only whole numbers): w_q'
-            ' @ w_k.T = M_k / tau',
+            ' @ w_k.T = M_{-k} / tau',
         ('offset_head_share', 'negative offsets read as the queries from k on'):
             'only inputs the public checks do not use show it; the hidden tests that do: k = -3 '
             '(the head looks ahead): queries m = 0..T-4, weight on key m + 3; 30 positions, '

@@ -34,8 +34,8 @@ def offset_matrix(k: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
     cos, sin = torch.cos(k * inv_freq), torch.sin(k * inv_freq)
     m = torch.zeros(d_model, d_model, dtype=torch.float64)
     even = torch.arange(0, d_model, 2)
-    m[even, even], m[even, even + 1] = cos, sin        # new sin = cos(wk) sin + sin(wk) cos
-    m[even + 1, even], m[even + 1, even + 1] = -sin, cos  # new cos = -sin(wk) sin + cos(wk) cos
+    m[even, even], m[even, even + 1] = cos, -sin       # row (sin, cos) @ [[cos wk, -sin wk],
+    m[even + 1, even], m[even + 1, even + 1] = sin, cos   #                  [sin wk,  cos wk]] = R(wk)
     return m.float()
 
 
@@ -43,12 +43,12 @@ def offset_matrix(k: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
 def relative_attention_projections(k: int, d_model: int, temperature: float = 1.0,
                                    base: float = 10000.0) -> tuple[torch.Tensor, torch.Tensor]:
     """Trusted ``relative_attention_projections`` (notebook 02): (W_q, W_k), float32 (d_model, d_model),
-    with (PE W_q)(PE W_k)^T peaking at offset k; W_q = M_k / temperature, W_k = I."""
+    with (PE W_q)(PE W_k)^T peaking at offset k; W_q = M_{-k} / temperature, W_k = I."""
     if d_model <= 0 or d_model % 2 != 0:
         raise ValueError(f"d_model must be a positive even number, got {d_model}")
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature}")
-    # PE[m - k] = M_{-k} PE[m] = M_k^T PE[m] as columns, i.e. PE[m] @ M_k as rows.
-    w_q = offset_matrix(k, d_model, base).double() / temperature
+    # PE[m - k] = PE[m] @ M_{-k} (rows).
+    w_q = offset_matrix(-k, d_model, base).double() / temperature
     w_k = torch.eye(d_model, dtype=torch.float64)
     return w_q.float(), w_k.float()

@@ -42,7 +42,8 @@ def _pe(num_positions, d_model, base=BASE, *, swap=False, half_split=False, expo
     pos = torch.arange(first_position, first_position + num_positions, dtype=torch.float64)[:, None]
     i = torch.arange(d_model // 2, dtype=torch.float64)
     # 2i/(d-2) is 0/0 = NaN at d_model = 2, as the mistake computes it.
-    power = {"2i/d": 2 * i / d_model, "i/d": i / d_model, "2i/(d-2)": 2 * i / (d_model - 2)}[exponent]
+    power = {"2i/d": 2 * i / d_model, "i/d": i / d_model, "2i/(d-2)": 2 * i / (d_model - 2),
+             "-2i/d": -2 * i / d_model}[exponent]
     angles = pos / base ** power                                  # (P, d/2)
     first, second = torch.sin(angles), torch.cos(angles)
     if swap:
@@ -60,6 +61,8 @@ def _pe_mistakes(num_positions, d_model, base=BASE):
         "exponent i/d_model instead of 2i/d_model (i counts pairs)":
             _pe(num_positions, d_model, base, exponent="i/d"),
         "exponent 2i/(d_model - 2) instead of 2i/d_model": _pe(num_positions, d_model, base, exponent="2i/(d-2)"),
+        "frequencies base^(+2i/d_model) instead of base^(-2i/d_model) (the sign of the exponent)":
+            _pe(num_positions, d_model, base, exponent="-2i/d"),
         "positions starting at 1 instead of 0": _pe(num_positions, d_model, base, first_position=1),
     }
 
@@ -79,7 +82,8 @@ def _owned_mistakes(num_positions, d_model, base=BASE):
         "layout": [_pe(num_positions, d_model, base, swap=True), _pe(num_positions, d_model, base, half_split=True),
                    _pe(num_positions, d_model, base, swap=True, half_split=True)],
         "exponent": [_pe(num_positions, d_model, base, exponent="i/d"),
-                     _pe(num_positions, d_model, base, exponent="2i/(d-2)")],
+                     _pe(num_positions, d_model, base, exponent="2i/(d-2)"),
+                     _pe(num_positions, d_model, base, exponent="-2i/d")],
         "first position": [_pe(num_positions, d_model, base, first_position=1)],
         "base": [_pe(num_positions, d_model)],
     }
@@ -102,12 +106,16 @@ def _expect_encoding(got, num_positions, d_model, base=BASE, *, what, owned_else
                  mistakes=mistakes)
 
 
-@pytest.mark.exercise("sinusoidal_encoding", points=2, public=True)
+# The defining property (DESIGN.md: a core mistake costs at least half): the layout, the exponent and
+# the first position are what make the table the paper's, so the public check that sees all three
+# weighs more than half of the exercise. A core mistake fails it (8 of 15 points) and, at most, the
+# one hidden test that owns its property (the first position: 9 of 15).
+@pytest.mark.exercise("sinusoidal_encoding", points=8, public=True)
 def test_encoding_matches_the_formula(student):
-    """sinusoidal_encoding(10, 8): sine and cosine of pair i in columns 2i and 2i+1, at the frequencies 10000^(-2i/8)."""
+    """sinusoidal_encoding(10, 8): sin, cos of pos * 10000^(-2i/8) in columns 2i, 2i+1, pos from 0."""
     got = student.sinusoidal_encoding(10, 8)
     expect_shape(got, (10, 8), what="sinusoidal_encoding(10, 8)")
-    _expect_encoding(got, 10, 8, what="sinusoidal_encoding(10, 8)", owned_elsewhere=("first position",))
+    _expect_encoding(got, 10, 8, what="sinusoidal_encoding(10, 8)", owned_elsewhere=())
 
 
 @pytest.mark.exercise("sinusoidal_encoding", points=1, public=True)
@@ -271,7 +279,7 @@ def _expect_breakdown(student, table, accuracy, truth, what):
 
 @pytest.mark.exercise("breakdown_noise", points=2, public=True)
 def test_breakdown_of_a_three_bit_code(student):
-    """The +-1 code of 3 bits (8 positions), accuracy 0.5: the noise level at which half the positions decode exactly."""
+    """The +-1 code of 3 bits (8 positions): the noise level at which half the positions decode."""
     student.may_modify_arguments = True  # a hidden test owns leaving the table unchanged
     truth = _bits_breakdown(3, 0.5)
     _expect_breakdown(student, _bit_code(3), 0.5, truth, "breakdown_noise(<the +-1 code of 3 bits>, 0.5)")
@@ -386,7 +394,7 @@ def _shift_score(student, offsets, starts):
     worst = 0.0
     for k in offsets:
         src = window[(window + k >= 0) & (window + k < SHIFT_WINDOW)]
-        fit = torch.linalg.lstsq(rows(src), rows(src + k), rcond=1e-12, driver="gelsd").solution   # (8, 8): M_k^T
+        fit = torch.linalg.lstsq(rows(src), rows(src + k), rcond=1e-12, driver="gelsd").solution   # (8, 8): M_k
         target = rows(held_out + k)
         worst = max(worst, ((target - rows(held_out) @ fit).norm() / target.norm().clamp_min(1e-300)).item())
     return worst
@@ -409,7 +417,7 @@ def _expect_tier(student, min_distance, what):
 
 @pytest.mark.exercise("shiftable_encoding", points=1, public=True)
 def test_shiftable_encoding_tells_positions_apart(student):
-    """Positions 0..255 get 8 finite coordinates each, no two of them closer than 0.05 (at unit mean square)."""
+    """Positions 0..255: 8 finite coordinates each, no two closer than 0.05 (at unit mean square)."""
     distance = _min_distance(_encode(student, torch.arange(256)))
     expect_true(distance >= 0.05, f"the smallest distance between the vectors of positions 0..255 is "
                                   f"{distance:.4f} (at least 0.05)")
@@ -465,6 +473,8 @@ def test_shiftable_encoding_separates_positions_widely(student):
 # -- offset_matrix ------------------------------------------------------------------------------
 def _offset_matrix(k, d_model, base=BASE, *, transpose=False, no_frequency=False, half_split=False,
                    exponent="2i/d"):
+    """M_k in float64, with PE[pos + k] = PE[pos] @ M_k for rows PE: one block R(k omega_i) =
+    [[cos, -sin], [sin, cos]] per pair; the switches reproduce catalogued mistakes."""
     i = torch.arange(d_model // 2, dtype=torch.float64)
     power = {"2i/d": 2 * i / d_model, "i/d": i / d_model}[exponent]
     angle = k * (torch.ones_like(i) if no_frequency else base ** -power)
@@ -474,13 +484,14 @@ def _offset_matrix(k, d_model, base=BASE, *, transpose=False, no_frequency=False
     m = torch.zeros(d_model, d_model, dtype=torch.float64)
     a = torch.arange(d_model // 2) if half_split else 2 * torch.arange(d_model // 2)
     b = a + d_model // 2 if half_split else a + 1
-    m[a, a], m[a, b], m[b, a], m[b, b] = cos, sin, -sin, cos
+    m[a, a], m[a, b], m[b, a], m[b, b] = cos, -sin, sin, cos
     return m
 
 
 def _offset_mistakes(k, d_model, base=BASE):
     return {
-        "blocks transposed ([[cos, -sin], [sin, cos]] moves by -k)": _offset_matrix(k, d_model, base, transpose=True),
+        "blocks transposed ([[cos, sin], [-sin, cos]] moves the rows by -k)":
+            _offset_matrix(k, d_model, base, transpose=True),
         "angle k instead of k * omega_i (frequency missing)": _offset_matrix(k, d_model, base, no_frequency=True),
         "blocks for the half-split layout (pair i at columns i and i + d/2), not interleaved":
             _offset_matrix(k, d_model, base, half_split=True),
@@ -492,9 +503,11 @@ def _offset_mistakes(k, d_model, base=BASE):
 ATOL_OFFSET = 1e-6
 
 
-@pytest.mark.exercise("offset_matrix", points=2, public=True)
+# The defining property (DESIGN.md: a core mistake costs at least half): PE[pos + k] = PE[pos] M_k
+# needs the blocks' sign, layout and frequencies right, so this check weighs half of the exercise.
+@pytest.mark.exercise("offset_matrix", points=6, public=True)
 def test_offset_matrix_blocks(student):
-    """offset_matrix(3, 8) is block diagonal with [[cos 3w_i, sin 3w_i], [-sin 3w_i, cos 3w_i]] blocks."""
+    """offset_matrix(3, 8): block diagonal, blocks [[cos 3w_i, -sin 3w_i], [sin 3w_i, cos 3w_i]]."""
     got = student.offset_matrix(3, 8)
     expect_shape(got, (8, 8), what="offset_matrix(3, 8)")
     expect_close(got, _offset_matrix(3, 8), atol=ATOL_OFFSET, rtol=0, what="offset_matrix(3, 8)",
@@ -506,7 +519,7 @@ def _offset_float32_angles(k, d_model, base=BASE):
     angle = (k * omega).double()                                   # rounded the float32 way
     m = torch.zeros(d_model, d_model, dtype=torch.float64)
     e = torch.arange(0, d_model, 2)
-    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = angle.cos(), angle.sin(), -angle.sin(), angle.cos()
+    m[e, e], m[e, e + 1], m[e + 1, e], m[e + 1, e + 1] = angle.cos(), -angle.sin(), angle.sin(), angle.cos()
     return m
 
 
@@ -655,7 +668,7 @@ ATOL_SHIFT = 1e-8
 
 @pytest.mark.exercise("linear_shift_residual", points=3, public=True)
 def test_shift_residual_of_a_random_table(student):
-    """A random (30, 4) table with k = 2, and a sine-only code of 6 frequencies with k = 3: the relative residual."""
+    """The relative residual of a random (30, 4) table at k = 2 and of 6 sines at k = 3."""
     student.may_modify_arguments = True  # a hidden test owns leaving the table unchanged
     # The sine-only code is well conditioned too (condition number 1.3): pinv, lstsq and the normal
     # equations agree on it far below the 1e-6 allowed.
@@ -746,14 +759,14 @@ def _bilinear(w_q, w_k):
 
 
 def _head_product(k, d_model, temperature, base=BASE):
-    """W_q W_k^T = M_k / tau: then PE[m] W_q W_k^T PE[n]^T = PE[m - k] . PE[n] / tau."""
-    return _offset_matrix(k, d_model, base) / temperature
+    """W_q W_k^T = M_{-k} / tau: then PE[m] W_q W_k^T PE[n]^T = PE[m - k] . PE[n] / tau."""
+    return _offset_matrix(-k, d_model, base) / temperature
 
 
 def _head_mistakes(k, d_model, temperature, base=BASE):
-    m = _offset_matrix(k, d_model, base)
+    m = _offset_matrix(-k, d_model, base)                          # M_{-k}: PE[m] M_{-k} = PE[m - k]
     return {
-        "attends k positions ahead instead of back (M_{-k} where M_k belongs)": m.T / temperature,
+        "attends k positions ahead instead of back (M_k where M_{-k} belongs)": m.T / temperature,
         "temperature multiplied instead of divided": m * temperature,
         "temperature applied to both w_q and w_k (1/tau^2)": m / temperature ** 2,
         "temperature ignored": m,
@@ -770,7 +783,7 @@ def _head_mistakes(k, d_model, temperature, base=BASE):
 # accepts the product of a mistake that another test owns.
 def _head_owned(k, d_model, temperature, base=BASE):
     """The products W_q W_k^T of the catalogued mistakes, grouped by the property (and test) that owns them."""
-    m = _offset_matrix(k, d_model, base)
+    m = _offset_matrix(-k, d_model, base)
     return {
         "scale": [m * temperature, m / temperature ** 2, m, m / (temperature * math.sqrt(d_model))],
         "key": [m.T / temperature, torch.eye(d_model, dtype=torch.float64) / temperature],
@@ -783,13 +796,13 @@ def _head_accepted(k, d_model, temperature, base=BASE, owner=None):
             for wrong in products]
 
 
-# Entries of M_k / tau are at most 1/tau; float32 rounding is ~6e-8 relative, hence 1e-5 absolute.
+# Entries of M_{-k} / tau are at most 1/tau; float32 rounding is ~6e-8 relative, hence 1e-5 absolute.
 ATOL_HEAD = 1e-5
 
 
 @pytest.mark.exercise("relative_attention_projections", points=2, public=True)
 def test_head_product_is_the_offset_map(student):
-    """k = 3, d_model = 8, tau = 0.5: w_q @ w_k.T makes PE[m] . PE[n] scores equal PE[m-3] . PE[n] / tau."""
+    """k = 3, d_model = 8, tau = 0.5: w_q @ w_k.T scores PE[m], PE[n] as PE[m-3] . PE[n] / tau."""
     w_q, w_k = student.relative_attention_projections(3, 8, temperature=0.5)
     expect_shape(w_q, (8, 8), what="w_q")
     expect_shape(w_k, (8, 8), what="w_k")
@@ -797,7 +810,10 @@ def test_head_product_is_the_offset_map(student):
                  mistakes=_head_mistakes(3, 8, 0.5), accepted=_head_accepted(3, 8, 0.5, owner="scale"))
 
 
-@pytest.mark.exercise("relative_attention_projections", points=2)
+# The defining property (DESIGN.md: a core mistake costs at least half): the head attends to m - k.
+# A mistake in which key it picks (the sign of the offset, the map on both sides) fails this test
+# and the public product check: 6 of 11 points.
+@pytest.mark.exercise("relative_attention_projections", points=4)
 def test_head_attends_k_back_at_every_position(student):
     """d_model = 64, k = 5, tau = 0.1: on PE rows 0..79 every query m >= 5 puts its largest score on m - 5."""
     w_q, w_k = student.relative_attention_projections(5, 64, temperature=0.1)
@@ -842,12 +858,12 @@ def test_head_rejects_bad_arguments(student):
 @given(k=st.integers(-50, 50), d_model=st.sampled_from([2, 4, 8, 12, 32]),
        temperature=st.sampled_from([0.05, 0.3, 1.0, 2.5, 7.3]), base=BASES)
 def test_head_over_its_inputs(student, k, d_model, temperature, base):
-    """Any offset sign, d_model (2 included), temperature and base (not only whole numbers): w_q @ w_k.T = M_k / tau."""
+    """Any offset sign, d_model (2 included), temperature and base (not only whole numbers): w_q @ w_k.T = M_{-k} / tau."""
     w_q, w_k = student.relative_attention_projections(k, d_model, temperature=temperature, base=base)
     for name, w in (("w_q", w_q), ("w_k", w_k)):
         expect_shape(w, (d_model, d_model), what=name)
     # Entries of the product are at most 1/tau; float32 factors (relative rounding 6e-8, angles up
-    # to 50 rad) put it within ~3e-6/tau of the exact M_k / tau for any split, hence 1e-5/tau.
+    # to 50 rad) put it within ~3e-6/tau of the exact M_{-k} / tau for any split, hence 1e-5/tau.
     # The named tests own the scale, the key, the base and the dtype: their mistakes pass here.
     expect_close(_bilinear(w_q, w_k), _head_product(k, d_model, temperature, base), atol=ATOL_HEAD / temperature,
                  rtol=0, what="w_q @ w_k.T", mistakes={"base ignored (always 10000)": _head_product(k, d_model, temperature),
@@ -894,9 +910,11 @@ ATOL_SHARE = 1e-6
 # layout).
 
 
-@pytest.mark.exercise("offset_head_share", points=2, public=True)
+# The defining property (DESIGN.md: a core mistake costs at least half): the protocol this check
+# owns (softmax over the keys, on tokens plus positions) weighs half of the exercise.
+@pytest.mark.exercise("offset_head_share", points=4, public=True)
 def test_head_share_on_tokens_plus_positions(student):
-    """20 positions, d_model = 16, k = 2, tau = 0.5, tokens of std 0.25: the weight on key m - 2."""
+    """20 positions, d_model = 16, k = 2, tau = 0.5, tokens of std 0.25: the weight on m - 2."""
     tokens = tensor(90, 20, 16, scale=0.25)
     got = student.offset_head_share(tokens, 2, temperature=0.5)
     expect_true(isinstance(got, float), f"the result should be a Python float, not {type(got).__name__}")
@@ -997,7 +1015,7 @@ def _expect_band_name(got, what):
 
 @pytest.mark.exercise("best_band", points=1, public=True)
 def test_best_band_names_a_band(student):
-    """best_band(0.1, 1024) names one of the four bands ("fast", "middle", "slow", "fast+slow")."""
+    """best_band(0.1, 1024) names one of "fast", "middle", "slow" and "fast+slow"."""
     _expect_band_name(student.best_band(0.1, 1024), "best_band(0.1, 1024)")
 
 
@@ -1122,7 +1140,7 @@ def _expect_decodes(student, num_positions, sigma, threshold, seeds_=(0, 1, 2)):
 
 @pytest.mark.exercise("decoding_inv_freq", points=1, public=True)
 def test_design_decodes_256_positions_at_low_noise(student):
-    """L = 256, sigma = 0.1: at least 0.99 of the positions decoded exactly (the feedback prints the measurement)."""
+    """L = 256, sigma = 0.1: at least 0.99 of the positions decoded exactly (feedback: measured)."""
     _expect_decodes(student, 256, 0.1, 0.99, seeds_=(7,))
 
 
