@@ -805,7 +805,7 @@ def _expect_probe(student, kind, seed, n, num_tokens, d, *, dtype=torch.float64,
 
 @pytest.mark.exercise("position_probe_r2", points=2, public=True)
 def test_probe_r2_of_a_layer_whose_mean_moves(student):
-    """A planted layer whose mean output moves with the position (300 sequences of 12 tokens, d = 8)."""
+    """A planted layer whose mean output moves with position (300 sequences of 12 tokens, d = 8)."""
     _expect_probe(student, "mean", 81, 300, 12, 8)
 
 
