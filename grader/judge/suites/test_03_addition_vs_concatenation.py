@@ -106,7 +106,7 @@ def test_embed_add(student):
 
 @pytest.mark.exercise("embed", points=2, public=True)
 def test_embed_concat(student):
-    """mode "concat": (2, 5) ids give (2, 5, 6 + 3) = [token_table[ids]; pos_table[:5]], tokens first."""
+    """mode "concat": (2, 5) ids give (2, 5, 9) = [token_table[ids]; pos_table[:5]], tokens first."""
     ids, tokens, positions = _randint(10, 2, 5, seed=4), _randn(10, 6, seed=5, dtype=torch.float32), \
         _randn(10, 3, seed=6, dtype=torch.float32)
     got = student.embed(ids, tokens, positions, "concat")
@@ -267,7 +267,7 @@ def _expect_held_out(student, planted, read, probe, what, *, layout="contiguous"
 
 @pytest.mark.exercise("held_out_accuracy", points=2, public=True)
 def test_held_out_accuracy_reads_a_clean_code(student):
-    """Features with the position code on every row (12 tokens x 8 positions, LDA): read almost always."""
+    """Features with the position code on every row (12 tokens x 8 positions, LDA): read."""
     _expect_held_out(student, _planted(12, 8, 4, 331, read="position", readable=lambda v, t: True),
                      "position", "lda_probe", "held_out_accuracy(<a clean position code>, read=\"position\")")
 
@@ -774,7 +774,7 @@ def _fails_the_batched_case(student):
 
 @pytest.mark.exercise("attention_logit_terms", points=2, public=True)
 def test_attention_logit_terms_small(student):
-    """e, p (5, 4), W_q, W_k (4, 4): the four terms, stacked token-token, token-pos, pos-token, pos-pos.
+    """e, p (5, 4), W_q, W_k (4, 4): the four terms (token-token, token-pos, pos-token, pos-pos).
 
     The inputs are left unchanged."""
     e, p = _randn(5, 4, seed=200), _randn(5, 4, seed=201)
