@@ -98,10 +98,54 @@ WRONG_ANSWERS = [
     return torch.softmax(scores, dim=-1) @ v
 ''', feedback="large finite negative number"),
     # -- self_attention --------------------------------------------------------------------------
+    # A core mistake (core=True) costs at least half of the exercise's 16 points: a mask that leaks
+    # the future fails the causal public check and test_self_attention_causal_hides_the_future (8);
+    # a wrong projection or attention formula fails both public checks and
+    # test_self_attention_projections (8).
     WrongAnswer("self_attention", "mask keeps the future", _SELF_HEAD + '''
     mask = torch.ones(t, t, dtype=torch.bool).triu() if causal else None
     return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask)
-''', feedback="triu instead of tril"),
+''', feedback="triu instead of tril", core=True),
+    WrongAnswer("self_attention", "mask leaks the next token (tril(1))", _SELF_HEAD + '''
+    mask = torch.ones(t, t, dtype=torch.bool).tril(1) if causal else None
+    return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask)
+''', feedback="tril(1)", core=True),
+    WrongAnswer("self_attention", "mask applied after the softmax (attention written inline)", _SELF_HEAD + '''
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+    if causal:
+        weights = weights * torch.ones(t, t, dtype=torch.bool).tril()
+    return weights @ v
+''', feedback="mask applied after the softmax", core=True),
+    WrongAnswer("self_attention", "missing 1/sqrt(d_k) (attention written inline)", _SELF_HEAD + '''
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = q @ k.transpose(-2, -1)
+    if causal:
+        scores = scores.masked_fill(~torch.ones(t, t, dtype=torch.bool).tril(), float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+''', feedback="missing the 1/sqrt(d_k) scaling", core=True),
+    WrongAnswer("self_attention", "softmax over the query axis (attention written inline)", _SELF_HEAD + '''
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if causal:
+        scores = scores.masked_fill(~torch.ones(t, t, dtype=torch.bool).tril(), float("-inf"))
+    return torch.softmax(scores, dim=-2) @ v
+''', feedback="query axis", core=True),
+    WrongAnswer("self_attention", "queries and keys swapped", _SELF_HEAD + '''
+    mask = torch.ones(t, t, dtype=torch.bool).tril() if causal else None
+    return scaled_dot_product_attention(x @ w_k, x @ w_q, x @ w_v, mask)
+''', feedback="queries and keys swapped", core=True),
+    WrongAnswer("self_attention", "projections transposed (x @ w.T, nn.Linear's layout)", '''
+def self_attention(x, w_q, w_k, w_v, causal=False):
+    for w in (w_q, w_k, w_v):
+        if w.shape[-1] != x.shape[-1]:
+            raise ValueError("weights must be (d_out, d_model)")
+    t = x.shape[-2]
+    mask = torch.ones(t, t, dtype=torch.bool).tril() if causal else None
+    return scaled_dot_product_attention(x @ w_q.T, x @ w_k.T, x @ w_v.T, mask)
+''', feedback="projections transposed", core=True, costs=3),
+    # a shape error wherever the weights are not square: test_self_attention_projections,
+    # test_self_attention_batched_with_different_widths and test_self_attention_over_its_inputs
     WrongAnswer("self_attention", "values taken from x", _SELF_HEAD + '''
     mask = torch.ones(t, t, dtype=torch.bool).tril() if causal else None
     return scaled_dot_product_attention(x @ w_q, x @ w_k, x, mask)
@@ -112,7 +156,7 @@ WRONG_ANSWERS = [
 ''', feedback="keys computed with w_q"),
     WrongAnswer("self_attention", "causal flag ignored", _SELF_HEAD + '''
     return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v)
-''', feedback="the mask ignored"),
+''', feedback="the mask ignored", core=True),
     WrongAnswer("self_attention", "diagonal masked out", _SELF_HEAD + '''
     mask = torch.ones(t, t, dtype=torch.bool).tril(-1) if causal else None
     return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask)

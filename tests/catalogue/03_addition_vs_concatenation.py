@@ -22,8 +22,8 @@ def embed(token_ids, token_table, pos_table, mode):
 
 _TERMS_HEAD = '''
 def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
-    if w_q.dim() != 2 or w_q.shape != w_k.shape or token_vectors.shape[-1] != w_q.shape[1] \\
-            or pos_vectors.shape[-1] != w_q.shape[1] or token_vectors.shape[-2] != pos_vectors.shape[-2]:
+    if w_q.dim() != 2 or w_q.shape != w_k.shape or token_vectors.shape[-1] != w_q.shape[0] \\
+            or pos_vectors.shape[-1] != w_q.shape[0] or token_vectors.shape[-2] != pos_vectors.shape[-2]:
         raise ValueError("bad shapes")
     e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
 '''
@@ -103,37 +103,37 @@ def embed(token_ids, token_table, pos_table, mode):
 '''),
     # -- attention_logit_terms -------------------------------------------------------------------
     WrongAnswer("attention_logit_terms", "no scaling", _TERMS_HEAD + '''
-    qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
+    qe, qp, ke, kp = e @ w_q, p @ w_q, e @ w_k, p @ w_k
     return torch.stack([a @ b.transpose(-2, -1) for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
 ''', feedback="no 1/sqrt(d_head) scaling"),
     WrongAnswer("attention_logit_terms", "mixed terms swapped", _TERMS_HEAD + '''
-    qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
-    s = w_q.shape[0] ** 0.5
+    qe, qp, ke, kp = e @ w_q, p @ w_q, e @ w_k, p @ w_k
+    s = w_q.shape[1] ** 0.5
     return torch.stack([a @ b.transpose(-2, -1) / s for a, b in ((qe, ke), (qp, ke), (qe, kp), (qp, kp))])
 ''', feedback="swapped"),
     WrongAnswer("attention_logit_terms", "keys projected with W_q", _TERMS_HEAD + '''
-    qe, qp = e @ w_q.T, p @ w_q.T
-    s = w_q.shape[0] ** 0.5
+    qe, qp = e @ w_q, p @ w_q
+    s = w_q.shape[1] ** 0.5
     return torch.stack([a @ b.transpose(-2, -1) / s for a, b in ((qe, qe), (qe, qp), (qp, qe), (qp, qp))])
 ''', feedback="W_q instead of W_k"),
     WrongAnswer("attention_logit_terms", "scaled by sqrt(d) of the input", _TERMS_HEAD + '''
-    qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
-    s = w_q.shape[1] ** 0.5
+    qe, qp, ke, kp = e @ w_q, p @ w_q, e @ w_k, p @ w_k
+    s = w_q.shape[0] ** 0.5  # d, the input width
     return torch.stack([a @ b.transpose(-2, -1) / s for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
 ''', feedback="instead of sqrt(d_head)"),
     WrongAnswer("attention_logit_terms", "queries and keys swapped", _TERMS_HEAD + '''
-    qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
-    s = w_q.shape[0] ** 0.5
+    qe, qp, ke, kp = e @ w_q, p @ w_q, e @ w_k, p @ w_k
+    s = w_q.shape[1] ** 0.5
     return torch.stack([b @ a.transpose(-2, -1) / s for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
 ''', feedback="queries and keys swapped"),
-    WrongAnswer("attention_logit_terms", "weights not transposed (square only)", _TERMS_HEAD + '''
-    qe, qp, ke, kp = e @ w_q, p @ w_q, e @ w_k, p @ w_k
-    s = w_q.shape[0] ** 0.5
+    WrongAnswer("attention_logit_terms", "weights transposed (x @ W^T, square only)", _TERMS_HEAD + '''
+    qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
+    s = w_q.shape[1] ** 0.5
     return torch.stack([a @ b.transpose(-2, -1) / s for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
 '''),
     WrongAnswer("attention_logit_terms", "only works for 2-D vectors", _TERMS_HEAD + '''
-    qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
-    s = w_q.shape[0] ** 0.5
+    qe, qp, ke, kp = e @ w_q, p @ w_q, e @ w_k, p @ w_k
+    s = w_q.shape[1] ** 0.5
     return torch.stack([a @ b.T / s for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
 '''),
 ]
@@ -165,14 +165,14 @@ def embed(token_ids, token_table, pos_table, mode):'''
 
 _TERMS_CHECKS = '''
 def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
-    if w_q.dim() != 2 or w_q.shape != w_k.shape or token_vectors.shape[-1] != w_q.shape[1] \\
-            or pos_vectors.shape[-1] != w_q.shape[1] or token_vectors.shape[-2] != pos_vectors.shape[-2]:
+    if w_q.dim() != 2 or w_q.shape != w_k.shape or token_vectors.shape[-1] != w_q.shape[0] \\
+            or pos_vectors.shape[-1] != w_q.shape[0] or token_vectors.shape[-2] != pos_vectors.shape[-2]:
         raise ValueError("bad shapes")
 '''
 
 _TERMS_BODY = '''
-    qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
-    s = w_q.shape[0] ** 0.5
+    qe, qp, ke, kp = e @ w_q, p @ w_q, e @ w_k, p @ w_k
+    s = w_q.shape[1] ** 0.5
     return torch.stack([a @ b.transpose(-2, -1) / s for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
 '''
 
@@ -227,12 +227,12 @@ WRONG_ANSWERS += [
     WrongAnswer("attention_logit_terms", "rows flattened with .view for torch.mm (non-contiguous inputs fail)",
                 _TERMS_CHECKS + '''
     def project(x, w):                  # (..., T, d) -> (..., T, d_head) through one 2-D product
-        return torch.mm(x.view(-1, x.shape[-1]), w.T).view(*x.shape[:-1], w.shape[0])
+        return torch.mm(x.view(-1, x.shape[-1]), w).view(*x.shape[:-1], w.shape[1])
     qe, ke = project(token_vectors, w_q), project(token_vectors, w_k)
     qp, kp = project(pos_vectors, w_q), project(pos_vectors, w_k)
     qe, qp = torch.broadcast_tensors(qe, qp)
     ke, kp = torch.broadcast_tensors(ke, kp)
-    s = w_q.shape[0] ** 0.5
+    s = w_q.shape[1] ** 0.5
     return torch.stack([a @ b.transpose(-2, -1) / s for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
 '''),
     WrongAnswer("attention_logit_terms", "half inputs upcast to float32 (float32 returned)", _TERMS_CHECKS + '''
@@ -242,21 +242,21 @@ WRONG_ANSWERS += [
 ''' + _TERMS_BODY),
     WrongAnswer("attention_logit_terms", "W_q scaled in place", _TERMS_CHECKS + '''
     e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
-    w_q /= w_q.shape[0] ** 0.5          # fold 1/sqrt(d_head) into the queries
-    qe, qp, ke, kp = e @ w_q.T, p @ w_q.T, e @ w_k.T, p @ w_k.T
+    w_q /= w_q.shape[1] ** 0.5          # fold 1/sqrt(d_head) into the queries
+    qe, qp, ke, kp = e @ w_q, p @ w_q, e @ w_k, p @ w_k
     return torch.stack([a @ b.transpose(-2, -1) for a, b in ((qe, ke), (qe, kp), (qp, ke), (qp, kp))])
 '''),
     WrongAnswer("attention_logit_terms", "position width not checked (matmul error)", '''
 def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
-    if w_q.dim() != 2 or w_q.shape != w_k.shape or token_vectors.shape[-1] != w_q.shape[1] \\
+    if w_q.dim() != 2 or w_q.shape != w_k.shape or token_vectors.shape[-1] != w_q.shape[0] \\
             or token_vectors.shape[-2] != pos_vectors.shape[-2]:
         raise ValueError("bad shapes")
     e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
 ''' + _TERMS_BODY),
     WrongAnswer("attention_logit_terms", "1-D weights not rejected", '''
 def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
-    if w_q.shape != w_k.shape or token_vectors.shape[-1] != w_q.shape[-1] \\
-            or pos_vectors.shape[-1] != w_q.shape[-1] or token_vectors.shape[-2] != pos_vectors.shape[-2]:
+    if w_q.shape != w_k.shape or token_vectors.shape[-1] != w_q.shape[0] \\
+            or pos_vectors.shape[-1] != w_q.shape[0] or token_vectors.shape[-2] != pos_vectors.shape[-2]:
         raise ValueError("bad shapes")
     e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
 ''' + _TERMS_BODY),
@@ -364,16 +364,16 @@ def embed(token_ids, token_table, pos_table, mode):
     out = e + p if mode == "add" else torch.cat([e, p], dim=-1)
     return out.to(token_table.dtype)
 '''),
-    ("attention_logit_terms", "einsum with W_q^T W_k folded first", '''
+    ("attention_logit_terms", "einsum with W_q W_k^T folded first", '''
 def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
     if w_q.dim() != 2 or w_q.shape != w_k.shape:
         raise ValueError("bad weights")
-    d_head, d = w_q.shape
+    d, d_head = w_q.shape
     if token_vectors.dim() < 2 or pos_vectors.dim() < 2 or token_vectors.shape[-1] != d \\
             or pos_vectors.shape[-1] != d or token_vectors.shape[-2] != pos_vectors.shape[-2]:
         raise ValueError("bad vectors")
     e, p = torch.broadcast_tensors(token_vectors, pos_vectors)
-    m = torch.einsum("hd,he->de", w_q, w_k) / math.sqrt(d_head)       # W_q^T W_k / sqrt(d_head)
+    m = torch.einsum("dh,eh->de", w_q, w_k) / math.sqrt(d_head)       # W_q W_k^T / sqrt(d_head)
     return torch.stack([torch.einsum("...id,de,...je->...ij", a, m, b)
                         for a, b in ((e, e), (e, p), (p, e), (p, p))])
 '''),
@@ -381,15 +381,15 @@ def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
 def attention_logit_terms(token_vectors, pos_vectors, w_q, w_k):
     if w_q.dim() != 2 or w_q.shape != w_k.shape:
         raise ValueError("bad weights")
-    d_head, d = w_q.shape
+    d, d_head = w_q.shape
     if token_vectors.dim() < 2 or pos_vectors.dim() < 2 or token_vectors.shape[-1] != d \\
             or pos_vectors.shape[-1] != d or token_vectors.shape[-2] != pos_vectors.shape[-2]:
         raise ValueError("bad vectors")
     dtype = torch.promote_types(torch.promote_types(token_vectors.dtype, pos_vectors.dtype),
                                 torch.promote_types(w_q.dtype, w_k.dtype))
     e, p = torch.broadcast_tensors(token_vectors.double(), pos_vectors.double())
-    q = [x @ w_q.double().T for x in (e, p)]
-    k = [x @ w_k.double().T for x in (e, p)]
+    q = [x @ w_q.double() for x in (e, p)]
+    k = [x @ w_k.double() for x in (e, p)]
     terms = [q[i] @ k[j].transpose(-2, -1) / math.sqrt(d_head) for i, j in ((0, 0), (0, 1), (1, 0), (1, 1))]
     return torch.stack(terms).to(dtype)
 '''),

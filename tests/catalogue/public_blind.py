@@ -403,19 +403,19 @@ PUBLIC_BLIND: dict[str, dict[tuple[str, str], str]] = {
             '!= d_pos, T > T_max,',
         ('attention_logit_terms', 'no scaling'):
             'only inputs the public checks do not use show it; the hidden tests that do: e (3, 6, '
-            '8) with one position table (6, 8), and a head of width 2 (W of shape (2, 8)): the '
+            '8) with one position table (6, 8), and a head of width 2 (W of shape (8, 2)): the '
             'projections',
         ('attention_logit_terms', 'scaled by sqrt(d) of the input'):
             'only inputs the public checks do not use show it; the hidden tests that do: e (3, 6, '
-            '8) with one position table (6, 8), and a head of width 2 (W of shape (2, 8)): the '
+            '8) with one position table (6, 8), and a head of width 2 (W of shape (8, 2)): the '
             'projections',
-        ('attention_logit_terms', 'weights not transposed (square only)'):
+        ('attention_logit_terms', 'weights transposed (x @ W^T, square only)'):
             'only inputs the public checks do not use show it; the hidden tests that do: e (3, 6, '
-            '8) with one position table (6, 8), and a head of width 2 (W of shape (2, 8)): the '
+            '8) with one position table (6, 8), and a head of width 2 (W of shape (8, 2)): the '
             'projections',
         ('attention_logit_terms', 'only works for 2-D vectors'):
             'only inputs the public checks do not use show it; the hidden tests that do: e (3, 6, '
-            '8) with one position table (6, 8), and a head of width 2 (W of shape (2, 8)): the '
+            '8) with one position table (6, 8), and a head of width 2 (W of shape (8, 2)): the '
             'projections',
         ('embed', 'ids flattened with .view (non-contiguous ids fail)'):
             'only inputs the public checks do not use show it; the hidden tests that do: embed '

@@ -270,13 +270,27 @@ def test_sdpa_over_its_inputs(student, batch, t_q, t_k, d_k, d_v, mask, dtype, l
 
 
 # -- self_attention -----------------------------------------------------------------------------
-def _self_attention(x, w_q, w_k, w_v, causal=False, *, diagonal=0, upper=False):
+def _self_attention(x, w_q, w_k, w_v, causal=False, *, diagonal=0, upper=False, swap_qk=False,
+                    linear_layout=False, **attention):
+    """Reference self-attention in float64, with switches that reproduce catalogued mistakes:
+    ``diagonal``/``upper`` the causal mask's shape, ``swap_qk`` queries made with w_k and keys with
+    w_q, ``linear_layout`` each weight read as nn.Linear's (d_out, d_model) (square weights only),
+    ``attention`` passed to :func:`_attention` (scale, softmax_dim, mask_after)."""
     x = x.double()
+    w_q, w_k, w_v = w_q.double(), w_k.double(), w_v.double()
+    if linear_layout:
+        w_q, w_k, w_v = w_q.T, w_k.T, w_v.T
+    if swap_qk:
+        w_q, w_k = w_k, w_q
     mask = None
     if causal:
         ones = torch.ones(x.shape[-2], x.shape[-2], dtype=torch.bool)
         mask = ones.triu(-diagonal) if upper else ones.tril(diagonal)
-    return _attention(x @ w_q.double(), x @ w_k.double(), x @ w_v.double(), mask)
+    return _attention(x @ w_q, x @ w_k, x @ w_v, mask, **attention)
+
+
+def _square(*weights):
+    return all(w.shape[0] == w.shape[1] for w in weights)
 
 
 def _self_attention_mistakes(x, w_q, w_k, w_v, causal):
@@ -286,11 +300,22 @@ def _self_attention_mistakes(x, w_q, w_k, w_v, causal):
             torch.ones(x.shape[-2], x.shape[-2], dtype=torch.bool).tril() if causal else None)
         if w_v.shape[1] == x.shape[-1] else None,
         "keys computed with w_q": _self_attention(x, w_q, w_q, w_v, causal),
+        "queries and keys swapped (scores k q^T: the attention matrix transposed)":
+            _self_attention(x, w_q, w_k, w_v, causal, swap_qk=True),
+        "projections transposed (x @ w.T: weights read as nn.Linear's (d_out, d_model))":
+            _self_attention(x, w_q, w_k, w_v, causal, linear_layout=True) if _square(w_q, w_k, w_v) else None,
+        "missing the 1/sqrt(d_k) scaling": _self_attention(x, w_q, w_k, w_v, causal, scale=1.0),
+        "softmax over the query axis (dim=-2) instead of the key axis (dim=-1)":
+            _self_attention(x, w_q, w_k, w_v, causal, softmax_dim=-2),
         "the mask ignored (causal=True behaves like causal=False)": _self_attention(x, w_q, w_k, w_v),
     }
     if causal:
         mistakes["mask keeps the future instead of the past (triu instead of tril)"] = \
             _self_attention(x, w_q, w_k, w_v, True, upper=True)
+        mistakes["mask leaks the next token (tril(1): the diagonal one too high)"] = \
+            _self_attention(x, w_q, w_k, w_v, True, diagonal=1)
+        mistakes["mask applied after the softmax (the future still sets the normalisation)"] = \
+            _self_attention(x, w_q, w_k, w_v, True, mask_after=True)
     else:
         mistakes["a causal mask applied although causal=False"] = _self_attention(x, w_q, w_k, w_v, True)
     return {k: v for k, v in mistakes.items() if v is not None}
@@ -301,21 +326,37 @@ def _weights(d_model, d_k, d_v, seed):
             _randn(d_model, d_v, seed=seed + 2))
 
 
-# One mistake costs once: "projections" (which weights make the queries, keys and values) is owned
-# by test_self_attention_without_mask, "mask" (the causal mask keeps the past and the diagonal) by
-# test_self_attention_causal, 4-D batches and d_k != d_v by test_self_attention_batched_with_different_widths,
-# the dtype and memory layout by test_self_attention_over_its_inputs. Every other test accepts
-# the output of a mistake another test owns.
+# One mistake costs once: "projections" (which weights make the queries, keys and values, in which
+# layout, and the attention formula of a learner who writes it inline: the scale and the softmax's
+# axis) is owned by test_self_attention_without_mask and test_self_attention_projections; "mask"
+# (the causal mask keeps the past and the diagonal, before the softmax) by test_self_attention_causal
+# and test_self_attention_causal_hides_the_future; the dtype and memory layout by
+# test_self_attention_over_its_inputs. Every other test accepts the output of a mistake another
+# test owns.
+#
+# A core mistake costs at least half of the exercise's 16 points (DESIGN.md): a mask that leaks
+# the future (triu, tril(1), applied after the softmax, or ignored) fails the causal public check
+# (4) and test_self_attention_causal_hides_the_future (4), 8 points; a wrong projection or formula
+# (no 1/sqrt(d_k), softmax over the queries, queries and keys swapped) fails both public checks
+# (2 + 4: a public check accepts no mistake its inputs reveal) and test_self_attention_projections
+# (2), 8 points.
 def _self_attention_owned(x, w_q, w_k, w_v, causal):
     """The outputs of the catalogued mistakes, grouped by the property (and test) that owns them."""
     x64 = x.double()
     tril = torch.ones(x.shape[-2], x.shape[-2], dtype=torch.bool).tril() if causal else None
-    owned = {"projections": [_attention(x64 @ w_q.double(), x64 @ w_k.double(), x64, tril),
-                             _self_attention(x, w_q, w_q, w_v, causal)],
-             "mask": []}
+    projections = [_attention(x64 @ w_q.double(), x64 @ w_k.double(), x64, tril),
+                   _self_attention(x, w_q, w_q, w_v, causal),
+                   _self_attention(x, w_q, w_k, w_v, causal, swap_qk=True),
+                   _self_attention(x, w_q, w_k, w_v, causal, scale=1.0),
+                   _self_attention(x, w_q, w_k, w_v, causal, softmax_dim=-2)]
+    if _square(w_q, w_k, w_v):
+        projections.append(_self_attention(x, w_q, w_k, w_v, causal, linear_layout=True))
+    owned = {"projections": projections, "mask": []}
     if causal:  # a row with no allowed key (token 0 without the diagonal) gives zeros, as attention's contract
         owned["mask"] = [_self_attention(x, w_q, w_k, w_v), _self_attention(x, w_q, w_k, w_v, True, upper=True),
-                         _self_attention(x, w_q, w_k, w_v, True, diagonal=-1).nan_to_num(nan=0.0)]
+                         _self_attention(x, w_q, w_k, w_v, True, diagonal=-1).nan_to_num(nan=0.0),
+                         _self_attention(x, w_q, w_k, w_v, True, diagonal=1),
+                         _self_attention(x, w_q, w_k, w_v, True, mask_after=True)]
     return owned
 
 
@@ -334,7 +375,7 @@ def test_self_attention_without_mask(student):
     _expect_self_attention(got, x, *weights, False, owner="projections")
 
 
-@pytest.mark.exercise("self_attention", points=3, public=True)
+@pytest.mark.exercise("self_attention", points=4, public=True)
 def test_self_attention_causal(student):
     """With causal=True, token t attends only to tokens s <= t."""
     x, weights = _randn(6, 8, seed=34), _weights(8, 8, 8, seed=35)
@@ -344,6 +385,24 @@ def test_self_attention_causal(student):
 
 
 @pytest.mark.exercise("self_attention", points=2)
+def test_self_attention_projections(student):
+    """Without a mask, d_k = 3 and d_v = 5 below d_model = 8: queries x w_q, keys x w_k, values x w_v, scaled by 1/sqrt(d_k)."""
+    x, weights = _randn(7, 8, seed=60), _weights(8, 3, 5, seed=61)
+    got = student.self_attention(x, *weights)
+    _expect_self_attention(got, x, *weights, False, owner="projections",
+                           what="output for d_model=8, d_k=3, d_v=5")
+
+
+@pytest.mark.exercise("self_attention", points=4)
+def test_self_attention_causal_hides_the_future(student):
+    """With causal=True on a batch of two 9-token sequences, no token's output depends on a later token."""
+    x, weights = _randn(2, 9, 8, seed=64), _weights(8, 8, 8, seed=65)
+    got = student.self_attention(x, *weights, causal=True)
+    _expect_self_attention(got, x, *weights, True, owner="mask",
+                           what="causal output for 2 sequences of 9 tokens")
+
+
+@pytest.mark.exercise("self_attention", points=1)
 def test_self_attention_batched_with_different_widths(student):
     """Batched input (2, 3, T, d_model) with d_k != d_v, causal, matches the reference."""
     x, weights = _randn(2, 3, 5, 6, seed=38), _weights(6, 4, 7, seed=39)
@@ -367,7 +426,7 @@ def test_self_attention_rejects_mismatched_weights(student):
 # self_attention rounds twice more than attention (the projections x @ w in the input dtype):
 # with weights scaled by 1/sqrt(d_model) the projections stay O(1) and the error stays within the
 # tolerances of scaled_dot_product_attention (HALF_TOL, measured as above for d_model <= 8).
-@pytest.mark.exercise("self_attention", points=3)
+@pytest.mark.exercise("self_attention", points=2)
 @grading(max_examples=10)
 @given(batch=st.sampled_from([(), (3,)]), t=st.integers(1, 6), d_model=st.sampled_from([1, 2, 5, 8]),
        d_k=st.sampled_from([1, 3, 4]), d_v=st.sampled_from([1, 2, 6]), causal=st.booleans(),
@@ -746,7 +805,7 @@ def _expect_probe(student, kind, seed, n, num_tokens, d, *, dtype=torch.float64,
 
 @pytest.mark.exercise("position_probe_r2", points=2, public=True)
 def test_probe_r2_of_a_layer_whose_mean_moves(student):
-    """A planted layer whose mean output moves with the position (300 sequences of 12 tokens, d = 8)."""
+    """A planted layer whose mean output moves with position (300 sequences of 12 tokens, d = 8)."""
     _expect_probe(student, "mean", 81, 300, 12, 8)
 
 

@@ -106,7 +106,7 @@ def test_embed_add(student):
 
 @pytest.mark.exercise("embed", points=2, public=True)
 def test_embed_concat(student):
-    """mode "concat": (2, 5) ids give (2, 5, 6 + 3) = [token_table[ids]; pos_table[:5]], token part first."""
+    """mode "concat": (2, 5) ids give (2, 5, 9) = [token_table[ids]; pos_table[:5]], tokens first."""
     ids, tokens, positions = _randint(10, 2, 5, seed=4), _randn(10, 6, seed=5, dtype=torch.float32), \
         _randn(10, 3, seed=6, dtype=torch.float32)
     got = student.embed(ids, tokens, positions, "concat")
@@ -267,7 +267,7 @@ def _expect_held_out(student, planted, read, probe, what, *, layout="contiguous"
 
 @pytest.mark.exercise("held_out_accuracy", points=2, public=True)
 def test_held_out_accuracy_reads_a_clean_code(student):
-    """Features whose position code is on every row (12 tokens x 8 positions, LDA): read almost always."""
+    """Features with the position code on every row (12 tokens x 8 positions, LDA): read."""
     _expect_held_out(student, _planted(12, 8, 4, 331, read="position", readable=lambda v, t: True),
                      "position", "lda_probe", "held_out_accuracy(<a clean position code>, read=\"position\")")
 
@@ -687,15 +687,15 @@ def test_first_coordinates_carry_matches_the_measurement(student, case):
 
 
 # -- attention_logit_terms ----------------------------------------------------------------------
-def _terms(e, p, w_q, w_k, *, scale="head", swap_mixed=False, keys_with_wq=False, untransposed=False,
+def _terms(e, p, w_q, w_k, *, scale="head", swap_mixed=False, keys_with_wq=False, transposed_weights=False,
            transposed_logits=False):
     """Reference decomposition with einsum, with switches that reproduce catalogued mistakes."""
     e, p, w_q, w_k = e.double(), p.double(), w_q.double(), w_k.double()
     e, p = torch.broadcast_tensors(e, p)
     wk = w_q if keys_with_wq else w_k
-    proj = (lambda x, w: torch.einsum("...td,dh->...th", x, w)) if untransposed else \
-        (lambda x, w: torch.einsum("...td,hd->...th", x, w))
-    denominator = {"head": w_q.shape[0] ** 0.5, "none": 1.0, "model": w_q.shape[1] ** 0.5}[scale]
+    proj = (lambda x, w: torch.einsum("...td,hd->...th", x, w)) if transposed_weights else \
+        (lambda x, w: torch.einsum("...td,dh->...th", x, w))                 # q = x W_q, W_q (d, d_head)
+    denominator = {"head": w_q.shape[1] ** 0.5, "none": 1.0, "model": w_q.shape[0] ** 0.5}[scale]
     pairs = [(e, e), (e, p), (p, e), (p, p)]
     if swap_mixed:
         pairs = [(e, e), (p, e), (e, p), (p, p)]
@@ -717,8 +717,8 @@ def _terms_mistakes(e, p, w_q, w_k):
         mistakes["scaled by sqrt(d) (the input width) instead of sqrt(d_head)"] = _terms(e, p, w_q, w_k,
                                                                                         scale="model")
     else:
-        mistakes["x @ W instead of x @ W^T (torch.nn.Linear stores (out, in))"] = _terms(e, p, w_q, w_k,
-                                                                                         untransposed=True)
+        mistakes["x @ W^T instead of x @ W (W is (d, d_head), not torch.nn.Linear's (out, in))"] = _terms(
+            e, p, w_q, w_k, transposed_weights=True)
     return mistakes
 
 
@@ -728,7 +728,7 @@ TERMS_TOL = 1e-10
 
 # One mistake costs once: the small test owns the formula (which pairing, which weight, queries against
 # keys) and the inputs left unchanged; the batched narrow-head test owns the scale (sqrt(d_head)), the
-# transposition x W^T (with d_head != d no other product fits) and batched, broadcast vectors; the float32
+# transposition x W (with d_head != d no other product fits) and batched, broadcast vectors; the float32
 # test the dtype; the property test the dtypes and memory layouts; the error test what raises. Each test
 # accepts the results of the mistakes another test owns.
 def _owned_terms_mistake(got, e, p, w_q, w_k, owned_elsewhere, *, atol, rtol):
@@ -738,7 +738,7 @@ def _owned_terms_mistake(got, e, p, w_q, w_k, owned_elsewhere, *, atol, rtol):
         wrong += [_terms(e, p, w_q, w_k, swap_mixed=True), _terms(e, p, w_q, w_k, keys_with_wq=True),
                   _terms(e, p, w_q, w_k, transposed_logits=True)]
     if "transposition" in owned_elsewhere and w_q.shape[0] == w_q.shape[1]:
-        wrong.append(_terms(e, p, w_q, w_k, untransposed=True))
+        wrong.append(_terms(e, p, w_q, w_k, transposed_weights=True))
     if "scale" in owned_elsewhere:
         wrong += [_terms(e, p, w_q, w_k, scale="none"), _terms(e, p, w_q, w_k, scale="model")]
     got = torch.as_tensor(got).double()
@@ -748,8 +748,8 @@ def _owned_terms_mistake(got, e, p, w_q, w_k, owned_elsewhere, *, atol, rtol):
 
 
 def _batched_case():
-    """The batched narrow-head test's inputs: e (3, 6, 8), one position table (6, 8), W (2, 8)."""
-    return _randn(3, 6, 8, seed=210), _randn(6, 8, seed=211), _randn(2, 8, seed=212), _randn(2, 8, seed=213)
+    """The batched narrow-head test's inputs: e (3, 6, 8), one position table (6, 8), W (8, 2)."""
+    return _randn(3, 6, 8, seed=210), _randn(6, 8, seed=211), _randn(8, 2, seed=212), _randn(8, 2, seed=213)
 
 
 def _expect_batched_case(student):
@@ -774,7 +774,7 @@ def _fails_the_batched_case(student):
 
 @pytest.mark.exercise("attention_logit_terms", points=2, public=True)
 def test_attention_logit_terms_small(student):
-    """e (5, 4), p (5, 4), W_q and W_k (4, 4): the four terms, stacked token-token, token-pos, pos-token, pos-pos.
+    """e, p (5, 4), W_q, W_k (4, 4): the four terms (token-token, token-pos, pos-token, pos-pos).
 
     The inputs are left unchanged."""
     e, p = _randn(5, 4, seed=200), _randn(5, 4, seed=201)
@@ -789,8 +789,8 @@ def test_attention_logit_terms_small(student):
 
 @pytest.mark.exercise("attention_logit_terms", points=3)
 def test_attention_logit_terms_batched_with_a_narrow_head(student):
-    """e (3, 6, 8) with one position table (6, 8), and a head of width 2 (W of shape (2, 8)): the projections
-    x W^T and the scale 1/sqrt(d_head)."""
+    """e (3, 6, 8) with one position table (6, 8), and a head of width 2 (W of shape (8, 2)): the projections
+    x W and the scale 1/sqrt(d_head)."""
     _expect_batched_case(student)
 
 
@@ -822,8 +822,8 @@ def test_attention_logit_terms_property(student, batch, pos_batched, t, d, d_hea
     kind = FLOAT_DTYPES[dtype]
     e = tensor(seed, *batch, t, d, dtype=kind)
     p = tensor(seed + 1, *(batch if pos_batched else ()), t, d, dtype=kind)
-    w_q, w_k = tensor(seed + 2, d_head, d, dtype=kind), tensor(seed + 3, d_head, d, dtype=kind)
-    what = f"attention_logit_terms(e {tuple(e.shape)}, p {tuple(p.shape)}, W {(d_head, d)}, {dtype})"
+    w_q, w_k = tensor(seed + 2, d, d_head, dtype=kind), tensor(seed + 3, d, d_head, dtype=kind)
+    what = f"attention_logit_terms(e {tuple(e.shape)}, p {tuple(p.shape)}, W {(d, d_head)}, {dtype})"
     student.may_modify_arguments = True  # the small test judges the inputs
     try:
         got = student.attention_logit_terms(laid_out(e, e_layout), laid_out(p, p_layout), laid_out(w_q, w_q_layout),
@@ -832,7 +832,7 @@ def test_attention_logit_terms_property(student, batch, pos_batched, t, d, d_hea
         expect_dtype(got, kind, what=what)
         expect_shape(got, (4, *batch, t, t), what=what)
         # Forward error of a chain of products in any order: at most ~(2d + d_head + 4) roundings of the
-        # dtype times |e||W_q|^T|W_k||e|^T / sqrt(d_head) (the same terms from absolute values); a float64
+        # dtype times |e||W_q||W_k|^T|e|^T / sqrt(d_head) (the same terms from absolute values); a float64
         # computation cast to the dtype is within one rounding of it.
         bound = float(_terms(e.abs(), p.abs(), w_q.abs(), w_k.abs()).max())
         atol = (2 * d + d_head + 4) * torch.finfo(kind).eps * bound + 1e-12
@@ -852,11 +852,11 @@ def test_attention_logit_terms_rejects_bad_shapes(student):
     """ValueError for: W_q and W_k of different shapes, W that is not a matrix, token or position vectors whose
     width is not W's, T tokens with another number of positions. T = d = d_head = 1 raises nothing."""
     e, p = _randn(4, 3, seed=240), _randn(4, 3, seed=241)
-    for args, what in (((e, p, _randn(2, 3, seed=242), _randn(3, 3, seed=243)), "W_q (2, 3) and W_k (3, 3)"),
-                       ((e, p, _randn(2, 5, seed=244), _randn(2, 5, seed=245)), "vectors of width 3 and W of width 5"),
-                       ((e, _randn(5, 3, seed=246), _randn(2, 3, seed=247), _randn(2, 3, seed=248)),
+    for args, what in (((e, p, _randn(3, 2, seed=242), _randn(3, 3, seed=243)), "W_q (3, 2) and W_k (3, 3)"),
+                       ((e, p, _randn(5, 2, seed=244), _randn(5, 2, seed=245)), "vectors of width 3 and W of width 5"),
+                       ((e, _randn(5, 3, seed=246), _randn(3, 2, seed=247), _randn(3, 2, seed=248)),
                         "T = 4 tokens and 5 positions"),
-                       ((e, _randn(4, 5, seed=255), _randn(2, 3, seed=256), _randn(2, 3, seed=257)),
+                       ((e, _randn(4, 5, seed=255), _randn(3, 2, seed=256), _randn(3, 2, seed=257)),
                         "token width 3, position width 5 and W of width 3"),
                        ((e, p, _randn(3, seed=260), _randn(3, seed=261)), "W_q and W_k of shape (3,)")):
         expect_raises(ValueError, student.attention_logit_terms, *args, what=f"attention_logit_terms with {what}")
