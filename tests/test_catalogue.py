@@ -168,3 +168,25 @@ def test_the_core_mistakes_of_attention_are_marked():
             if w.exercise == "scaled_dot_product_attention" and w.core}
     assert core == {"missing 1/sqrt(d_k)", "softmax over the query axis",
                     "scales q in place (q /= sqrt(d_k))"}
+
+
+def _core(suite: str, exercise: str) -> set[str]:
+    return {w.mistake for w in _module(suite).WRONG_ANSWERS if w.exercise == exercise and w.core}
+
+
+def test_the_core_mistakes_of_causal_self_attention_are_marked():
+    """A mask that leaks the future, and attention without its scale or over the wrong axis,
+    break self_attention's defining property: each is catalogued as a core mistake."""
+    core = _core("01_permutation_invariance", "self_attention")
+    assert {"mask keeps the future", "mask leaks the next token (tril(1))",
+            "mask applied after the softmax (attention written inline)",
+            "missing 1/sqrt(d_k) (attention written inline)",
+            "softmax over the query axis (attention written inline)"} <= core
+
+
+def test_the_core_mistakes_of_the_sinusoidal_encoding_are_marked():
+    """DESIGN's 'wrong frequency exponent' and the swapped or re-laid-out sine and cosine break
+    the sinusoidal table's definition (Vaswani et al. 2017, section 3.5): each is a core mistake."""
+    core = _core("02_sinusoidal_encoding", "sinusoidal_encoding")
+    assert {"sin and cos swapped", "half-split instead of interleaved", "exponent i/d",
+            "exponent 2i/(d-2)", "frequencies base^(+2i/d) (the sign of the exponent)"} <= core
