@@ -108,6 +108,26 @@ def rope_init_fn(rope_parameters: dict, head_dim: int, max_position_embeddings: 
     return inv_freq.float(), float(factor)
 
 
+def mrope_ids(segments, merge=2, *, resume="max", offset_image=True, row_major=True, merged=True):
+    """M-RoPE ids (3, T) of a sequence of ("text", n) and ("image", h, w) segments; the switches reproduce
+    catalogued mistakes (where the text resumes, the image's offset, its order, the merging)."""
+    parts, start = [], 0
+    for segment in segments:
+        if segment[0] == "text":
+            parts.append(torch.arange(segment[1]).expand(3, -1) + start)
+            start += segment[1]
+            continue
+        h, w = (segment[1] // merge, segment[2] // merge) if merged else (segment[1], segment[2])
+        if row_major:
+            rows, cols = torch.arange(h).repeat_interleave(w), torch.arange(w).repeat(h)
+        else:
+            rows, cols = torch.arange(h).repeat(w), torch.arange(w).repeat_interleave(h)
+        ids = torch.stack((torch.zeros(h * w, dtype=torch.int64), rows, cols))
+        parts.append(ids + (start if offset_image else 0))
+        start += {"max": max(h, w), "count": h * w, "max+1": max(h, w) + 1}[resume]
+    return torch.cat(parts, 1) if parts else torch.zeros(3, 0, dtype=torch.int64)
+
+
 # -- planted heads of proportional_loses_position -------------------------------------------------
 def planted_head(head_dim: int, roles: dict, *, n_seq: int = 8, T: int = 64, seed: int = 0,
                  noise: float = 0.02) -> tuple[torch.Tensor, torch.Tensor]:

@@ -419,22 +419,7 @@ def test_mla_query_key_errors(student):
 
 
 # -- mrope_position_ids ----------------------------------------------------------------------------------
-def _mrope_reference(segments, merge=2, *, resume="max", offset_image=True, row_major=True, merged=True):
-    parts, start = [], 0
-    for segment in segments:
-        if segment[0] == "text":
-            parts.append(torch.arange(segment[1]).expand(3, -1) + start)
-            start += segment[1]
-            continue
-        h, w = (segment[1] // merge, segment[2] // merge) if merged else (segment[1], segment[2])
-        if row_major:
-            rows, cols = torch.arange(h).repeat_interleave(w), torch.arange(w).repeat(h)
-        else:
-            rows, cols = torch.arange(h).repeat(w), torch.arange(w).repeat_interleave(h)
-        ids = torch.stack((torch.zeros(h * w, dtype=torch.int64), rows, cols))
-        parts.append(ids + (start if offset_image else 0))
-        start += {"max": max(h, w), "count": h * w, "max+1": max(h, w) + 1}[resume]
-    return torch.cat(parts, 1) if parts else torch.zeros(3, 0, dtype=torch.int64)
+_mrope_reference = hidden.mrope_ids
 
 
 def _mrope_mistakes(segments, merge):
