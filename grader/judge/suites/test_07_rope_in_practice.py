@@ -435,7 +435,7 @@ def _mrope_check(student, segments, merge, *, what):
     got = student.mrope_position_ids(segments, merge)
     want = _mrope_reference(segments, merge)
     mistakes = _mrope_mistakes(segments, merge)
-    expect_shape(got, tuple(want.shape), what=what, mistakes=mistakes)
+    expect_shape(got, tuple(want.shape), what=what, mistakes={m: tuple(v.shape) for m, v in mistakes.items()})
     expect_dtype(got, torch.int64, what=what)
     expect_equal(got, want, what=what, mistakes=mistakes)
 
@@ -601,8 +601,9 @@ def test_proportional_public_heads(student):
 
 @pytest.mark.exercise("proportional_loses_position", points=1)
 def test_proportional_unused_stopped_pairs(student):
-    """A head that uses stopped pairs for position, and one that leaves them unused though they turn."""
-    _proportional(student, ["A2", "B1"], seed=2)
+    """A head that uses stopped pairs for position, one that leaves them unused though they turn, and one with
+    content on stopped pairs."""
+    _proportional(student, ["A2", "B1", "C2"], seed=2)
 
 
 @pytest.mark.exercise("proportional_loses_position", points=1)
