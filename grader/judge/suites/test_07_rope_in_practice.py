@@ -51,6 +51,13 @@ MISTAKES = ("partial ignored", "partial exponent over head_dim", "dynamic unclam
 """Catalogued mistakes the reference can reproduce (tests/catalogue/07_rope_in_practice.py)."""
 
 
+def _references(params, head_dim, max_len, seq_len):
+    """The reference (inv_freq, attention_factor) and what each catalogued mistake returns (a learner's copy
+    of the course replays these values: grader/judge/recorded.py)."""
+    return {"want": list(hidden.reference(params, head_dim, max_len, seq_len)),
+            "variants": {m: list(hidden.reference(params, head_dim, max_len, seq_len, mistake=m)) for m in MISTAKES}}
+
+
 def _inv_freq(student, params, head_dim, max_len, seq_len=None, *, what, rtol=RTOL_FREQ, owned=(), check_factor=True):
     """Compare the learner's (inv_freq, attention_factor) with the reference; name the mistakes ``owned`` by
     this test and accept those that other tests own (one mistake costs once)."""
@@ -58,8 +65,9 @@ def _inv_freq(student, params, head_dim, max_len, seq_len=None, *, what, rtol=RT
     expect_true(isinstance(got, (tuple, list)) and len(got) == 2,
                 f"{what} should return (inv_freq, attention_factor), got {type(got).__name__}")
     inv_freq, factor = got
-    want, want_factor = hidden.reference(params, head_dim, max_len, seq_len)
-    variants = {m: hidden.reference(params, head_dim, max_len, seq_len, mistake=m) for m in MISTAKES}
+    references = _references(params, head_dim, max_len, seq_len)
+    want, want_factor = references["want"]
+    variants = references["variants"]
     named = {m: v[0] for m, v in variants.items() if m in owned}
     accepted = [v[0] for m, v in variants.items() if m not in owned and not torch.equal(v[0], want)
                 and v[0].shape == want.shape]
@@ -419,7 +427,9 @@ def test_mla_query_key_errors(student):
 
 
 # -- mrope_position_ids ----------------------------------------------------------------------------------
-_mrope_reference = hidden.mrope_ids
+def _mrope_reference(segments, merge=2, **switches):
+    """M-RoPE ids by the rule, or by a catalogued mistake (``switches``: grader/judge/hidden)."""
+    return hidden.mrope_ids(segments, merge, **switches)
 
 
 def _mrope_mistakes(segments, merge):
@@ -512,22 +522,29 @@ def _apply_mrope_check(student, x, ids, inv_freq, section, *, what, rtol=1e-5, a
     expect_dtype(got, x.dtype, what=what)
 
 
-IMAGE_IDS = _mrope_reference([("text", 2), ("image", 4, 6), ("text", 1)], 2)
+def _image_ids():
+    """The ids of 2 text tokens, an image of 4 x 6 patches merged 2 x 2, and 1 text token: (3, 9)."""
+    return _mrope_reference([("text", 2), ("image", 4, 6), ("text", 1)], 2)
+
+
+def _ladder(dim, base):
+    """RoPE's frequencies, float32."""
+    return hidden.ladder(dim, base).float()
 
 
 @pytest.mark.exercise("apply_mrope", points=3, public=True)  # which axis turns which pair: core
 def test_apply_mrope_image_tokens(student):
     """head_dim 16, mrope_section (2, 3, 3), on text, image and text ids."""
-    x = tensor(5, 2, IMAGE_IDS.shape[1], 16, dtype=torch.float32)
-    _apply_mrope_check(student, x, IMAGE_IDS, hidden.ladder(16, 100.0).float(), [2, 3, 3],
+    x = tensor(5, 2, _image_ids().shape[1], 16, dtype=torch.float32)
+    _apply_mrope_check(student, x, _image_ids(), _ladder(16, 100.0), [2, 3, 3],
                        what="apply_mrope(head_dim 16, section (2, 3, 3))")
 
 
 @pytest.mark.exercise("apply_mrope", points=1)
 def test_apply_mrope_qwen(student):
     """Qwen2.5-VL's head: head_dim 128, mrope_section (16, 24, 24), base 1e6."""
-    x = tensor(6, 1, IMAGE_IDS.shape[1], 128, dtype=torch.float32)
-    _apply_mrope_check(student, x, IMAGE_IDS * 50, hidden.ladder(128, 1e6).float(), [16, 24, 24],
+    x = tensor(6, 1, _image_ids().shape[1], 128, dtype=torch.float32)
+    _apply_mrope_check(student, x, _image_ids() * 50, _ladder(128, 1e6), [16, 24, 24],
                        what="apply_mrope(Qwen2.5-VL)")
 
 
@@ -540,20 +557,20 @@ def test_apply_mrope_any_input(student, seed, half, dtype, layout):
     g = np.random.default_rng(seed)
     cut = sorted(int(c) for c in g.integers(0, half + 1, 2))
     section = [cut[0], cut[1] - cut[0], half - cut[1]]
-    x = tensor(seed % 10_000, 2, IMAGE_IDS.shape[1], 2 * half, dtype=FLOAT_DTYPES[dtype])
+    x = tensor(seed % 10_000, 2, _image_ids().shape[1], 2 * half, dtype=FLOAT_DTYPES[dtype])
     tol = 2e-2 if dtype == "bfloat16" else 1e-5
-    _apply_mrope_check(student, x, IMAGE_IDS, hidden.ladder(2 * half, 100.0).float(), section, what="apply_mrope",
+    _apply_mrope_check(student, x, _image_ids(), _ladder(2 * half, 100.0), section, what="apply_mrope",
                        rtol=tol, atol=tol, layout=layout)
 
 
 @pytest.mark.exercise("apply_mrope", points=1)
 def test_apply_mrope_errors(student):
     """ValueError for sections that do not sum to head_dim / 2, two sections only, and ids not (3, T)."""
-    x, inv_freq = torch.zeros(1, IMAGE_IDS.shape[1], 16), hidden.ladder(16, 100.0).float()
-    expect_raises(ValueError, student.apply_mrope, x, IMAGE_IDS, inv_freq, [2, 3, 4], what="section summing to 9")
-    expect_raises(ValueError, student.apply_mrope, x, IMAGE_IDS, inv_freq, [4, 4], what="two sections")
-    expect_raises(ValueError, student.apply_mrope, x, IMAGE_IDS[:2], inv_freq, [2, 3, 3], what="ids of 2 rows")
-    _expect_no_value_error(student.apply_mrope, x, IMAGE_IDS, inv_freq, [8, 0, 0], what="section (8, 0, 0)")
+    x, inv_freq = torch.zeros(1, _image_ids().shape[1], 16), _ladder(16, 100.0)
+    expect_raises(ValueError, student.apply_mrope, x, _image_ids(), inv_freq, [2, 3, 4], what="section summing to 9")
+    expect_raises(ValueError, student.apply_mrope, x, _image_ids(), inv_freq, [4, 4], what="two sections")
+    expect_raises(ValueError, student.apply_mrope, x, _image_ids()[:2], inv_freq, [2, 3, 3], what="ids of 2 rows")
+    _expect_no_value_error(student.apply_mrope, x, _image_ids(), inv_freq, [8, 0, 0], what="section (8, 0, 0)")
 
 
 # -- proportional_loses_position (interpret) -------------------------------------------------------------
@@ -579,12 +596,18 @@ CASES = {
 }
 
 
+def _planted(name, seed):
+    """A planted head of kind ``name`` (queries, keys), its proportional parameters, and the answer."""
+    head_dim, base, share, max_offset, roles = CASES[name]
+    queries, keys = hidden.planted_head(head_dim, roles, n_seq=16, T=96, seed=seed + sorted(CASES).index(name))
+    params = {"rope_type": "proportional", "rope_theta": base, "partial_rotary_factor": share}
+    return [queries, keys, params, hidden.loses_position(head_dim, base, share, roles, max_offset)]
+
+
 def _proportional(student, names, *, seed=0):
     for name in names:
-        head_dim, base, share, max_offset, roles = CASES[name]
-        queries, keys = hidden.planted_head(head_dim, roles, n_seq=16, T=96, seed=seed + sorted(CASES).index(name))
-        params = {"rope_type": "proportional", "rope_theta": base, "partial_rotary_factor": share}
-        want = hidden.loses_position(head_dim, base, share, roles, max_offset)
+        head_dim, base, share, max_offset, _ = CASES[name]
+        queries, keys, params, want = _planted(name, seed)
         got = student.proportional_loses_position(queries, keys, params, max_offset)
         expect_true(isinstance(got, bool), f"proportional_loses_position should return a bool, got {type(got).__name__}")
         if got != want:
