@@ -87,7 +87,7 @@ def _inv_freq(student, params, head_dim, max_len, seq_len=None, *, what, rtol=RT
 
 @pytest.mark.exercise("rope_init_fn", points=5, public=True)  # the ladder every rule starts from: at least half
 def test_rope_inv_freq_default_partial(student):
-    """`default` with partial_rotary_factor 0.5, head_dim 16, base 1e4: 4 frequencies over the 8 rotating features."""
+    """`default`, p 0.5, head_dim 16, base 1e4: 4 frequencies over the 8 rotating features."""
     _inv_freq(student, {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5}, 16, 4096,
               what="rope_init_fn(default, p=0.5, head_dim=16)",
               owned=("partial ignored", "partial exponent over head_dim"))
@@ -391,7 +391,7 @@ def _mla_check(student, case, *, what, rtol=1e-5, atol=1e-5, layouts=("contiguou
 
 @pytest.mark.exercise("mla_query_key", points=3, public=True)  # the rotation and where it applies: core
 def test_mla_query_key_small(student):
-    """B 2, H 3, T 5, d_nope 8, d_rope 4 at positions 0..4: content parts unchanged, rotary parts rotated, one key."""
+    """B 2, H 3, T 5, d_nope 8, d_rope 4, positions 0-4: content kept, rotary rotated, one key."""
     _mla_check(student, _mla_case(1), what="mla_query_key(small case)")
 
 
@@ -452,7 +452,7 @@ def _mrope_check(student, segments, merge, *, what):
 
 @pytest.mark.exercise("mrope_position_ids", points=3, public=True)  # the rule itself: core
 def test_mrope_position_ids_text_image_text(student):
-    """Text (3 tokens), an image of 4 x 6 patches (2 x 3 tokens after 2 x 2 merging), text (2 tokens)."""
+    """Text (3 tokens), an image of 4 x 6 patches (2 x 3 tokens once merged 2 x 2), text (2 tokens)."""
     _mrope_check(student, [("text", 3), ("image", 4, 6), ("text", 2)], 2, what="mrope_position_ids(text, image, text)")
 
 
@@ -618,7 +618,7 @@ def _proportional(student, names, *, seed=0):
 
 @pytest.mark.exercise("proportional_loses_position", points=1, public=True)
 def test_proportional_public_heads(student):
-    """Two heads of head_dim 16, base 100, p 0.5, distances to 48: position on stopped pair 4, then content there."""
+    """Two heads (head_dim 16, base 100, p 0.5, up to 48): position, then content, on stopped pair 4."""
     _proportional(student, ["A1", "E1"], seed=1)
 
 
