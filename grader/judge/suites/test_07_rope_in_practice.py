@@ -618,7 +618,7 @@ def _proportional(student, names, *, seed=0):
 
 @pytest.mark.exercise("proportional_loses_position", points=1, public=True)
 def test_proportional_public_heads(student):
-    """Two heads (head_dim 16, base 100, p 0.5, up to 48): position, then content, on stopped pair 4."""
+    """Two heads (d 16, base 100, p 0.5, offsets to 48): position, then content, on stopped pair 4."""
     _proportional(student, ["A1", "E1"], seed=1)
 
 
