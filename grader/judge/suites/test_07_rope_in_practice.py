@@ -204,7 +204,7 @@ def test_rope_inv_freq_proportional(student):
                      what=f"rope_init_fn(proportional, p={params['partial_rotary_factor']}, head_dim={head_dim})")
 
 
-@pytest.mark.exercise("rope_init_fn", points=2)
+@pytest.mark.exercise("rope_init_fn", points=3)
 @grading(max_examples=12)
 @given(kind=st.sampled_from(hidden.TYPES), head_dim=st.sampled_from([4, 8, 32, 96]),
        base=st.sampled_from([50.0, 1e4, 5e5]), factor=st.sampled_from([1.0, 2.5, 8.0]), seed=seeds())
@@ -395,7 +395,7 @@ def test_mla_query_key_small(student):
     _mla_check(student, _mla_case(1), what="mla_query_key(small case)")
 
 
-@pytest.mark.exercise("mla_query_key", points=1)
+@pytest.mark.exercise("mla_query_key", points=2)
 def test_mla_query_key_positions(student):
     """Positions 100..106 (a decoding step reads positions past 0), DeepSeek-V3's d_rope 64 on 2 heads."""
     _mla_check(student, _mla_case(2, B=1, H=2, T=7, d_nope=16, d_rope=64, offset=100),
@@ -456,7 +456,7 @@ def test_mrope_position_ids_text_image_text(student):
     _mrope_check(student, [("text", 3), ("image", 4, 6), ("text", 2)], 2, what="mrope_position_ids(text, image, text)")
 
 
-@pytest.mark.exercise("mrope_position_ids", points=1)
+@pytest.mark.exercise("mrope_position_ids", points=2)
 def test_mrope_position_ids_two_images(student):
     """Two images in a row (a tall one, 6 x 2 patches, then 4 x 4), no merging, an empty text segment between."""
     _mrope_check(student, [("image", 6, 2), ("text", 0), ("image", 4, 4), ("text", 1)], 1,
@@ -540,7 +540,7 @@ def test_apply_mrope_image_tokens(student):
                        what="apply_mrope(head_dim 16, section (2, 3, 3))")
 
 
-@pytest.mark.exercise("apply_mrope", points=1)
+@pytest.mark.exercise("apply_mrope", points=2)
 def test_apply_mrope_qwen(student):
     """Qwen2.5-VL's head: head_dim 128, mrope_section (16, 24, 24), base 1e6."""
     x = tensor(6, 1, _image_ids().shape[1], 128, dtype=torch.float32)
