@@ -231,14 +231,20 @@ def test_rope_inv_freq_any_configuration(student, kind, head_dim, base, factor, 
 
 @pytest.mark.exercise("rope_init_fn", points=1)
 def test_rope_inv_freq_errors(student):
-    """ValueError on an unknown rope_type, an odd head_dim, a rotary dimension of 1 and a longrope table of the
-    wrong length; none on p = 0 for proportional."""
+    """ValueError on an unknown rope_type, an odd head_dim, a rotary dimension of 1 (or 2 for dynamic), a longrope
+    table of the wrong length, a base of 1, a factor below 1, no length; none on p = 0 for proportional."""
     expect_raises(ValueError, student.rope_init_fn, {"rope_type": "ntk"}, 16, 4096, what="rope_type 'ntk'")
     expect_raises(ValueError, student.rope_init_fn, {"rope_theta": 1e4}, 15, 4096, what="head_dim 15")
     expect_raises(ValueError, student.rope_init_fn, {"rope_theta": 1e4, "partial_rotary_factor": 0.1}, 16, 4096,
                   what="partial_rotary_factor 0.1 of head_dim 16 (1 feature)")
     expect_raises(ValueError, student.rope_init_fn, {**PHI3_5, "short_factor": [1.0] * 47}, 96, 131072,
                   what="a short_factor of 47 entries for 48 pairs")
+    expect_raises(ValueError, student.rope_init_fn, {"rope_theta": 1.0}, 16, 4096, what="rope_theta 1")
+    expect_raises(ValueError, student.rope_init_fn, {**GEMMA3_GLOBAL, "factor": 0.5}, 16, 4096,
+                  what="a linear factor of 0.5")
+    expect_raises(ValueError, student.rope_init_fn, {"rope_type": "dynamic", "factor": 2.0, "partial_rotary_factor": 0.25},
+                  8, 4096, what="dynamic with a rotary dimension of 2")
+    expect_raises(ValueError, student.rope_init_fn, {"rope_theta": 1e4}, 16, 0, what="max_position_embeddings 0")
     _expect_no_value_error(student.rope_init_fn, {**GEMMA4_GLOBAL, "partial_rotary_factor": 0.0}, 16, 4096,
                            what="proportional with p = 0")
 
@@ -336,6 +342,8 @@ def test_layer_rope_parameters_errors(student):
                   what="no_rope_layers of 2 entries for 8 layers")
     broken = {**GEMMA3, "rope_parameters": {"sliding_attention": {"rope_theta": 1e4}}}
     expect_raises(ValueError, student.layer_rope_parameters, broken, 5, what="no entry for full_attention")
+    expect_raises(ValueError, student.layer_rope_parameters, {**GEMMA3, "layer_types": GEMMA3["layer_types"][:6]}, 0,
+                  what="layer_types of 6 entries for 12 layers")
     _expect_no_value_error(student.layer_rope_parameters, SCOUT, 7, what="layer_rope_parameters(Llama 4, 7)")
 
 
@@ -415,7 +423,8 @@ def test_mla_query_key_any_input(student, seed, d_rope, heads, dtype, layout):
 
 @pytest.mark.exercise("mla_query_key", points=1)
 def test_mla_query_key_errors(student):
-    """ValueError when q's width is not d_nope + d_rope, when d_rope is odd and when inv_freq has the wrong length."""
+    """ValueError when q's width is not d_nope + d_rope, when d_rope is odd, and when inv_freq or position_ids
+    has the wrong length."""
     q, k_nope, k_rope, positions, inv_freq = _mla_case(3)
     expect_raises(ValueError, student.mla_query_key, q[..., :-1], k_nope, k_rope, positions, inv_freq,
                   what="q of width 11 with d_nope 8 and d_rope 4")
@@ -423,6 +432,8 @@ def test_mla_query_key_errors(student):
                   positions, inv_freq[:1], what="d_rope 3")
     expect_raises(ValueError, student.mla_query_key, q, k_nope, k_rope, positions, inv_freq[:1],
                   what="inv_freq of 1 entry for d_rope 4")
+    expect_raises(ValueError, student.mla_query_key, q, k_nope, k_rope, positions[:4], inv_freq,
+                  what="4 positions for 5 tokens")
     _expect_no_value_error(student.mla_query_key, *_mla_case(4, T=1), what="mla_query_key(one token)")
 
 
@@ -485,6 +496,7 @@ def test_mrope_position_ids_errors(student):
     expect_raises(ValueError, student.mrope_position_ids, [("image", 3, 4)], 2, what="a 3 x 4 grid with merging 2")
     expect_raises(ValueError, student.mrope_position_ids, [("video", 2, 4, 4)], 2, what="a ('video', ...) segment")
     expect_raises(ValueError, student.mrope_position_ids, [("text", -1)], 2, what="('text', -1)")
+    expect_raises(ValueError, student.mrope_position_ids, [("text", 2)], 0, what="spatial_merge_size 0")
     _expect_no_value_error(student.mrope_position_ids, [], 2, what="mrope_position_ids([])")
 
 
@@ -570,6 +582,8 @@ def test_apply_mrope_errors(student):
     expect_raises(ValueError, student.apply_mrope, x, _image_ids(), inv_freq, [2, 3, 4], what="section summing to 9")
     expect_raises(ValueError, student.apply_mrope, x, _image_ids(), inv_freq, [4, 4], what="two sections")
     expect_raises(ValueError, student.apply_mrope, x, _image_ids()[:2], inv_freq, [2, 3, 3], what="ids of 2 rows")
+    expect_raises(ValueError, student.apply_mrope, x, _image_ids(), inv_freq, [5, 4, -1], what="section (5, 4, -1)")
+    expect_raises(ValueError, student.apply_mrope, x, _image_ids(), inv_freq[:7], [2, 3, 3], what="inv_freq of 7")
     _expect_no_value_error(student.apply_mrope, x, _image_ids(), inv_freq, [8, 0, 0], what="section (8, 0, 0)")
 
 
