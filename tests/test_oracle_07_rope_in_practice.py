@@ -229,3 +229,13 @@ def test_apply_mrope_matches_qwen2_vl(solution, hf):
     inv_freq, _ = solution(NAME).rope_init_fn(stored["rope_parameters"], 128, stored["max_position_embeddings"])
     ours = solution(NAME).apply_mrope(x, ids, inv_freq, stored["rope_parameters"]["mrope_section"])
     torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=2e-5)
+
+
+def test_the_stored_configurations_are_what_the_script_writes():
+    """assets/rope07_*.json are byte for byte what scripts/write_rope_configs.py writes (its --check)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("write_rope_configs", ROOT / "scripts" / "write_rope_configs.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.main(["--check"]) == 0
+    assert sorted(CONFIGS) == sorted(script.CONFIGS)

@@ -178,3 +178,46 @@ def proportional_loses_position(queries, keys, rope_parameters, max_offset):
                                                         "theta = rope_init_fn(rope_parameters, head_dim, T)[0].double()")),
                 costs=6),
 ]
+
+CORRECT_VARIANTS = [
+    ("rope_init_fn", "float32 arithmetic as in Hugging Face's code (within the documented tolerances)",
+     _mutant(_R, ("return b ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)",
+                  "return (1.0 / (b ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))).double()"))),
+    ("mrope_position_ids", "the text resumes after the largest id so far plus one (older transformers)", '''
+def mrope_position_ids(segments, spatial_merge_size=2):
+    if spatial_merge_size < 1:
+        raise ValueError("spatial_merge_size must be >= 1")
+    rows, nxt = [], 0
+    for segment in segments:
+        if segment[0] == "text" and len(segment) == 2 and segment[1] >= 0:
+            for _ in range(segment[1]):
+                rows.append((nxt, nxt, nxt))
+                nxt += 1
+        elif segment[0] == "image" and len(segment) == 3 and segment[1] >= 1 and segment[2] >= 1 \\
+                and segment[1] % spatial_merge_size == 0 and segment[2] % spatial_merge_size == 0:
+            h, w = segment[1] // spatial_merge_size, segment[2] // spatial_merge_size
+            block = [(nxt, nxt + r, nxt + c) for r in range(h) for c in range(w)]
+            rows += block
+            nxt = max(max(t) for t in block) + 1
+        else:
+            raise ValueError(f"bad segment {segment!r}")
+    return torch.tensor(rows, dtype=torch.int64).reshape(-1, 3).T.contiguous()
+'''),
+    ("apply_mrope", "complex multiplication, angles gathered per pair", '''
+def apply_mrope(x, position_ids, inv_freq, mrope_section):
+    half = x.shape[-1] // 2
+    if x.shape[-1] % 2 or tuple(inv_freq.shape) != (half,):
+        raise ValueError("bad head_dim or inv_freq")
+    if len(mrope_section) != 3 or sum(mrope_section) != half or min(mrope_section) < 0:
+        raise ValueError("bad mrope_section")
+    if tuple(position_ids.shape) != (3, x.shape[-2]):
+        raise ValueError("bad position_ids")
+    bounds = [0, mrope_section[0], mrope_section[0] + mrope_section[1], half]
+    angle = torch.cat([position_ids[a].double()[:, None] * inv_freq.double()[bounds[a]:bounds[a + 1]]
+                       for a in range(3)], -1)
+    z = torch.complex(x[..., :half].double(), x[..., half:].double()) * torch.polar(torch.ones_like(angle), angle)
+    return torch.cat((z.real, z.imag), -1).to(x.dtype)
+'''),
+    ("proportional_loses_position", "a stricter threshold (a third of the largest pair)",
+     _mutant("proportional_loses_position", ("swing > 0.5 * size.max()", "swing > size.max() / 3"))),
+]
