@@ -76,6 +76,10 @@ QUANTITY_HELPERS: dict[str, dict[str, tuple[Call, ...]]] = {
         # the notebook's protocols run on inputs of one's own
         "is_fair_protocol": (Call("random_half"), Call("standardised_with_all_rows"), Call("fitted_on_all_rows")),
     },
+    "07_rope_in_practice": {
+        # each pair's logit profile over the distances, read on the planted heads
+        "proportional_loses_position": (Call("pair_logit_profile"),),
+    },
 }
 
 

@@ -1,11 +1,11 @@
-"""No released cell of notebooks 04 and 05 runs a thinking exercise's experiment for the learner.
+"""No released cell of notebooks 04, 05 and 07 runs a thinking exercise's experiment for the learner.
 
 DESIGN.md, "The learner runs the experiment": the released notebook gives the question, the tools and an
 empty cell; the cells that run the experiment (a bug simulator to match modules against, the searches that a
 challenge's top threshold is set against, the reading of the chapter's own data) are solution regions or
 instructor cells. The table below names, per thinking exercise, the solution's helpers that compute its
 quantity. Each must be defined in the solution (so the table cannot go stale), and no code cell of the released
-notebook may define, call or read it. Every thinking exercise of the two notebooks has a row, an empty one where
+notebook may define, call or read it. Every thinking exercise of these notebooks has a row, an empty one where
 the solution has no such helper, so a new thinking exercise must be added here.
 """
 from __future__ import annotations
@@ -33,6 +33,9 @@ EXPERIMENT_HELPERS = {
         "diagnose_rope": ("rotary_module",),
         "fine_tune_verdict": (),
         "retrieval_beyond_control": ("control_256",),
+    },
+    "07_rope_in_practice": {
+        "proportional_loses_position": ("pair_logit_profile",),
     },
 }
 """notebook -> thinking exercise -> the solution's names that run its experiment (a function or a variable)."""

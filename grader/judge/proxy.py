@@ -110,6 +110,14 @@ SOLUTION_CALL_SECONDS = {
         "rope_rows_triton": 0.015,
         "sector_traffic": 0.008,
     },
+    "07_rope_in_practice": {
+        "apply_mrope": 0.007,
+        "layer_rope_parameters": 0.003,
+        "mla_query_key": 0.007,
+        "mrope_position_ids": 0.005,
+        "proportional_loses_position": 0.021,
+        "rope_init_fn": 0.005,
+    },
 }
 """Per suite and exercise, the slowest call of the hidden tests into the solution, in wall seconds
 (the exercise's own compute and the black boxes' callbacks it makes). Recorded, not guessed:

@@ -1298,4 +1298,41 @@ PUBLIC_BLIND: dict[str, dict[tuple[str, str], str]] = {
             '(any width and misalignment) and both pair kernels, float32 or float16, 32- or '
             '64-byte sectors',
     },
+    '07_rope_in_practice': {
+        ('rope_init_fn', 'dynamic: the length not raised to max_position_embeddings'):
+            'only inputs the public checks do not use show it; the hidden tests that do: `dynamic` '
+            '(factor 2, head_dim 64, max 2048) at no length, 1024 (unchanged) and 8192 (rescaled)',
+        ('rope_init_fn', "yarn: truncate ignored (the ramp's ends always rounded)"):
+            'only inputs the public checks do not use show it; the hidden tests that do: `yarn` with '
+            'truncate false: gpt-oss-20b (head_dim 64, base 1.5e5, factor 32, L_orig 4096)',
+        ('rope_init_fn', 'yarn: mscale and mscale_all_dim ignored'):
+            'only inputs the public checks do not use show it; the hidden tests that do: `yarn` attention'
+            ' factors: DeepSeek-V3 (mscale = mscale_all_dim: 1.0), mscale 0.707 against 1, and a',
+        ('rope_init_fn', 'longrope: long factors from the original length on (>= instead of >)'):
+            'only inputs the public checks do not use show it; the hidden tests that do: `longrope`, '
+            'Phi-3.5-mini (head_dim 96): short factors up to 4096 tokens (and with no length), long past '
+            'it',
+        ('rope_init_fn', 'longrope: attention factor over ln max_position_embeddings'):
+            'only inputs the public checks do not use show it; the hidden tests that do: `longrope` '
+            'attention factor sqrt(1 + ln s / ln L_orig): Phi-3.5 (s = 32), s = 4 given, and s <= 1',
+        ('rope_init_fn', "proportional: the exponent over the rotating features (partial rotation's ladder)"):
+            'only inputs the public checks do not use show it; the hidden tests that do: `proportional`: '
+            "Gemma 4's global layers (head_dim 512, p 0.25), p 0.5 with factor 2, and p 0 (nothing turns)",
+        ('rope_init_fn', 'proportional: only the rotating pairs returned'):
+            'only inputs the public checks do not use show it; the hidden tests that do: `proportional`: '
+            "Gemma 4's global layers (head_dim 512, p 0.25), p 0.5 with factor 2, and p 0 (nothing "
+            'turns); Every type over head sizes, bases and factors (p = 1; partial rotation and each '
+            "key's edge cases are",
+        ('layer_rope_parameters', 'NoPE when i % interval == 0'):
+            'only inputs the public checks do not use show it; the hidden tests that do: SmolLM3-style: '
+            'no list, no_rope_layer_interval 4 over 12 layers (and an empty list means the same); Random '
+            'layer counts, NoPE lists or intervals, and flat or per-type parameters',
+        ('layer_rope_parameters', 'no_rope_layer_interval ignored'):
+            'only inputs the public checks do not use show it; the hidden tests that do: SmolLM3-style: '
+            'no list, no_rope_layer_interval 4 over 12 layers (and an empty list means the same); Random '
+            'layer counts, NoPE lists or intervals, and flat or per-type parameters',
+        ('mla_query_key', 'positions taken as 0..T-1'):
+            'only inputs the public checks do not use show it; the hidden tests that do: Positions '
+            "100..106 (a decoding step reads positions past 0), DeepSeek-V3's d_rope 64 on 2 heads",
+    },
 }

@@ -499,7 +499,7 @@ def _hidden_fixtures(suites: list[_Suite], notebooks: str, handed: set[str]) -> 
 
 ALL_SUITES = ["01_permutation_invariance", "02_sinusoidal_encoding",
               "03_addition_vs_concatenation", "04_rotary_embeddings", "05_context_extension",
-              "06_gpu_rope_kernel"]
+              "06_gpu_rope_kernel", "07_rope_in_practice"]
 
 
 @pytest.mark.slow
