@@ -13,7 +13,8 @@ throughout, and p-RoPE with half or a quarter of the pairs turning. A seed sets 
 the order of the training windows. Seed 1 of each variant is shipped as `assets/rip07_<variant>.pt` (a state
 dict, loaded with `weights_only=True`); seeds 2 and 3 are trained by the `rip07_seeds` target, which keeps
 only their held-out losses, in `assets/rip07_seeds.json`, beside seed 1's (evaluated from the shipped
-checkpoints, which must exist first). About 16 minutes of CPU in all (one thread per run).
+checkpoints, which must exist first). About 15 minutes of CPU in all: the fifteen training runs took 749 s
+of CPU (one thread each, `--jobs 2`, on a loaded two-core machine), the evaluations a minute or two more.
 
 The model, the data and the evaluation are not defined here: they are read from the notebook (its
 `draft-setup`/`setup` and `model` cells; `--notebook`, by default solutions/07_rope_in_practice.ipynb, or
