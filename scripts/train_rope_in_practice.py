@@ -17,8 +17,8 @@ checkpoints, which must exist first). About 15 minutes of CPU in all: the fiftee
 of CPU (one thread each, `--jobs 2`, on a loaded two-core machine), the evaluations a minute or two more.
 
 The model, the data and the evaluation are not defined here: they are read from the notebook (its
-`draft-setup`/`setup` and `model` cells; `--notebook`, by default solutions/07_rope_in_practice.ipynb, or
-drafts/07_part2.ipynb while that does not exist), so the chapter and its checkpoints cannot drift apart.
+`setup` and `model` cells; `--notebook`, by default solutions/07_rope_in_practice.ipynb), so the chapter
+and its checkpoints cannot drift apart.
 One CPU thread per run and fixed seeds: for a given PyTorch build and CPU the files are identical from run
 to run, whatever `--jobs` is.
 """
@@ -39,8 +39,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 ASSETS = ROOT / "assets"
-NOTEBOOKS = (ROOT / "solutions" / "07_rope_in_practice.ipynb", ROOT / "drafts" / "07_part2.ipynb")
-CHAPTER_TAGS = ("draft-setup", "setup", "model")
+NOTEBOOK = ROOT / "solutions" / "07_rope_in_practice.ipynb"
+CHAPTER_TAGS = ("setup", "model")
 SEEDS = (1, 2, 3)
 TABLE = "rip07_seeds"
 STREAMING_VARIANT = "RoPE"
@@ -48,7 +48,7 @@ STREAMING_VARIANT = "RoPE"
 
 
 def default_notebook() -> Path:
-    return next((path for path in NOTEBOOKS if path.exists()), NOTEBOOKS[0])
+    return NOTEBOOK
 
 
 def load_chapter(notebook: Path | None = None) -> dict:

@@ -2,7 +2,7 @@
 sliding-window attention with sink tokens is the key/value cache that streaming generation keeps.
 
 The model and evaluation code come from the notebook itself, through the loader that
-scripts/train_rope_in_practice.py uses (cells tagged `draft-setup`/`setup` and `model`), so the test, the script and
+scripts/train_rope_in_practice.py uses (cells tagged `setup` and `model`), so the test, the script and
 the chapter cannot drift apart. Tolerance 1e-4 on a per-window loss: the table stores 6 decimals and was written on
 one thread; another CPU or thread count changes float32 sums by less than 1e-5.
 """
