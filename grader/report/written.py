@@ -64,6 +64,11 @@ def table_lines(report: NotebookReport, name_width: int) -> list[str]:
     if not report.written:
         return []
     numbered = numbers(report)
+    if not any(a.answered for a in report.written):  # none written yet: one line, as the exercises
+        first, last = numbered[report.written[0].question], numbered[report.written[-1].question]
+        span = first if first == last else f"{first} to {last}"
+        points = _points(sum(a.points for a in report.written))
+        return [f"  written answers (graded by a person): none written yet, {span} ({points} points)"]
     width = max([name_width] + [len(f"{numbered[a.question]} {a.question}") + 2
                                 for a in report.written])
     lines = ["  written answers (graded by a person, not in the score above)"]

@@ -142,3 +142,23 @@ def test_no_released_output_is_compared_by_nbval_and_none_of_an_exercise_is_kept
             first = cell.outputs[0].get("data", {}).get("text/markdown")
             assert first in (EXPECTED_PLACEHOLDER, LEARNER_PLACEHOLDER), (path.name, index)
             assert decision.kind == EXPECTED or len(cell.outputs) == 1, (path.name, index)
+
+
+def test_a_given_cell_left_unrun_with_its_reference_output_executes_cleanly(tmp_path):
+    """A released notebook keeps the given cells' outputs without execution counts; graded as
+    handed in (a learner who never ran the cell), the cell runs and passes: nbval's "Unrun
+    reference cell has outputs" is not a learner's failure. A cell that raises still fails."""
+    from grader.notebook.execute import execute
+
+    notebook = nbformat.v4.new_notebook()
+    given = nbformat.v4.new_code_cell("print(sum(range(4)))")
+    given.outputs = [nbformat.v4.new_output("stream", name="stdout", text="6\n")]
+    broken = nbformat.v4.new_code_cell("raise ValueError('the learner is told this')")
+    broken.outputs = [nbformat.v4.new_output("stream", name="stdout", text="stored\n")]
+    notebook.cells = [given, broken]
+    assert given.execution_count is None and broken.execution_count is None
+    path = tmp_path / "released.ipynb"
+    nbformat.write(notebook, str(path))
+    result = execute(path, cell_timeout=60, budget=120)
+    assert result.error is None and result.passed == 1, result
+    assert [f.message for f in result.failures] == ["ValueError: the learner is told this"], result

@@ -31,6 +31,17 @@ def test_the_table_says_awaiting_and_empty_and_the_total_what_awaits_a_person():
     assert "1 empty (0 of 2 points" in " ".join(text.split())
 
 
+def test_a_notebook_with_no_answer_written_yet_takes_one_line_of_the_table():
+    """As the exercises not implemented share a line: a fresh clone's report stays short."""
+    report = _report()
+    report.written = [WrittenAnswer("why_both", 3.0, False), WrittenAnswer("base_bound", 2.0, False)]
+    lines = [line for line in reporters.table([report]).splitlines() if "written answers" in line]
+    assert lines == ["  written answers (graded by a person): none written yet, 2.w1 to 2.w2 (5 points)"]
+    report.written = report.written[:1]
+    assert "none written yet, 2.w1 (3 points)" in reporters.table([report])
+    assert "Written answers: 0 points await grading by a person (0 answers)" in reporters.table([report])
+
+
 def test_a_report_without_written_answers_is_as_before():
     plain = _report(written=False)
     assert "ritten" not in reporters.table([plain]) + reporters.markdown([plain])
