@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 from grader.notebook.execute import execute  # noqa: E402
 from grader.grade import grade_notebook  # noqa: E402
 
-TARGETS = {"05_context_extension": 90.0}
+TARGETS = {"05_context_extension": 90.0, "07_rope_in_practice": 90.0}
 
 
 def main() -> None:
