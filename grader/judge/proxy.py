@@ -519,6 +519,16 @@ def expect_raises(exception: type[BaseException] | str, function: Callable[..., 
     return ""  # unreachable
 
 
+def expect_no_value_error(function: Callable[..., Any], *args: Any, what: str) -> None:
+    """Call ``function`` on a valid input and fail only if it raises ValueError (a promised-error
+    test's valid edge: the value tests judge what it returns, and any other exception is theirs)."""
+    try:
+        function(*args)
+    except StudentRaised as exc:
+        if "ValueError" in exc.mro:
+            fail(f"{what} raised ValueError, but the input is valid: {exc}")
+
+
 # -- running a suite ----------------------------------------------------------------------------
 def suite_path(suite: str) -> Path:
     """The hidden-test module of a suite, e.g. ``grader/judge/suites/test_01_permutation_invariance.py``."""

@@ -7,35 +7,9 @@ answers validate their inputs as the docstring asks, so that only their reading 
 """
 from __future__ import annotations
 
-import functools
-from pathlib import Path
+from tests.catalogue import WrongAnswer, solution_cells
 
-import nbformat
-
-from grader.notebook.read import EXERCISE_TAG, tags, top_level_names
-from tests.catalogue import WrongAnswer
-
-_SOLUTION = Path(__file__).resolve().parents[2] / "solutions" / "07_rope_in_practice.ipynb"
-
-
-@functools.lru_cache(maxsize=None)
-def _exercise_source(name: str) -> str:
-    notebook = nbformat.read(str(_SOLUTION), as_version=4)
-    for cell in notebook.cells:
-        if cell.cell_type == "code" and EXERCISE_TAG in tags(cell) and name in top_level_names(cell.source):
-            return cell.source
-    raise LookupError(f"{_SOLUTION.name}: no exercise cell defines {name}")
-
-
-def _mutant(exercise: str, *replacements: tuple[str, str]) -> str:
-    """The solution's cell for ``exercise`` with each ``(old, new)`` replacement applied once."""
-    source = _exercise_source(exercise)
-    for old, new in replacements:
-        if source.count(old) != 1:
-            raise ValueError(f"catalogue 07 ({exercise}): {old!r} occurs {source.count(old)} times "
-                             "in the solution cell, expected once; update the catalogue")
-        source = source.replace(old, new)
-    return source
+_exercise_source, _mutant = solution_cells("07_rope_in_practice")
 
 
 COSTS_ONCE = True  # each entry fails one hidden test of its exercise, or its declared costs

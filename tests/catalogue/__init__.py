@@ -56,3 +56,37 @@ class WrongAnswer:
     ``repr`` or attributes, an import of the grader's fixtures): ``tests/test_catalogue.py`` holds it
     to at most half the exercise's points, and to no more than the exercise's constant answers
     (its entries whose source returns one literal) score."""
+
+
+def solution_cells(suite: str):
+    """``(exercise_source, mutant)`` for the solution notebook ``suite``: ``exercise_source(name)`` is
+    the source of the exercise cell that defines ``name``; ``mutant(exercise, (old, new), ...)`` is
+    that source with each ``old`` replaced by ``new``, each found exactly once (else ValueError: the
+    catalogue is stale)."""
+    import functools
+    from pathlib import Path
+
+    import nbformat
+
+    from grader.notebook.read import EXERCISE_TAG, tags, top_level_names
+
+    solution = Path(__file__).resolve().parents[2] / "solutions" / f"{suite}.ipynb"
+
+    @functools.lru_cache(maxsize=None)
+    def exercise_source(name: str) -> str:
+        notebook = nbformat.read(str(solution), as_version=4)
+        for cell in notebook.cells:
+            if cell.cell_type == "code" and EXERCISE_TAG in tags(cell) and name in top_level_names(cell.source):
+                return cell.source
+        raise LookupError(f"{solution.name}: no exercise cell defines {name}")
+
+    def mutant(exercise: str, *replacements: tuple[str, str]) -> str:
+        source = exercise_source(exercise)
+        for old, new in replacements:
+            if source.count(old) != 1:
+                raise ValueError(f"catalogue {suite[:2]} ({exercise}): {old!r} occurs {source.count(old)} "
+                                 "times in the solution cell, expected once; update the catalogue")
+            source = source.replace(old, new)
+        return source
+
+    return exercise_source, mutant

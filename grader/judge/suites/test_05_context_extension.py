@@ -18,8 +18,8 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from grader.judge.hidden import context_extension as hidden
-from grader.judge.proxy import (asked_once, expect_close, expect_dtype, expect_equal, expect_raises, expect_shape,
-                                expect_true, fail, run_store)
+from grader.judge.proxy import (asked_once, expect_close, expect_dtype, expect_equal, expect_no_value_error,
+                                expect_raises, expect_shape, expect_true, fail, run_store)
 from grader.judge.properties import FLOAT_DTYPES, dtypes, grading, laid_out, layouts, seeds
 from grader.sandbox.parent import StudentRaised
 
@@ -52,14 +52,6 @@ RTOL_SCALAR = 1e-9
 # of the input space (dtypes, layouts, sizes), the error test which inputs raise ValueError. The others
 # accept what the mistakes another test owns return, and an error test's valid edges only have to raise
 # no ValueError (a formula that divides by zero there is the value tests' to judge).
-def _expect_no_value_error(function, *args, what):
-    """Fail only if ``function(*args)`` (a valid input) raises ValueError."""
-    try:
-        function(*args)
-    except StudentRaised as exc:
-        if "ValueError" in exc.mro:
-            fail(f"{what} raised ValueError, but the input is valid: {exc}")
-
 
 # What the property tests draw: bases and scales that are not whole numbers besides the usual ones,
 # head dimensions from the smallest allowed up, original lengths over five orders of magnitude.
@@ -161,8 +153,8 @@ def test_pi_rejects_bad_input(student):
     for bad in (torch.tensor(0.5), torch.ones(1, 4), torch.ones(2, 2, 2)):
         expect_raises(ValueError, student.linear_scaling_inv_freq, bad, 2.0,
                       what=f"linear_scaling_inv_freq(tensor of shape {tuple(bad.shape)}, 2.0)")
-    _expect_no_value_error(student.linear_scaling_inv_freq, theta, 1.0, what="linear_scaling_inv_freq(theta, 1.0)")
-    _expect_no_value_error(student.linear_scaling_inv_freq, torch.ones(1), 2.0,
+    expect_no_value_error(student.linear_scaling_inv_freq, theta, 1.0, what="linear_scaling_inv_freq(theta, 1.0)")
+    expect_no_value_error(student.linear_scaling_inv_freq, torch.ones(1), 2.0,
                            what="linear_scaling_inv_freq(tensor of shape (1,), 2.0)")
 
 @pytest.mark.exercise("linear_scaling_inv_freq", points=2)
@@ -233,7 +225,7 @@ def test_ntk_rejects_bad_input(student):
     for scale in (0.999, 0.0):
         expect_raises(ValueError, student.ntk_aware_base, 1e4, scale, 32, what=f"ntk_aware_base(1e4, {scale}, 32)")
     for args in ((1e4, 2.0, 4), (0.5, 2.0, 8), (1e4, 1.0, 32)):
-        _expect_no_value_error(student.ntk_aware_base, *args, what=f"ntk_aware_base{args}")
+        expect_no_value_error(student.ntk_aware_base, *args, what=f"ntk_aware_base{args}")
 
 
 @pytest.mark.exercise("ntk_aware_base", points=2)
@@ -325,7 +317,7 @@ def test_dynamic_rejects_bad_input(student):
         expect_raises(ValueError, student.dynamic_ntk_base, *args, what=f"dynamic_ntk_base{args}")
     for args in ((1e4, 2.0, 4, 512, 128), (0.5, 2.0, 32, 512, 128), (1e4, 1.0, 32, 512, 128), (1e4, 2.0, 32, 1, 128),
                  (1e4, 2.0, 32, 3, 1)):
-        _expect_no_value_error(student.dynamic_ntk_base, *args, what=f"dynamic_ntk_base{args}")
+        expect_no_value_error(student.dynamic_ntk_base, *args, what=f"dynamic_ntk_base{args}")
 
 
 @pytest.mark.exercise("dynamic_ntk_base", points=2)
@@ -457,7 +449,7 @@ def test_yarn_rejects_bad_input(student):
     for args in bad:
         expect_raises(ValueError, student.yarn_inv_freq, *args, what=f"yarn_inv_freq{args}")
     for args in ((4, 1e4, 4.0, 2048), (8, 1.5, 2.0, 64), (32, 1e4, 1.0, 2048), (4, 1e4, 2.0, 1), (32, 1e4, 4.0, 2048, 2.0, 1.0)):
-        _expect_no_value_error(student.yarn_inv_freq, *args, what=f"yarn_inv_freq{args}")
+        expect_no_value_error(student.yarn_inv_freq, *args, what=f"yarn_inv_freq{args}")
 
 
 def _yarn_cuts(d, base, orig, beta_fast, beta_slow):
@@ -584,7 +576,7 @@ def test_llama3_rejects_bad_input(student):
     for args in bad:
         expect_raises(ValueError, student.llama3_inv_freq, *args, what=f"llama3_inv_freq{args}")
     for args in ((2, 5e5, 8.0, 8192), (16, 1.5, 8.0, 64), (64, 5e5, 1.0, 8192), (64, 5e5, 8.0, 1), (64, 5e5, 8.0, 8192, 0.5, 0.6)):
-        _expect_no_value_error(student.llama3_inv_freq, *args, what=f"llama3_inv_freq{args}")
+        expect_no_value_error(student.llama3_inv_freq, *args, what=f"llama3_inv_freq{args}")
 
 
 def _freq_factors():
@@ -744,8 +736,8 @@ def test_prompt_rejects_bad_input(student):
                       what=f"passkey_prompt({fit - 1}, 0.5, {passkey}, 0)")
     # The exact fit is the layout and short-passkey tests' (they judge the prompt too).
     for depth in (0.0, 1.0):
-        _expect_no_value_error(student.passkey_prompt, 300, depth, 12345, 0, what=f"passkey_prompt(300, {depth}, 12345, 0)")
-    _expect_no_value_error(student.passkey_prompt, 300, 0.5, 0, 0, what="passkey_prompt(300, 0.5, 0, 0)")
+        expect_no_value_error(student.passkey_prompt, 300, depth, 12345, 0, what=f"passkey_prompt(300, {depth}, 12345, 0)")
+    expect_no_value_error(student.passkey_prompt, 300, 0.5, 0, 0, what="passkey_prompt(300, 0.5, 0, 0)")
 
 
 def _nearest_boundary(filler, target):
@@ -907,7 +899,7 @@ def test_accuracy_rejects_bad_input(student):
     generate = student.fixture("context_extension.perfect_retriever")
     for args in (([128], [0.5], 0), ([128], [0.5], -3), ([], [0.5], 2), ([128], [], 2)):
         expect_raises(ValueError, student.passkey_accuracy, generate, *args, what=f"passkey_accuracy(f, {args[0]}, {args[1]}, {args[2]})")
-    _expect_no_value_error(student.passkey_accuracy, generate, [128], [0.5], 1,
+    expect_no_value_error(student.passkey_accuracy, generate, [128], [0.5], 1,
                            what="passkey_accuracy(f, [128], [0.5], 1)")
 
 
@@ -1601,7 +1593,7 @@ def test_beyond_rejects_bad_input(student):
                        ((scores, control, 1.0), "chance=1"), ((scores, control, -0.1), "chance=-0.1")):
         expect_raises(ValueError, student.retrieval_beyond_control, *args,
                       what=f"retrieval_beyond_control with {said}")
-    _expect_no_value_error(student.retrieval_beyond_control, scores[..., :2], control[..., :2], 0.0,
+    expect_no_value_error(student.retrieval_beyond_control, scores[..., :2], control[..., :2], 0.0,
                            what="retrieval_beyond_control(two prompts per cell, chance=0)")
 
 
@@ -1794,7 +1786,7 @@ def test_verdict_rejects_bad_input(student):
                        ((a[:1], b[:1]), "one seed"), ((a[:, :1], b[:, :1]), "one window"),
                        ((nan, b), "a NaN in losses_a"), ((a, inf), "an inf in losses_b")):
         expect_raises(ValueError, student.fine_tune_verdict, *args, what=f"fine_tune_verdict with {said}")
-    _expect_no_value_error(student.fine_tune_verdict, a[:2, :2], b[:2, :2],
+    expect_no_value_error(student.fine_tune_verdict, a[:2, :2], b[:2, :2],
                            what="fine_tune_verdict(two seeds x two windows)")
 
 
