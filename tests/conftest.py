@@ -34,6 +34,16 @@ SOLUTIONS = ROOT / "solutions"
 NOTEBOOKS = ROOT / "notebooks"
 
 
+def script_module(name: str):
+    """``scripts/<name>.py`` imported as a module (the scripts are not a package), for tests of their logic."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def solution_notebooks() -> list[Path]:
     """Every solution notebook, in course order."""
     return sorted(SOLUTIONS.glob("*.ipynb"))

@@ -7,7 +7,6 @@ decimals. Models 1 and 2 are not kept (the script retrains them); the table's re
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 
@@ -15,16 +14,13 @@ import nbformat
 import pytest
 import torch
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, script_module
 
 TABLE = ROOT / "assets" / "rope04_ablation_seeds.json"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("ablation_seeds", ROOT / "scripts" / "ablation_seeds_rotary_embeddings.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module("ablation_seeds_rotary_embeddings")
 
 
 def _printed_rises() -> dict[str, float]:

@@ -1,22 +1,18 @@
 """The GPU benchmark's raw record is what notebook 06 reads, and the shipped table keeps its form."""
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
 import torch
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, script_module
 
 TABLE = ROOT / "assets" / "gpu06_h100_table.json"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("benchmark_rope_gpu", ROOT / "scripts" / "benchmark_rope_gpu.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module("benchmark_rope_gpu")
 
 
 def _check_form(record: dict) -> None:
