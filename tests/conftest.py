@@ -35,11 +35,13 @@ NOTEBOOKS = ROOT / "notebooks"
 
 
 def script_module(name: str):
-    """``scripts/<name>.py`` imported as a module (the scripts are not a package), for tests of their logic."""
+    """``scripts/<name>.py`` imported as a module (the scripts are not a package), for tests of their logic;
+    registered in ``sys.modules`` before it runs, as dataclasses defined in it look their module up there."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 

@@ -9,13 +9,13 @@ intervals that exclude zero.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import pytest
 import torch
+
+from tests.conftest import script_module
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
@@ -42,11 +42,7 @@ EXPECTED_DIGITS = {  # (checkpoint, method, length) -> teacher-forced per-digit 
 
 def load_chapter() -> dict:
     """The chapter's exercises and model cells, through scripts/train_context_extension.py's loader."""
-    spec = importlib.util.spec_from_file_location("train_context_extension",
-                                                  ROOT / "scripts" / "train_context_extension.py")
-    script = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = script  # registered first: the script's dataclass looks its module up there
-    spec.loader.exec_module(script)
+    script = script_module("train_context_extension")
     cwd = os.getcwd()
     try:
         torch.set_num_threads(1)

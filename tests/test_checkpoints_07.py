@@ -8,14 +8,14 @@ one thread; another CPU or thread count changes float32 sums by less than 1e-5.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
 import torch
+
+from tests.conftest import script_module
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
@@ -24,12 +24,7 @@ WINDOWS = 3  # held-out windows recomputed per variant (of 512 characters each):
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("train_rope_in_practice",
-                                                  ROOT / "scripts" / "train_rope_in_practice.py")
-    script = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = script
-    spec.loader.exec_module(script)
-    return script
+    return script_module("train_rope_in_practice")
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from grader.judge.hidden import rope_in_practice as hidden
-from tests.conftest import ROOT
+from tests.conftest import ROOT, script_module
 
 pytestmark = pytest.mark.xdist_group("oracle-07")
 NAME = "07_rope_in_practice"
@@ -233,9 +233,6 @@ def test_apply_mrope_matches_qwen2_vl(solution, hf):
 
 def test_the_stored_configurations_are_what_the_script_writes():
     """assets/rope07_*.json are byte for byte what scripts/write_rope_configs.py writes (its --check)."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("write_rope_configs", ROOT / "scripts" / "write_rope_configs.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = script_module("write_rope_configs")
     assert script.main(["--check"]) == 0
     assert sorted(CONFIGS) == sorted(script.CONFIGS)
