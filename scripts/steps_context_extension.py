@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Loss against fine-tuning steps for notebook 05's fine-tunes at 512, stored as a table.
 
-    python scripts/steps_context_extension.py               # nine runs of 400 steps (~30 min of CPU, one thread each)
+    python scripts/steps_context_extension.py               # nine runs of 400 steps (about 12 min of CPU, one thread each)
     python scripts/steps_context_extension.py --seeds 2 3   # only these seeds; the others are kept from the file
 
 The shipped fine-tunes stop at 150 steps. This script runs the same recipe (windows of 512 characters from
-`ctx05_base`, batch 8, AdamW at 5e-4 with warm-up and cosine decay, data seed 1) for 400 steps with no
+`ctx05_base`, batch 8, AdamW at 5e-4 with warm-up and cosine decay) for 400 steps with no
 scaling, PI and YaRN (s = 8), and every 50 steps records the mean held-out loss at 1,024 characters on the
 notebook's 16 windows; three runs per arm, seeds 1, 2 and 3 (the data order and the dropout-free training's only
 other randomness; run k of every arm sees the same batches, as in scripts/seeds_context_extension.py). The schedule
